@@ -1,0 +1,11 @@
+//! dedupsim: a fast, faithful, trace-driven simulator of deduplicating flash SSDs.
+//!
+//! See `ARCHITECTURE.md` for the code map and data flow. The simulator core
+//! (`geometry`, `timing`, `ftl`, `policy`, `metrics`, `sim`) does no I/O and
+//! never reads the wall clock: a run is a pure function of configuration,
+//! workload and seed.
+
+pub mod config;
+pub mod trace;
+pub mod units;
+pub mod workload;
