@@ -6,6 +6,16 @@
 //! workload and seed.
 
 pub mod config;
+pub mod ftl;
+pub mod geometry;
+pub mod timing;
 pub mod trace;
 pub mod units;
 pub mod workload;
+pub mod metrics;
+pub mod policy;
+pub mod sim;
+pub mod report;
+pub mod content;
+pub mod synth;
+pub mod runner;

@@ -4,9 +4,28 @@
 //! files, `--set key=value` overrides) is validated into the resolved
 //! [`Config`] below, with derived geometry and units. Simulator constructors
 //! take `&Config`, never positional argument lists.
+//!
+//! Loading: [`Config::load`] takes a preset name or a file, and `--set
+//! key=value` overrides ([`apply_override`]) edit that document before it is
+//! laid over its `base` (default `fad-table1`) and resolved. Presets are
+//! compiled in with `include_str!`, so the binary needs no data files.
+//! [`Config::validate`] runs before anything is simulated, so that a bad
+//! value is a clear [`ConfigError`] naming the key instead of a panic or a
+//! silently meaningless result deep in a run.
+
+mod error;
+mod overrides;
+mod parse;
+pub mod raw;
+
+pub use error::ConfigError;
+pub use overrides::apply_override;
+pub use raw::RawConfig;
 
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// The unit of parallelism used for allocation striping and for FAD's
 /// per-unit counters (FAD §II-C: "the same method can be applied to
@@ -125,7 +144,7 @@ impl Config {
                 program: Nanos::from_us(200),
                 erase: Nanos(1_500_000),
                 transfer_ps_per_byte,
-                page_transfer: Nanos(page_size as u64 * transfer_ps_per_byte / 1000),
+                page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
             },
             gc: GcConfig {
                 min_free_blocks: 64,
@@ -141,5 +160,597 @@ impl Config {
             policy: toml::Table::new(),
             seed: 42,
         }
+    }
+}
+
+/// Time to move one page over the channel: `page_size × transfer`, rounded
+/// to the nearest nanosecond (saturating, so absurd inputs cannot overflow).
+pub fn page_transfer_time(page_size: u32, transfer_ps_per_byte: u64) -> Nanos {
+    let ps = u128::from(page_size) * u128::from(transfer_ps_per_byte);
+    Nanos(u64::try_from((ps + 500) / 1000).unwrap_or(u64::MAX))
+}
+
+/// Name and one-line description of every built-in preset.
+const PRESET_LIST: &[(&str, &str)] = &[
+    (
+        "fad-table1",
+        "FAD Table I: 8 ch x 2 chips x 10 planes, 80 GiB raw, 20% OP, SSDsim 25 ns/B bus",
+    ),
+    (
+        "fad-onfi800",
+        "fad-table1 with a modern 800 MB/s ONFI channel (1.25 ns/B)",
+    ),
+    (
+        "tiny",
+        "2 channels x 1 chip, 16 blocks x 8 pages per plane (1 MiB raw): for tests",
+    ),
+];
+
+/// The embedded TOML text of a preset (compiled in: no files needed at run time).
+fn preset_text(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "fad-table1" => include_str!("../../presets/fad-table1.toml"),
+        "fad-onfi800" => include_str!("../../presets/fad-onfi800.toml"),
+        "tiny" => include_str!("../../presets/tiny.toml"),
+        _ => return None,
+    })
+}
+
+fn preset_names() -> String {
+    PRESET_LIST
+        .iter()
+        .map(|(n, d)| format!("{n} ({d})"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A TOML document to load: its text and where it came from.
+struct Doc {
+    /// For error messages: `preset `tiny`` or the file path.
+    origin: String,
+    /// The config name unless the document sets `name`.
+    name: String,
+    /// Identity for `base` cycle detection.
+    id: String,
+    /// Directory that relative `base` file paths are resolved against.
+    dir: Option<PathBuf>,
+    text: String,
+}
+
+impl Doc {
+    fn preset(name: &str) -> Option<Doc> {
+        preset_text(name).map(|text| Doc {
+            origin: format!("preset `{name}`"),
+            name: name.to_string(),
+            id: format!("preset:{name}"),
+            dir: None,
+            text: text.to_string(),
+        })
+    }
+
+    fn file(path: &Path) -> Result<Doc, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
+            path: path.display().to_string(),
+            error,
+        })?;
+        let id = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Doc {
+            origin: path.display().to_string(),
+            name: path.display().to_string(),
+            id: format!("file:{}", id.display()),
+            dir: path.parent().map(Path::to_path_buf),
+            text,
+        })
+    }
+
+    /// Finds `base = "<name>"` of a document in `dir`: a preset name first,
+    /// then a file relative to the including document.
+    fn base(name: &str, dir: Option<&Path>, from: &str) -> Result<Doc, ConfigError> {
+        if let Some(doc) = Doc::preset(name) {
+            return Ok(doc);
+        }
+        let path = match dir {
+            Some(d) if Path::new(name).is_relative() => d.join(name),
+            _ => PathBuf::from(name),
+        };
+        if path.is_file() {
+            return Doc::file(&path);
+        }
+        Err(ConfigError::invalid(
+            "base",
+            format!(
+                "base = \"{name}\" (in {from}): neither a preset nor an existing file; presets: {}; or base = \"none\" for a standalone file",
+                preset_names()
+            ),
+        ))
+    }
+
+    /// Parses the document, applies the overrides, lays it over its base
+    /// chain, resolves and validates.
+    fn load(self, overrides: &[String]) -> Result<Config, ConfigError> {
+        let mut top = RawConfig::parse(&self.text, &self.origin)?;
+        if !overrides.is_empty() {
+            let mut table: toml::Table =
+                toml::from_str(&self.text).map_err(|e| ConfigError::Parse {
+                    origin: self.origin.clone(),
+                    message: e.to_string(),
+                })?;
+            for o in overrides {
+                apply_override(&mut table, o)?;
+            }
+            top = RawConfig::from_table(table, &format!("{} with --set overrides", self.origin))?;
+        }
+        let mut chain = vec![self.origin.clone()];
+        let mut seen = vec![self.id.clone()];
+        let mut next = top.base.clone();
+        let mut dir = self.dir.clone();
+        let mut from = self.origin.clone();
+        let mut merged = top;
+        loop {
+            let base = next.as_deref().unwrap_or("fad-table1");
+            if base == "none" {
+                break;
+            }
+            let doc = Doc::base(base, dir.as_deref(), &from)?;
+            chain.push(doc.origin.clone());
+            if seen.contains(&doc.id) {
+                return Err(ConfigError::BaseCycle {
+                    chain: chain.join(" -> "),
+                });
+            }
+            seen.push(doc.id.clone());
+            let raw = RawConfig::parse(&doc.text, &doc.origin)?;
+            next = raw.base.clone();
+            dir = doc.dir;
+            from = doc.origin;
+            merged = merged.overlay(raw);
+        }
+        let config = merged.resolve(&self.name)?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+impl Config {
+    /// A built-in preset by name (see [`Config::presets`]).
+    pub fn preset(name: &str) -> Result<Config, ConfigError> {
+        Doc::preset(name)
+            .ok_or_else(|| ConfigError::UnknownPreset {
+                name: name.to_string(),
+                presets: preset_names(),
+            })?
+            .load(&[])
+    }
+
+    /// Names and one-line descriptions of the built-in presets.
+    pub fn presets() -> &'static [(&'static str, &'static str)] {
+        PRESET_LIST
+    }
+
+    /// The embedded TOML source of a preset, for `config show --raw` or
+    /// for copying into a user file.
+    pub fn preset_source(name: &str) -> Option<&'static str> {
+        preset_text(name)
+    }
+
+    /// Loads a TOML file laid over its `base` (default `fad-table1`).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Doc::file(path.as_ref())?.load(&[])
+    }
+
+    /// Loads TOML text as if it were a file called `name` (relative `base`
+    /// paths resolve against the current directory).
+    pub fn from_toml_str(text: &str, name: &str) -> Result<Config, ConfigError> {
+        Doc {
+            origin: name.to_string(),
+            name: name.to_string(),
+            id: format!("text:{name}"),
+            dir: None,
+            text: text.to_string(),
+        }
+        .load(&[])
+    }
+
+    /// The CLI entry point: `preset_or_file` names an existing file (a file
+    /// wins over a preset of the same name) or a preset; `None` is
+    /// `fad-table1`. `overrides` are `key=value` strings applied in order to
+    /// that document before its base is applied (see [`apply_override`]).
+    pub fn load(preset_or_file: Option<&str>, overrides: &[String]) -> Result<Config, ConfigError> {
+        let doc = match preset_or_file {
+            None => Doc::preset("fad-table1"),
+            Some(s) if Path::new(s).is_file() => Some(Doc::file(Path::new(s))?),
+            Some(s) => Doc::preset(s),
+        };
+        doc.ok_or_else(|| ConfigError::UnknownPreset {
+            name: preset_or_file.unwrap_or_default().to_string(),
+            presets: preset_names(),
+        })?
+        .load(overrides)
+    }
+
+    /// Recomputes the derived fields (`timing.page_transfer`) after a
+    /// config was edited in code.
+    pub fn refresh_derived(&mut self) {
+        self.timing.page_transfer =
+            page_transfer_time(self.geometry.page_size, self.timing.transfer_ps_per_byte);
+    }
+
+    /// Checks that the configuration can be simulated. Loaders call it; code
+    /// that builds or edits a `Config` by hand should call it before use.
+    ///
+    /// Every error names the offending key, its value, why it is wrong and
+    /// how to fix it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, msg: String| Err(ConfigError::invalid(key, msg));
+        let g = &self.geometry;
+        for (key, v, what) in [
+            ("geometry.channels", g.channels, "channel"),
+            (
+                "geometry.chips_per_channel",
+                g.chips_per_channel,
+                "chip per channel",
+            ),
+            ("geometry.dies_per_chip", g.dies_per_chip, "die per chip"),
+            ("geometry.planes_per_die", g.planes_per_die, "plane per die"),
+            (
+                "geometry.blocks_per_plane",
+                g.blocks_per_plane,
+                "block per plane",
+            ),
+            (
+                "geometry.pages_per_block",
+                g.pages_per_block,
+                "page per block",
+            ),
+        ] {
+            if v == 0 {
+                return bad(
+                    key,
+                    format!("{key} = 0: must be at least 1 (the array needs at least one {what})"),
+                );
+            }
+        }
+        if g.page_size == 0 || g.page_size % 4096 != 0 {
+            return bad(
+                "geometry.page_size",
+                format!(
+                    "geometry.page_size = {} bytes: must be a positive multiple of 4096, because host pages and content fingerprints are 4 KiB; use e.g. \"4KiB\" or \"16KiB\"",
+                    g.page_size
+                ),
+            );
+        }
+        if g.page_size > 1 << 20 {
+            return bad(
+                "geometry.page_size",
+                format!(
+                    "geometry.page_size = {}: more than 1MiB; flash pages are a few KiB (e.g. \"4KiB\", \"16KiB\")",
+                    parse::format_size(g.page_size.into())
+                ),
+            );
+        }
+        let raw = [
+            g.channels,
+            g.chips_per_channel,
+            g.dies_per_chip,
+            g.planes_per_die,
+            g.blocks_per_plane,
+            g.pages_per_block,
+        ]
+        .iter()
+        .fold(1u128, |acc, &v| acc * u128::from(v));
+        if raw > u128::from(u32::MAX) {
+            return bad(
+                "geometry",
+                format!(
+                    "geometry: {raw} raw pages exceed the 4294967295 (2^32 - 1) that fit the simulator's u32 page numbers and counts; reduce geometry.blocks_per_plane or the number of planes/chips, or use larger pages (geometry.page_size)"
+                ),
+            );
+        }
+
+        let op = self.over_provisioning;
+        if op >= 1.0 {
+            return bad(
+                "over_provisioning",
+                format!("over_provisioning = {op:?}: must be below 100%, the host would see no capacity; typical values are 0.07 to 0.28 (\"7%\" to \"28%\")"),
+            );
+        }
+        if op.is_nan() || op < 0.0 {
+            return bad(
+                "over_provisioning",
+                format!(
+                    "over_provisioning = {op:?}: must be a fraction in [0, 1), e.g. 0.2 or \"20%\""
+                ),
+            );
+        }
+        if self.logical_pages() == 0 {
+            return bad(
+                "over_provisioning",
+                format!("over_provisioning = {op:?}: leaves the host no logical page of the {raw} raw pages; lower it or enlarge the geometry"),
+            );
+        }
+
+        let gc = &self.gc;
+        let m = gc.min_free_blocks;
+        if m == 0 {
+            return bad(
+                "gc.min_free_blocks",
+                "gc.min_free_blocks = 0: garbage collection would never run and writes would stall once a plane is full; use at least 1".into(),
+            );
+        }
+        if m >= g.blocks_per_plane {
+            return bad(
+                "gc.min_free_blocks",
+                format!(
+                    "gc.min_free_blocks = {m}: must be below geometry.blocks_per_plane = {}, or GC would run forever without reaching its threshold",
+                    g.blocks_per_plane
+                ),
+            );
+        }
+        let spare = self.spare_blocks_per_plane();
+        if u64::from(m) + 2 > spare {
+            let fix = if spare >= 3 {
+                format!(
+                    "set gc.min_free_blocks <= {} or raise over_provisioning",
+                    spare - 2
+                )
+            } else {
+                "raise over_provisioning (or blocks_per_plane)".to_string()
+            };
+            return bad(
+                "gc.min_free_blocks",
+                format!(
+                    "gc.min_free_blocks = {m}: over_provisioning = {op:?} leaves {spare} spare blocks per plane, and GC needs at least 2 spare blocks above its threshold to free space; {fix}"
+                ),
+            );
+        }
+
+        const MAX_OP: Nanos = Nanos(1_000_000_000);
+        let t = &self.timing;
+        for (key, v) in [
+            ("timing.read", t.read),
+            ("timing.program", t.program),
+            ("timing.erase", t.erase),
+        ] {
+            if v == Nanos::ZERO {
+                return bad(key, format!("{key} = 0: flash operations take time; use the chip's datasheet value, e.g. \"20us\""));
+            }
+            if v > MAX_OP {
+                return bad(key, format!("{key} = {}: more than 1 s is not a flash latency; check the unit (\"20us\", \"1.5ms\"; bare integers are nanoseconds)", parse::format_time_ns(v.0)));
+            }
+        }
+        if t.transfer_ps_per_byte == 0 {
+            return bad("timing.transfer", "timing.transfer = 0: the channel bus needs a speed, e.g. \"25ns/B\" or \"800MB/s\"".into());
+        }
+        let derived = page_transfer_time(g.page_size, t.transfer_ps_per_byte);
+        if derived > MAX_OP {
+            return bad(
+                "timing.transfer",
+                format!(
+                    "timing.transfer = {}: one page would take {} on the bus, more than 1 s; check the unit (\"25ns/B\", \"800MB/s\")",
+                    parse::format_transfer_ps(t.transfer_ps_per_byte),
+                    parse::format_time_ns(derived.0)
+                ),
+            );
+        }
+        if t.page_transfer != derived {
+            return bad(
+                "timing.page_transfer",
+                format!(
+                    "timing.page_transfer = {}: is derived and must equal geometry.page_size x timing.transfer = {}; call Config::refresh_derived() after editing a Config",
+                    parse::format_time_ns(t.page_transfer.0),
+                    parse::format_time_ns(derived.0)
+                ),
+            );
+        }
+
+        let d = &self.dedup;
+        if d.hash_engines == 0 {
+            return bad(
+                "dedup.hash_engines",
+                "dedup.hash_engines = 0: deduplication needs at least 1 hash engine".into(),
+            );
+        }
+        if d.fingerprint > MAX_OP {
+            return bad(
+                "dedup.fingerprint",
+                format!("dedup.fingerprint = {}: more than 1 s per page; check the unit (e.g. \"32us\")", parse::format_time_ns(d.fingerprint.0)),
+            );
+        }
+
+        match self.replay {
+            ReplayConfig::OpenLoop { time_scale } => {
+                raw::check_time_scale(time_scale)?;
+                if time_scale > 1e6 {
+                    return bad("replay.time_scale", format!("replay.time_scale = {time_scale:?}: above 1e6, simulated times would overflow; use a smaller factor"));
+                }
+            }
+            ReplayConfig::ClosedLoop { queue_depth: 0 } => {
+                return bad("replay.queue_depth", "replay.queue_depth = 0: closed-loop replay needs at least 1 outstanding request".into());
+            }
+            ReplayConfig::ClosedLoop { .. } => {}
+        }
+        raw::normalize_policy(self.policy.clone())?;
+        Ok(())
+    }
+
+    /// Chips in the array (channels × chips per channel; saturating).
+    pub fn chips(&self) -> u32 {
+        self.geometry
+            .channels
+            .saturating_mul(self.geometry.chips_per_channel)
+    }
+
+    /// Dies in the array.
+    pub fn dies(&self) -> u32 {
+        self.chips().saturating_mul(self.geometry.dies_per_chip)
+    }
+
+    /// Planes in the array.
+    pub fn planes(&self) -> u32 {
+        self.dies().saturating_mul(self.geometry.planes_per_die)
+    }
+
+    /// Erase blocks in the array.
+    pub fn blocks(&self) -> u64 {
+        u64::from(self.planes()).saturating_mul(self.geometry.blocks_per_plane.into())
+    }
+
+    /// Physical pages in the array (at most `u32::MAX` once validated, so page
+    /// numbers and page counts both fit `u32`).
+    pub fn raw_pages(&self) -> u64 {
+        self.blocks()
+            .saturating_mul(self.geometry.pages_per_block.into())
+    }
+
+    /// Pages visible to the host: `floor(raw_pages × (1 − over_provisioning))`.
+    ///
+    /// A product within 1e-6 of an integer is taken as that integer, so that
+    /// binary rounding of decimal fractions (0.2, 0.1) never loses a page.
+    pub fn logical_pages(&self) -> u64 {
+        let op = self.over_provisioning;
+        if !(0.0..1.0).contains(&op) {
+            return 0;
+        }
+        let x = self.raw_pages() as f64 * (1.0 - op);
+        let r = x.round();
+        (if (x - r).abs() < 1e-6 { r } else { x.floor() }) as u64
+    }
+
+    /// Raw capacity in bytes.
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_pages()
+            .saturating_mul(self.geometry.page_size.into())
+    }
+
+    /// Host-visible capacity in bytes.
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages()
+            .saturating_mul(self.geometry.page_size.into())
+    }
+
+    /// Whole blocks per plane not backing host capacity (the spare area GC
+    /// works with): `(raw_pages − logical_pages) / pages_per_block / planes`.
+    pub fn spare_blocks_per_plane(&self) -> u64 {
+        let per = u64::from(self.geometry.pages_per_block).saturating_mul(self.planes().into());
+        (self.raw_pages() - self.logical_pages())
+            .checked_div(per)
+            .unwrap_or(0)
+    }
+
+    /// Stable 64-bit hash (xxh3) of the canonical TOML serialization,
+    /// without `name`: two configs that simulate the same hash the same,
+    /// whatever they are called or which files and overrides produced them.
+    /// Print it as 16 hex digits ([`Config::config_hash_hex`]).
+    pub fn config_hash(&self) -> u64 {
+        let mut raw = RawConfig::from_config(self);
+        raw.name = None;
+        xxhash_rust::xxh3::xxh3_64(raw.to_toml_string().as_bytes())
+    }
+
+    /// [`Config::config_hash`] as 16 lowercase hex digits.
+    pub fn config_hash_hex(&self) -> String {
+        format!("{:016x}", self.config_hash())
+    }
+
+    /// The resolved config as a standalone TOML document (`base = "none"`,
+    /// every key given): loading it back yields an equal `Config`.
+    pub fn to_toml_string(&self) -> String {
+        RawConfig::from_config(self).to_toml_string()
+    }
+
+    /// `dedupsim config show`: the resolved TOML followed by a commented
+    /// block of derived values (still valid TOML).
+    pub fn show(&self) -> String {
+        const GIB: f64 = (1u64 << 30) as f64;
+        let g = &self.geometry;
+        let mut s = self.to_toml_string();
+        s.push('\n');
+        s.push_str("# ---- derived values (not keys: computed from the above) ----\n");
+        let mut line = |k: &str, v: String| s.push_str(&format!("# {k:<22} {v}\n"));
+        line("config hash", self.config_hash_hex());
+        line(
+            "chips",
+            format!(
+                "{} ({} channels x {})",
+                self.chips(),
+                g.channels,
+                g.chips_per_channel
+            ),
+        );
+        line("dies", self.dies().to_string());
+        line("planes", self.planes().to_string());
+        line(
+            "blocks",
+            format!("{} ({} per plane)", self.blocks(), g.blocks_per_plane),
+        );
+        line(
+            "raw capacity",
+            format!(
+                "{:.3} GiB ({} pages)",
+                self.raw_bytes() as f64 / GIB,
+                self.raw_pages()
+            ),
+        );
+        line(
+            "logical capacity",
+            format!(
+                "{:.3} GiB ({} pages)",
+                self.logical_bytes() as f64 / GIB,
+                self.logical_pages()
+            ),
+        );
+        line(
+            "spare blocks per plane",
+            format!(
+                "{} (gc.min_free_blocks = {})",
+                self.spare_blocks_per_plane(),
+                self.gc.min_free_blocks
+            ),
+        );
+        line(
+            "page transfer",
+            format!(
+                "{} ({} at {})",
+                parse::format_time_ns(self.timing.page_transfer.0),
+                parse::format_size(g.page_size.into()),
+                parse::format_transfer_ps(self.timing.transfer_ps_per_byte)
+            ),
+        );
+        s
+    }
+}
+
+impl fmt::Display for Config {
+    /// Same as [`Config::show`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.show())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_loads_and_is_listed() {
+        for (name, _) in Config::presets() {
+            let c = Config::preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&c.name, name);
+            assert!(preset_text(name).is_some());
+        }
+    }
+
+    #[test]
+    fn fad_table1_matches_preset() {
+        assert_eq!(Config::preset("fad-table1").unwrap(), Config::fad_table1());
+        Config::fad_table1().validate().unwrap();
+    }
+
+    #[test]
+    fn page_transfer_rounds() {
+        assert_eq!(page_transfer_time(4096, 25_000), Nanos(102_400));
+        assert_eq!(page_transfer_time(4096, 1_250), Nanos(5_120));
+        assert_eq!(page_transfer_time(4096, 1), Nanos(4));
+        assert_eq!(page_transfer_time(u32::MAX, u64::MAX), Nanos(u64::MAX));
     }
 }

@@ -1,11 +1,52 @@
 //! Block I/O traces: the record type every parser produces, format detection,
-//! transparent decompression, and trace statistics.
+//! transparent decompression, loading into a [`Workload`](crate::workload::Workload)
+//! and trace statistics.
 //!
-//! Parsers turn a text trace into [`TraceRecord`]s (byte offsets and sizes,
-//! nanosecond timestamps, optional per-4 KiB content hashes). The
-//! [`crate::workload`] module then aligns them to pages and interns content.
+//! Parsers (one module per format: [`msr`], [`fiu`], [`umass`], [`systor`],
+//! [`tencent`], [`ssdsim`], [`mqsim`], [`native`]) turn a text trace into
+//! [`TraceRecord`]s (byte offsets and sizes, nanosecond timestamps, optional
+//! per-4 KiB content hashes); each module's documentation states its line
+//! layout and time unit. [`load`] then aligns records to pages, maps volumes
+//! to disjoint page ranges, rebases time and interns content (see
+//! [`build_workload`] for the rules); [`stats()`] summarises a workload in
+//! the style of FAD's Table II. `docs/trace-formats.md` summarises all
+//! formats.
+//!
+//! ```no_run
+//! use dedupsim::trace::{load, stats, LoadOptions};
+//! let loaded = load("mail.blkparse.gz".as_ref(), &LoadOptions::default())?;
+//! println!("{}", stats(&loaded.workload));
+//! # Ok::<(), dedupsim::trace::TraceError>(())
+//! ```
 
 use crate::units::{Nanos, Op};
+
+mod error;
+mod format;
+mod load;
+mod parse;
+
+pub mod fiu;
+pub mod mqsim;
+pub mod msr;
+pub mod native;
+pub mod open;
+pub mod ssdsim;
+pub mod stats;
+pub mod systor;
+pub mod tencent;
+pub mod umass;
+
+pub use error::TraceError;
+pub use format::{detect, TraceFormat, DETECT_LINES};
+pub use load::{
+    build_workload, load, load_from_reader, read_records, trace_name, LoadOptions, Loaded,
+    ParsedTrace, VolumeSelect,
+};
+pub use native::{content_id_hash, write_native, write_native_workload};
+pub use open::open;
+pub use parse::{pages_covered, parse_seconds_ns, Numbered, HASH_PAGE};
+pub use stats::{stats, stats_with_page_size, TraceStats};
 
 /// A 128-bit content fingerprint of one 4 KiB page as carried by a trace
 /// (FIU's MD5, or xxh3-128 for `trace from-files`).
@@ -26,5 +67,7 @@ pub struct TraceRecord {
     pub volume: u32,
     /// One hash per 4 KiB page covered by the request, in address order, when
     /// the trace carries content (FIU IODedup, native format); `None` otherwise.
+    /// Page `i` is the 4 KiB page `offset / 4096 + i`, so there are
+    /// [`pages_covered`]`(offset, size, 4096)` of them.
     pub content: Option<Vec<PageHash>>,
 }

@@ -1,0 +1,186 @@
+//! Shared CLI helpers: output, progress bars, workload selection.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use dedupsim::config::Config;
+use dedupsim::content::ContentModel;
+use dedupsim::synth::{self, SynthSpec};
+use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
+use dedupsim::workload::Workload;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Writes to stdout; a closed pipe surfaces as a BrokenPipe error that
+/// `main` treats as success.
+pub fn out(s: &str) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(s.as_bytes())?;
+    o.flush()?;
+    Ok(())
+}
+
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A progress bar on stderr that appears only once the work has taken more
+/// than a second, and never when stderr is not a terminal or with --quiet.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    pub fn new(total: u64, what: &str, quiet: bool) -> Progress {
+        let enabled = !quiet && std::io::stderr().is_terminal();
+        let bar = enabled.then(|| {
+            let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+            b.set_style(
+                ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+                    .expect("static template")
+                    .progress_chars("=> "),
+            );
+            b.set_message(what.to_string());
+            b
+        });
+        Progress {
+            bar,
+            start: Instant::now(),
+            shown: false,
+        }
+    }
+
+    pub fn set(&mut self, pos: u64) {
+        if let Some(b) = &self.bar {
+            if !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+                b.set_draw_target(ProgressDrawTarget::stderr());
+                self.shown = true;
+            }
+            b.set_position(pos);
+        }
+    }
+
+    pub fn inc(&mut self, d: u64) {
+        let pos = self.bar.as_ref().map(|b| b.position()).unwrap_or(0);
+        self.set(pos + d);
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Where the workload comes from: a trace file or a synthetic spec.
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// Trace file (plain, .gz or .zst). Without it, the built-in synthetic workload runs.
+    #[arg(long, short = 't')]
+    pub trace: Option<PathBuf>,
+    /// Trace format (default: auto-detect): msr, fiu, umass, systor, tencent, ssdsim, mqsim, native.
+    #[arg(long)]
+    pub format: Option<TraceFormat>,
+    /// Volume of a multi-volume trace: a number, major:minor (FIU), or `all` (disjoint ranges).
+    #[arg(long, default_value = "all")]
+    pub volume: VolumeSelect,
+    /// Fold addresses beyond the device's logical capacity back into it (modulo).
+    #[arg(long)]
+    pub wrap: bool,
+    /// Count and skip malformed trace lines instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Replay at most this many requests of the trace.
+    #[arg(long)]
+    pub max_requests: Option<u64>,
+    /// Synthetic workload spec, e.g. "requests=100000,read=0.5,size=inv:16,seq=0.3,hot=0.4:5GiB,footprint=50GiB,iat=exp:100us"
+    /// (ignored with --trace; default: the built-in default-small workload).
+    #[arg(long)]
+    pub synth: Option<String>,
+    /// Content model for pages without content: unique | zipf:a=0.2,dedup=0.5 | zipf:a=0.2,n=0.5 [,copy=P]
+    /// (default: zipf:a=0.2,dedup=0.5, FAD's Zipf calibrated to Table II's 50% dedup rate).
+    #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
+    pub content: ContentModel,
+}
+
+/// Configuration selection shared by commands.
+#[derive(Args, Debug, Clone)]
+pub struct ConfigArgs {
+    /// Built-in preset (fad-table1, fad-onfi800, tiny).
+    #[arg(long, conflicts_with = "config")]
+    pub preset: Option<String>,
+    /// Configuration file (TOML; `base = "<preset>"` to extend a preset).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Override a config key, e.g. --set timing.read=25us --set policy.fad.rho=0.2 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Seed for content models and synthetic workloads (overrides the config's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl ConfigArgs {
+    pub fn load(&self) -> Result<Config> {
+        let source = match (&self.preset, &self.config) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(f)) => {
+                if !f.exists() {
+                    anyhow::bail!("config file {} does not exist", f.display());
+                }
+                Some(f.display().to_string())
+            }
+            (None, None) => None,
+        };
+        let mut cfg = Config::load(source.as_deref(), &self.set)?;
+        if let Some(s) = self.seed {
+            cfg.seed = s;
+        }
+        Ok(cfg)
+    }
+}
+
+/// Loads the trace or generates the synthetic workload.
+pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
+    match &a.trace {
+        Some(path) => {
+            let opts = LoadOptions {
+                format: a.format,
+                page_size: cfg.geometry.page_size,
+                volume: a.volume,
+                skip_bad_lines: a.skip_bad_lines,
+                wrap_to_pages: a.wrap.then(|| cfg.logical_pages()),
+                capacity_pages: Some(cfg.logical_pages()),
+                max_requests: a.max_requests,
+                ..LoadOptions::default()
+            };
+            let loaded = trace::load(path, &opts)?;
+            if !quiet {
+                for w in &loaded.warnings {
+                    eprintln!("warning: {w}");
+                }
+                if loaded.bad_lines > 0 {
+                    eprintln!("warning: skipped {} malformed lines", loaded.bad_lines);
+                }
+            }
+            Ok(loaded.workload)
+        }
+        None => {
+            let mut spec = match &a.synth {
+                Some(s) => s.parse::<SynthSpec>().context("--synth")?,
+                None => SynthSpec::default_small(),
+            };
+            spec.page_size = cfg.geometry.page_size;
+            if let Some(n) = a.max_requests {
+                spec.requests = spec.requests.min(n);
+            }
+            Ok(synth::generate(&spec, cfg.seed)?)
+        }
+    }
+}

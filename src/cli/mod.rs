@@ -1,0 +1,84 @@
+//! CLI definition (clap) and dispatch. Exit codes: 0 success, 1 error
+//! (bad input, invalid config, simulation error), 2 usage error (clap).
+//! A closed stdout pipe (e.g. `| head`) is not an error.
+
+mod common;
+mod run;
+mod trace;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A fast, faithful, trace-driven simulator of deduplicating flash SSDs.
+#[derive(Parser, Debug)]
+#[command(name = "dedupsim", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Replay a trace (or the built-in synthetic workload) through one or more policies.
+    Run(run::RunArgs),
+    /// Trace tools: statistics, synthetic traces.
+    #[command(subcommand)]
+    Trace(trace::TraceCmd),
+    /// Configuration tools.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// List the available policies.
+    Policies,
+    /// Measure simulator speed on the benchmark workload (see BENCHMARKS.md).
+    Bench(run::BenchArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigCmd {
+    /// Print the resolved configuration (TOML) with derived capacities.
+    Show {
+        /// Preset name or config file (default: fad-table1).
+        source: Option<String>,
+        /// Override a key, e.g. --set geometry.channels=4 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// List the built-in presets.
+    Presets,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Bench(a) => run::bench(a),
+        Command::Trace(t) => trace::dispatch(t),
+        Command::Config(ConfigCmd::Show { source, set }) => {
+            dedupsim::config::Config::load(source.as_deref(), &set)
+                .map_err(anyhow::Error::from)
+                .and_then(|c| common::out(&c.show()))
+        }
+        Command::Config(ConfigCmd::Presets) => {
+            let mut s = String::new();
+            for (n, d) in dedupsim::config::Config::presets() {
+                s.push_str(&format!("{n:<14} {d}\n"));
+            }
+            common::out(&s)
+        }
+        Command::Policies => {
+            let mut s = String::new();
+            for (n, d, _) in dedupsim::policy::REGISTRY {
+                s.push_str(&format!("{n:<18} {d}\n"));
+            }
+            common::out(&s)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if common::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! `dedupsim run` and `dedupsim bench`.
+
+use super::common::{self, ConfigArgs, Progress, WorkloadArgs};
+use anyhow::{Context, Result};
+use clap::Args;
+use dedupsim::config::{Config, ReplayConfig};
+use dedupsim::content::ContentModel;
+use dedupsim::policy;
+use dedupsim::report::{self, RunReport};
+use dedupsim::runner::{self, Prepared};
+use dedupsim::sim::RunOptions;
+use dedupsim::synth::{self, SynthSpec};
+use rayon::prelude::*;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to run, comma-separated, or `all` (see `dedupsim policies`).
+    #[arg(long, short = 'p', value_delimiter = ',', default_value = "all")]
+    policy: Vec<String>,
+    /// Verify FTL invariants during the run (every read checked; full check at the end
+    /// and every --check-every requests).
+    #[arg(long)]
+    check: bool,
+    /// With --check: full invariant check interval in requests (0 = only at the end).
+    #[arg(long, default_value_t = 0)]
+    check_every: u64,
+    /// Write every run's full report (with HDR histograms) as a JSON array.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write one CSV row per run.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Open-loop replay with timestamps multiplied by this factor (< 1 = faster).
+    #[arg(long, conflicts_with = "queue_depth")]
+    time_scale: Option<f64>,
+    /// Closed-loop replay with this many requests outstanding (ignores timestamps).
+    #[arg(long)]
+    queue_depth: Option<u32>,
+    /// Parallel runs (default: all cores).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// Print every run's full table, not just the comparison.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// No progress bar and no warnings on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Expands `all` and checks names before any work is done.
+pub fn policy_list(names: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for n in names {
+        if n == "all" {
+            out.extend(policy::names().into_iter().map(String::from));
+        } else if policy::names().contains(&n.as_str()) {
+            out.push(n.clone());
+        } else {
+            anyhow::bail!("unknown policy '{n}'; available: {} (or `all`)", policy::names().join(", "));
+        }
+    }
+    Ok(out)
+}
+
+fn apply_replay(cfg: &mut Config, time_scale: Option<f64>, queue_depth: Option<u32>) -> Result<()> {
+    if let Some(s) = time_scale {
+        cfg.replay = ReplayConfig::OpenLoop { time_scale: s };
+    }
+    if let Some(q) = queue_depth {
+        cfg.replay = ReplayConfig::ClosedLoop { queue_depth: q };
+    }
+    cfg.validate()?;
+    Ok(())
+}
+
+/// Runs `policies` on `prepared` in parallel, with one overall progress bar.
+pub fn run_policies(
+    cfg: &Config,
+    prepared: &Prepared,
+    policies: &[String],
+    opts: &RunOptions,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<Vec<RunReport>> {
+    let total = prepared.workload.timed().len() as u64 * policies.len() as u64;
+    let bar = Mutex::new(Progress::new(total, "simulating", quiet));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build()?;
+    let results: Vec<Result<RunReport>> = pool.install(|| {
+        policies
+            .par_iter()
+            .map(|p| {
+                let mut last = 0;
+                let mut cb = |done: u64, _total: u64| {
+                    if let Ok(mut b) = bar.lock() {
+                        b.inc(done - last);
+                    }
+                    last = done;
+                };
+                runner::run_one(cfg, prepared, p, opts, &mut cb).with_context(|| format!("policy {p}"))
+            })
+            .collect()
+    });
+    if let Ok(b) = bar.lock() {
+        b.finish();
+    }
+    results.into_iter().collect()
+}
+
+/// One line per run: the numbers FAD's figures compare.
+pub fn comparison_table(reports: &[RunReport]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>11} {:>7} {:>9} {:>7}",
+        "policy",
+        "read(us)",
+        "read p99",
+        "write(us)",
+        "write p99",
+        "DOF rd",
+        "DOF wr",
+        "write vol",
+        "dedup%",
+        "rewrites",
+        "GC"
+    );
+    for r in reports {
+        let s = &r.summary;
+        let _ = writeln!(
+            o,
+            "{:<18} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.4} {:>8.4} {:>11} {:>7.1} {:>9} {:>7}",
+            r.policy,
+            s.read.mean_us,
+            s.read.p99_us,
+            s.write.mean_us,
+            s.write.p99_us,
+            s.dof_read,
+            s.dof_write,
+            s.write_volume_pages,
+            s.dedup_rate_achieved * 100.0,
+            s.rewrites,
+            s.gc_invocations
+        );
+    }
+    o
+}
+
+pub fn write_outputs(reports: &[RunReport], json: Option<&PathBuf>, csv: Option<&PathBuf>) -> Result<()> {
+    if let Some(p) = json {
+        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(f), reports)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = csv {
+        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        report::write_csv(reports, f).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let mut cfg = a.cfg.load()?;
+    apply_replay(&mut cfg, a.time_scale, a.queue_depth)?;
+    let policies = policy_list(&a.policy)?;
+    let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
+    let prepared = runner::prepare(workload, &a.workload.content, cfg.seed)?;
+    let opts = RunOptions {
+        check: a.check,
+        check_every: a.check_every,
+    };
+    let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
+    write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
+    let mut o = String::new();
+    if reports.len() == 1 || a.verbose {
+        for r in &reports {
+            o.push_str(&r.table());
+            o.push('\n');
+        }
+    }
+    if reports.len() > 1 {
+        let r0 = &reports[0];
+        let _ = writeln!(
+            o,
+            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)\n",
+            r0.dedupsim_version,
+            r0.workload.name,
+            r0.workload.source,
+            prepared.workload.timed().len(),
+            r0.config_name,
+            r0.config_hash,
+            r0.seed,
+            r0.content_model,
+            r0.content_dedup_rate * 100.0
+        );
+        o.push_str(&comparison_table(&reports));
+        if a.check {
+            let _ = writeln!(o, "\n--check: invariants verified for every run");
+        }
+    }
+    common::out(&o)
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Requests of the benchmark workload (the reference is 1,000,000).
+    #[arg(long, default_value_t = 1_000_000)]
+    requests: u64,
+    /// Policies to time (comma-separated, or `all`).
+    #[arg(long, short = 'p', value_delimiter = ',', default_value = "native,dedup,fad")]
+    policy: Vec<String>,
+    /// Repetitions per policy; the fastest is reported.
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+    /// Content model for the benchmark's writes.
+    #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
+    content: ContentModel,
+    #[command(flatten)]
+    cfg: ConfigArgs,
+}
+
+/// Peak resident memory of this process (Linux), in MiB.
+fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let cfg = a.cfg.load()?;
+    let policies = policy_list(&a.policy)?;
+    let mut spec = SynthSpec::benchmark();
+    spec.requests = a.requests;
+    let t0 = Instant::now();
+    let w = synth::generate(&spec, cfg.seed)?;
+    let t_gen = t0.elapsed();
+    let t1 = Instant::now();
+    let prepared = runner::prepare(w, &a.content, cfg.seed)?;
+    let t_prep = t1.elapsed();
+    let n = prepared.workload.timed().len() as f64;
+    let pages: u64 = prepared.workload.timed().iter().map(|r| r.pages as u64).sum();
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "benchmark workload: {} requests ({} pages, {} preconditioning writes), content {} (realized dedup {:.1}%)",
+        n,
+        pages,
+        prepared.workload.precondition,
+        prepared.content_model,
+        prepared.content_dedup_rate * 100.0
+    );
+    let _ = writeln!(
+        o,
+        "generate {:.3} s, prepare (precondition + content) {:.3} s\n",
+        t_gen.as_secs_f64(),
+        t_prep.as_secs_f64()
+    );
+    let _ = writeln!(o, "| policy | best of {} (s) | requests/s | page ops/s |", a.repeat);
+    let _ = writeln!(o, "|---|---:|---:|---:|");
+    for p in &policies {
+        let mut best = f64::INFINITY;
+        let mut ops = 0;
+        for _ in 0..a.repeat.max(1) {
+            let t = Instant::now();
+            let r = runner::run_one(&cfg, &prepared, p, &RunOptions::default(), &mut |_, _| {})?;
+            best = best.min(t.elapsed().as_secs_f64());
+            let c = &r.counters;
+            ops = c.flash_reads_host + c.programs.host_unique + c.programs.host_rewrite + c.programs.gc
+                + c.programs.precondition + c.dedup_pages;
+        }
+        let _ = writeln!(o, "| {p} | {best:.3} | {:.0} | {:.0} |", n / best, ops as f64 / best);
+    }
+    if let Some(m) = peak_rss_mib() {
+        let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
+    }
+    common::out(&o)
+}

@@ -1,0 +1,134 @@
+//! Full-state invariant checks for the FTL (used by `--check` and tests).
+
+use super::{Ftl, EntryId};
+use thiserror::Error;
+
+/// A broken FTL invariant: a simulator bug, never a user error.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("FTL invariant violated: {0}")]
+pub struct InvariantViolation(pub String);
+
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)*) => {
+        if !$cond {
+            return Err(InvariantViolation(format!($($arg)*)));
+        }
+    };
+}
+
+impl Ftl {
+    /// Verifies every structural invariant in O(pages):
+    ///
+    /// * every mapped LPN points to a live entry whose page points back to it;
+    /// * each entry's reference count equals the number of LPNs mapped to it;
+    /// * each valid page belongs to exactly one live entry, and each block's
+    ///   valid count equals its valid pages;
+    /// * no page past a block's write pointer is valid (no page programmed
+    ///   twice without an erase);
+    /// * each block is exactly one of free (erased), active, or closed;
+    /// * the fingerprint index points only to live entries of that content.
+    pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        let mut refs = vec![0u32; self.entries.len()];
+        for (lpn, &m) in self.l2p.iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            let e = (m - 1) as usize;
+            ensure!(e < self.entries.len(), "LPN {lpn} maps to unknown entry {e}");
+            refs[e] += 1;
+        }
+        let mut live = 0u64;
+        for (e, ent) in self.entries.iter().enumerate() {
+            ensure!(
+                ent.refs == refs[e],
+                "entry {e} has refcount {} but {} LPNs map to it",
+                ent.refs,
+                refs[e]
+            );
+            if ent.refs > 0 {
+                live += 1;
+                ensure!(
+                    self.p2e[ent.ppn.0 as usize] == e as u32 + 1,
+                    "entry {e} claims page {} but the page belongs to {}",
+                    ent.ppn.0,
+                    self.p2e[ent.ppn.0 as usize] as i64 - 1
+                );
+            }
+        }
+        ensure!(
+            live == self.live_entries,
+            "live entry count {} != counted {live}",
+            self.live_entries
+        );
+        let free: std::collections::HashSet<EntryId> = self.free_entries.iter().copied().collect();
+        ensure!(
+            free.len() == self.free_entries.len(),
+            "an entry id is on the free list twice"
+        );
+        for &e in &free {
+            ensure!(refs[e as usize] == 0, "free entry {e} is still mapped");
+        }
+        ensure!(
+            free.len() as u64 + live == self.entries.len() as u64,
+            "entries leak: {} free + {live} live != {}",
+            free.len(),
+            self.entries.len()
+        );
+
+        let ppb = self.geo.pages_per_block;
+        let mut is_free = vec![false; self.blocks.len()];
+        for (q, pl) in self.planes.iter().enumerate() {
+            for r in pl.free.iter() {
+                let b = r.0 .1 as usize;
+                ensure!(!is_free[b], "block {b} is free twice");
+                ensure!(
+                    self.geo.plane_of_block(b as u32) == q as u32,
+                    "block {b} on plane {q}'s free list"
+                );
+                is_free[b] = true;
+            }
+            ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
+        }
+        for (b, m) in self.blocks.iter().enumerate() {
+            let base = b as u32 * ppb;
+            let mut valid = 0u32;
+            for p in base..base + ppb {
+                let e = self.p2e[p as usize];
+                if e == 0 {
+                    continue;
+                }
+                ensure!(
+                    p - base < m.written as u32,
+                    "page {p} is valid past block {b}'s write pointer {}",
+                    m.written
+                );
+                let ent = &self.entries[(e - 1) as usize];
+                ensure!(
+                    ent.ppn.0 == p && ent.refs > 0,
+                    "page {p} belongs to entry {} which is elsewhere or dead",
+                    e - 1
+                );
+                valid += 1;
+            }
+            ensure!(
+                valid == m.valid as u32,
+                "block {b} counts {} valid pages, has {valid}",
+                m.valid
+            );
+            if is_free[b] {
+                ensure!(m.written == 0, "free block {b} is not erased");
+            }
+        }
+        for (c, &m) in self.index.iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            let ent = &self.entries[(m - 1) as usize];
+            ensure!(
+                ent.refs > 0 && ent.content.0 as usize == c,
+                "index entry for content {c} points to a dead or different entry"
+            );
+        }
+        Ok(())
+    }
+}

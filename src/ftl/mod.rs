@@ -1,0 +1,459 @@
+//! The content-aware page-mapping FTL.
+//!
+//! # Mapping (CAFTL-style indirection)
+//!
+//! ```text
+//! LPN --l2p--> entry --entries[e].ppn--> PPN
+//!                ^                         |
+//!                +----------p2e------------+   (reverse map, for GC)
+//! content --index--> entry                     (fingerprint index, dedup only)
+//! ```
+//!
+//! An *entry* is one live physical copy: its page, its reference count (the
+//! number of LPNs mapped to it) and its content. Deduplicated LPNs share an
+//! entry, so GC migrating a shared page updates one `entries[e].ppn` and
+//! every sharer stays correct (CAFTL's secondary mapping, Chen et al.
+//! FAST'11; the design choice the FAD paper leaves open in §II-B).
+//! Native runs use the same tables with every reference count equal to 1.
+//!
+//! Tables are zero-initialised vectors storing `id + 1` (0 = none), so the
+//! OS hands out zero pages lazily and untouched parts cost no memory.
+//!
+//! # Allocation
+//!
+//! Pages are programmed into the *active block* of a plane; the plane is
+//! chosen inside the requested parallel unit by that unit's rotating
+//! sub-pointer (see [`Geometry`]). Which unit gets the page is the policy's
+//! decision ([`crate::policy`]). One active block per plane, written
+//! sequentially; a full block is replaced by the free block with the lowest
+//! erase count (dynamic wear levelling) or the lowest index.
+//!
+//! # Garbage collection
+//!
+//! Greedy, per plane: when a plane's free blocks fall below
+//! `gc.min_free_blocks`, the closed block with the most invalid pages
+//! (ties: least worn, then lowest index) is the victim; its valid pages move
+//! inside the same plane and it is erased, until the plane is back at the
+//! threshold. A victim without invalid pages means the plane is full of live
+//! data: GC stops with [`FtlError::DeviceFull`] instead of looping.
+
+mod check;
+
+pub use check::InvariantViolation;
+
+use crate::config::Config;
+use crate::geometry::Geometry;
+use crate::units::{ContentId, Lpn, Ppn};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use thiserror::Error;
+
+/// Errors the FTL reports instead of looping or panicking.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum FtlError {
+    #[error(
+        "device full: plane {plane} has no invalid page to reclaim ({live} live pages in {blocks} blocks); \
+         the workload's live data does not fit the physical capacity: use a larger device or more over-provisioning"
+    )]
+    DeviceFull { plane: u32, live: u64, blocks: u32 },
+    #[error(
+        "logical page {lpn} is beyond the logical capacity of {capacity} pages; \
+         use a larger device, or replay the trace with --wrap"
+    )]
+    OutOfRange { lpn: u64, capacity: u64 },
+}
+
+/// One live physical copy (see the module doc).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    pub ppn: Ppn,
+    /// Number of LPNs mapped to this entry (its reference count / heat H(b)).
+    pub refs: u32,
+    pub content: ContentId,
+}
+
+/// Identifier of an [`Entry`].
+pub type EntryId = u32;
+
+#[derive(Copy, Clone, Debug, Default)]
+struct BlockMeta {
+    /// Pages programmed since the last erase (the write pointer).
+    written: u16,
+    /// Pages still valid.
+    valid: u16,
+    erase_count: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Plane {
+    /// Free blocks keyed by (erase count or 0, block) for least-worn-first.
+    free: BinaryHeap<Reverse<(u32, u32)>>,
+    /// The block currently being programmed.
+    active: u32,
+}
+
+/// Work done by one GC invocation on one plane, for the timing model.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcWork {
+    pub plane: u32,
+    pub moved: u32,
+    pub erased: u32,
+}
+
+/// The FTL state. See the module doc.
+pub struct Ftl {
+    geo: Geometry,
+    logical_pages: u32,
+    min_free: u32,
+    wear_leveling: bool,
+    l2p: Vec<u32>,
+    entries: Vec<Entry>,
+    free_entries: Vec<EntryId>,
+    p2e: Vec<u32>,
+    index: Vec<u32>,
+    blocks: Vec<BlockMeta>,
+    planes: Vec<Plane>,
+    unit_ptr: Vec<u32>,
+    live_entries: u64,
+    indexed: u64,
+}
+
+impl Ftl {
+    pub fn new(cfg: &Config) -> Ftl {
+        let geo = Geometry::new(&cfg.geometry, cfg.alloc_unit);
+        let logical_pages = cfg.logical_pages() as u32;
+        let bpp = geo.blocks_per_plane;
+        let planes = (0..geo.planes)
+            .map(|q| {
+                let first = q * bpp;
+                // Block `first` starts active; the rest are free.
+                let free = (first + 1..first + bpp).map(|b| Reverse((0, b))).collect();
+                Plane {
+                    free,
+                    active: first,
+                }
+            })
+            .collect();
+        Ftl {
+            logical_pages,
+            min_free: cfg.gc.min_free_blocks,
+            wear_leveling: cfg.gc.wear_leveling,
+            l2p: vec![0; logical_pages as usize],
+            entries: Vec::new(),
+            free_entries: Vec::new(),
+            p2e: vec![0; geo.total_pages as usize],
+            index: Vec::new(),
+            blocks: vec![BlockMeta::default(); geo.blocks as usize],
+            planes,
+            unit_ptr: vec![0; geo.unit_count() as usize],
+            live_entries: 0,
+            indexed: 0,
+            geo,
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// Pages the host can address.
+    pub fn logical_pages(&self) -> u32 {
+        self.logical_pages
+    }
+
+    /// Checks an LPN range against the logical capacity.
+    pub fn check_range(&self, lpn: u64, pages: u32) -> Result<(), FtlError> {
+        let end = lpn + pages as u64;
+        if end > self.logical_pages as u64 {
+            return Err(FtlError::OutOfRange {
+                lpn: end - 1,
+                capacity: self.logical_pages as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// The entry an LPN maps to, if any.
+    #[inline]
+    pub fn lookup(&self, lpn: Lpn) -> Option<EntryId> {
+        match self.l2p[lpn.0 as usize] {
+            0 => None,
+            e => Some(e - 1),
+        }
+    }
+
+    #[inline]
+    pub fn entry(&self, e: EntryId) -> &Entry {
+        &self.entries[e as usize]
+    }
+
+    /// The primary copy of `content` in the fingerprint index, if any.
+    #[inline]
+    pub fn find_duplicate(&self, content: ContentId) -> Option<EntryId> {
+        match self.index.get(content.0 as usize) {
+            Some(&e) if e != 0 => Some(e - 1),
+            _ => None,
+        }
+    }
+
+    /// Adds a reference to `e` without mapping it yet (pins it so that
+    /// unmapping other LPNs of the same request cannot free it).
+    #[inline]
+    pub fn pin(&mut self, e: EntryId) {
+        self.entries[e as usize].refs += 1;
+    }
+
+    /// Maps `lpn` to `e`, consuming a reference taken with [`Ftl::pin`], and
+    /// drops the LPN's previous mapping.
+    #[inline]
+    pub fn map_pinned(&mut self, lpn: Lpn, e: EntryId) {
+        let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], e + 1);
+        if old != 0 {
+            self.release(old - 1);
+        }
+    }
+
+    /// Removes the LPN's mapping (TRIM / overwrite).
+    pub fn unmap(&mut self, lpn: Lpn) {
+        let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], 0);
+        if old != 0 {
+            self.release(old - 1);
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, e: EntryId) {
+        let ent = &mut self.entries[e as usize];
+        ent.refs -= 1;
+        if ent.refs == 0 {
+            let ent = *ent;
+            self.p2e[ent.ppn.0 as usize] = 0;
+            let b = self.geo.block_of(ent.ppn) as usize;
+            self.blocks[b].valid -= 1;
+            if let Some(slot) = self.index.get_mut(ent.content.0 as usize) {
+                if *slot == e + 1 {
+                    *slot = 0;
+                    self.indexed -= 1;
+                }
+            }
+            self.free_entries.push(e);
+            self.live_entries -= 1;
+        }
+    }
+
+    /// Programs a new physical copy of `content` in `unit` and returns its
+    /// (pinned, refs = 1) entry; map it with [`Ftl::map_pinned`]. When
+    /// `index` is true and the content has no primary copy yet, the new copy
+    /// becomes the fingerprint index's primary. Also returns GC work if the
+    /// plane fell below its free-block threshold.
+    pub fn program(
+        &mut self,
+        unit: u32,
+        content: ContentId,
+        index: bool,
+    ) -> Result<(EntryId, Ppn, Option<GcWork>), FtlError> {
+        let planes = self.geo.unit_planes(unit);
+        let ptr = &mut self.unit_ptr[unit as usize];
+        let plane = planes[*ptr as usize % planes.len()];
+        *ptr = ptr.wrapping_add(1);
+        let ppn = self.alloc_page(plane)?;
+        let e = match self.free_entries.pop() {
+            Some(e) => {
+                self.entries[e as usize] = Entry {
+                    ppn,
+                    refs: 1,
+                    content,
+                };
+                e
+            }
+            None => {
+                self.entries.push(Entry {
+                    ppn,
+                    refs: 1,
+                    content,
+                });
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.live_entries += 1;
+        self.p2e[ppn.0 as usize] = e + 1;
+        if index {
+            let c = content.0 as usize;
+            if c >= self.index.len() {
+                self.index.resize((c + 1).next_power_of_two(), 0);
+            }
+            if self.index[c] == 0 {
+                self.index[c] = e + 1;
+                self.indexed += 1;
+            }
+        }
+        let gc = if (self.planes[plane as usize].free.len() as u32) < self.min_free {
+            Some(self.collect(plane)?)
+        } else {
+            None
+        };
+        Ok((e, ppn, gc))
+    }
+
+    /// Takes the next page of the plane's active block (opening a new block
+    /// when it is full) and marks it valid.
+    #[inline]
+    fn alloc_page(&mut self, plane: u32) -> Result<Ppn, FtlError> {
+        let ppb = self.geo.pages_per_block;
+        let pl = &mut self.planes[plane as usize];
+        let mut b = pl.active;
+        if self.blocks[b as usize].written as u32 == ppb {
+            match pl.free.pop() {
+                Some(Reverse((_, nb))) => {
+                    pl.active = nb;
+                    b = nb;
+                }
+                None => {
+                    return Err(self.full_error(plane));
+                }
+            }
+        }
+        let meta = &mut self.blocks[b as usize];
+        let ppn = Ppn(b * ppb + meta.written as u32);
+        meta.written += 1;
+        meta.valid += 1;
+        Ok(ppn)
+    }
+
+    fn full_error(&self, plane: u32) -> FtlError {
+        let bpp = self.geo.blocks_per_plane;
+        let first = plane * bpp;
+        let live = (first..first + bpp)
+            .map(|b| self.blocks[b as usize].valid as u64)
+            .sum();
+        FtlError::DeviceFull {
+            plane,
+            live,
+            blocks: bpp,
+        }
+    }
+
+    /// Greedy GC on one plane until its free blocks reach the threshold.
+    fn collect(&mut self, plane: u32) -> Result<GcWork, FtlError> {
+        self.collect_until(plane, self.min_free)
+    }
+
+    /// Greedy victim of a plane: (invalid pages, block) of the closed block
+    /// with the most invalid pages; ties to the least worn, then lowest index.
+    fn pick_victim(&self, plane: u32) -> Option<(u32, u32)> {
+        let bpp = self.geo.blocks_per_plane;
+        let ppb = self.geo.pages_per_block;
+        let first = plane * bpp;
+        let active = self.planes[plane as usize].active;
+        let mut best: Option<(u32, u32)> = None;
+        for b in first..first + bpp {
+            if b == active {
+                continue;
+            }
+            let m = &self.blocks[b as usize];
+            if m.written as u32 != ppb {
+                continue; // free (erased) block
+            }
+            let invalid = ppb - m.valid as u32;
+            let better = match best {
+                None => true,
+                Some((bi, bb)) => {
+                    invalid > bi
+                        || (invalid == bi && self.wear_leveling && m.erase_count < self.blocks[bb as usize].erase_count)
+                }
+            };
+            if better {
+                best = Some((invalid, b));
+            }
+        }
+        best
+    }
+
+    /// Greedy GC on one plane until it has `target` free blocks.
+    fn collect_until(&mut self, plane: u32, target: u32) -> Result<GcWork, FtlError> {
+        let mut work = GcWork {
+            plane,
+            ..GcWork::default()
+        };
+        let ppb = self.geo.pages_per_block;
+        while (self.planes[plane as usize].free.len() as u32) < target {
+            let victim = match self.pick_victim(plane) {
+                Some((inv, b)) if inv > 0 => b,
+                _ => return Err(self.full_error(plane)),
+            };
+            // Migrate valid pages inside the plane.
+            let base = victim * ppb;
+            for p in base..base + ppb {
+                let e = self.p2e[p as usize];
+                if e == 0 {
+                    continue;
+                }
+                let new = self.alloc_page(plane)?;
+                self.p2e[p as usize] = 0;
+                self.p2e[new.0 as usize] = e;
+                self.entries[(e - 1) as usize].ppn = new;
+                work.moved += 1;
+            }
+            let m = &mut self.blocks[victim as usize];
+            m.valid = 0;
+            m.written = 0;
+            m.erase_count += 1;
+            let key = if self.wear_leveling { m.erase_count } else { 0 };
+            self.planes[plane as usize].free.push(Reverse((key, victim)));
+            work.erased += 1;
+        }
+        Ok(work)
+    }
+
+    /// Free blocks of a plane.
+    pub fn free_blocks(&self, plane: u32) -> u32 {
+        self.planes[plane as usize].free.len() as u32
+    }
+
+    /// Early GC (a policy's hint): in the plane of `unit` with the fewest
+    /// free blocks, if that is below `min_free_blocks + margin`, reclaims one
+    /// greedy victim. Returns `None` (no error) when no plane qualifies or
+    /// the victim would have no invalid page.
+    pub fn soft_collect(&mut self, unit: u32, margin: u32) -> Result<Option<GcWork>, FtlError> {
+        let Some(&plane) = self
+            .geo
+            .unit_planes(unit)
+            .iter()
+            .min_by_key(|&&q| self.planes[q as usize].free.len())
+        else {
+            return Ok(None);
+        };
+        let free = self.free_blocks(plane);
+        if free >= self.min_free + margin || free == 0 {
+            return Ok(None);
+        }
+        match self.pick_victim(plane) {
+            Some((inv, _)) if inv > 0 => self.collect_until(plane, free + 1).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Live physical copies (valid pages).
+    pub fn live_pages(&self) -> u64 {
+        self.live_entries
+    }
+
+    /// Fingerprint-index entries (contents with a primary copy).
+    pub fn indexed_contents(&self) -> u64 {
+        self.indexed
+    }
+
+    /// Bytes the mapping structures would take on a device: 4 B per L2P
+    /// entry in use, 12 B per live copy (PPN, refcount, content slot), and
+    /// 16 + 4 B per fingerprint-index entry (128-bit fingerprint + entry).
+    pub fn metadata_bytes(&self) -> (u64, u64) {
+        let mapping = self.logical_pages as u64 * 4 + self.live_entries * 12;
+        let index = self.indexed * 20;
+        (mapping, index)
+    }
+
+    /// Erase count of every block (for the wear distribution).
+    pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().map(|b| b.erase_count)
+    }
+}

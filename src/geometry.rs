@@ -1,0 +1,275 @@
+//! Flash array geometry and physical address arithmetic.
+//!
+//! # Physical page numbering
+//!
+//! A [`Ppn`] is a flat index, plane-major so that each plane's pages are
+//! contiguous (good locality for the per-page tables):
+//!
+//! ```text
+//! chip  g in 0..C*K      channel(g) = g % C, chip-in-channel = g / C
+//! plane q = (g * D + die) * P + plane
+//! block b = q * B + block-in-plane
+//! ppn     = b * Pg + page-in-block
+//! ```
+//!
+//! Chips are numbered channel-fastest so that the round-robin order
+//! g = 0, 1, 2, ... is exactly SSDsim's dynamic allocation order
+//! (channel -> chip -> die -> plane).
+//!
+//! # Parallel units
+//!
+//! Allocation and FAD's counters work on a configurable [`ParallelUnit`].
+//! Units are numbered in the same round-robin order (channel fastest), and
+//! each unit lists its planes in sub-rotation order, so that striping over
+//! units 0, 1, 2, ... while rotating inside each unit visits planes exactly
+//! in SSDsim's channel -> chip -> die -> plane order whatever the unit level.
+
+use crate::config::{GeometryConfig, ParallelUnit};
+use crate::units::Ppn;
+
+/// Derived geometry with precomputed strides and unit tables.
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: u32,
+    pub chips: u32,
+    pub planes: u32,
+    pub blocks: u32,
+    pub pages_per_plane: u32,
+    pub pages_per_chip: u32,
+    pub total_pages: u32,
+    unit: ParallelUnit,
+    /// Global plane -> unit id at `unit` level.
+    plane_unit: Vec<u32>,
+    /// Flattened per-unit plane lists (sub-rotation order).
+    unit_planes: Vec<u32>,
+    planes_per_unit: u32,
+}
+
+impl Geometry {
+    /// Builds the geometry; `unit` is the allocation / FAD parallel unit.
+    ///
+    /// The caller (config validation) guarantees nonzero dimensions and that
+    /// the page count fits in `u32`.
+    pub fn new(g: &GeometryConfig, unit: ParallelUnit) -> Geometry {
+        let (c, k, d, p) = (
+            g.channels,
+            g.chips_per_channel,
+            g.dies_per_chip,
+            g.planes_per_die,
+        );
+        let chips = c * k;
+        let planes = chips * d * p;
+        let pages_per_plane = g.blocks_per_plane * g.pages_per_block;
+        let mut geo = Geometry {
+            channels: c,
+            chips_per_channel: k,
+            dies_per_chip: d,
+            planes_per_die: p,
+            blocks_per_plane: g.blocks_per_plane,
+            pages_per_block: g.pages_per_block,
+            page_size: g.page_size,
+            chips,
+            planes,
+            blocks: planes * g.blocks_per_plane,
+            pages_per_plane,
+            pages_per_chip: pages_per_plane * d * p,
+            total_pages: planes * pages_per_plane,
+            unit,
+            plane_unit: Vec::new(),
+            unit_planes: Vec::new(),
+            planes_per_unit: 0,
+        };
+        geo.build_units();
+        geo
+    }
+
+    /// Global plane index of (chip, die, plane-in-die).
+    pub fn plane_index(&self, chip: u32, die: u32, plane: u32) -> u32 {
+        (chip * self.dies_per_chip + die) * self.planes_per_die + plane
+    }
+
+    fn build_units(&mut self) {
+        let (c, k, d, p) = (
+            self.channels,
+            self.chips_per_channel,
+            self.dies_per_chip,
+            self.planes_per_die,
+        );
+        let n_units = self.unit_count();
+        let per_unit = self.planes / n_units;
+        let mut unit_planes = vec![0u32; self.planes as usize];
+        let mut plane_unit = vec![0u32; self.planes as usize];
+        // Enumerate every slot of the SSDsim order: slot s -> (channel, chip, die, plane),
+        // channel fastest. Slot s belongs to unit s % n_units and is that unit's
+        // (s / n_units)-th plane in sub-rotation order.
+        for s in 0..self.planes {
+            let ch = s % c;
+            let chip_in_ch = (s / c) % k;
+            let die = (s / (c * k)) % d;
+            let pl = s / (c * k * d);
+            debug_assert!(pl < p);
+            let chip = chip_in_ch * c + ch;
+            let q = self.plane_index(chip, die, pl);
+            let u = s % n_units;
+            let v = s / n_units;
+            unit_planes[(u * per_unit + v) as usize] = q;
+            plane_unit[q as usize] = u;
+        }
+        self.unit_planes = unit_planes;
+        self.plane_unit = plane_unit;
+        self.planes_per_unit = per_unit;
+    }
+
+    /// Number of parallel units at the configured level.
+    pub fn unit_count(&self) -> u32 {
+        match self.unit {
+            ParallelUnit::Channel => self.channels,
+            ParallelUnit::Chip => self.chips,
+            ParallelUnit::Die => self.chips * self.dies_per_chip,
+            ParallelUnit::Plane => self.planes,
+        }
+    }
+
+    /// The configured parallel unit level.
+    pub fn unit_level(&self) -> ParallelUnit {
+        self.unit
+    }
+
+    /// Planes of `unit`, in sub-rotation order.
+    #[inline]
+    pub fn unit_planes(&self, unit: u32) -> &[u32] {
+        let s = (unit * self.planes_per_unit) as usize;
+        &self.unit_planes[s..s + self.planes_per_unit as usize]
+    }
+
+    #[inline]
+    pub fn unit_of_plane(&self, plane: u32) -> u32 {
+        self.plane_unit[plane as usize]
+    }
+
+    #[inline]
+    pub fn unit_of(&self, ppn: Ppn) -> u32 {
+        self.plane_unit[(ppn.0 / self.pages_per_plane) as usize]
+    }
+
+    #[inline]
+    pub fn chip_of(&self, ppn: Ppn) -> u32 {
+        ppn.0 / self.pages_per_chip
+    }
+
+    #[inline]
+    pub fn chip_of_plane(&self, plane: u32) -> u32 {
+        plane / (self.dies_per_chip * self.planes_per_die)
+    }
+
+    #[inline]
+    pub fn channel_of_chip(&self, chip: u32) -> u32 {
+        chip % self.channels
+    }
+
+    #[inline]
+    pub fn plane_of(&self, ppn: Ppn) -> u32 {
+        ppn.0 / self.pages_per_plane
+    }
+
+    /// Global block index of a page.
+    #[inline]
+    pub fn block_of(&self, ppn: Ppn) -> u32 {
+        ppn.0 / self.pages_per_block
+    }
+
+    /// Plane that owns a global block.
+    #[inline]
+    pub fn plane_of_block(&self, block: u32) -> u32 {
+        block / self.blocks_per_plane
+    }
+
+    /// First page of a global block.
+    #[inline]
+    pub fn first_page(&self, block: u32) -> Ppn {
+        Ppn(block * self.pages_per_block)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn geo(unit: ParallelUnit) -> Geometry {
+        Geometry::new(&Config::fad_table1().geometry, unit)
+    }
+
+    #[test]
+    fn table1_sizes() {
+        let g = geo(ParallelUnit::Chip);
+        assert_eq!(g.chips, 16);
+        assert_eq!(g.planes, 160);
+        assert_eq!(g.total_pages as u64 * 4096, 80 * 1024 * 1024 * 1024);
+    }
+
+    /// Striping over units while rotating inside each unit visits planes in
+    /// SSDsim's channel -> chip -> die -> plane order at every unit level.
+    #[test]
+    fn every_unit_level_reproduces_ssdsim_order() {
+        let cfg = crate::config::GeometryConfig {
+            channels: 2,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size: 4096,
+        };
+        let reference: Vec<u32> = {
+            let g = Geometry::new(&cfg, ParallelUnit::Plane);
+            (0..g.planes)
+                .map(|s| {
+                    let (ch, chip, die, pl) = (s % 2, (s / 2) % 2, (s / 4) % 2, s / 8);
+                    g.plane_index(chip * 2 + ch, die, pl)
+                })
+                .collect()
+        };
+        for unit in [
+            ParallelUnit::Channel,
+            ParallelUnit::Chip,
+            ParallelUnit::Die,
+            ParallelUnit::Plane,
+        ] {
+            let g = Geometry::new(&cfg, unit);
+            let n = g.unit_count();
+            let mut sub = vec![0usize; n as usize];
+            let order: Vec<u32> = (0..g.planes)
+                .map(|k| {
+                    let u = k % n;
+                    let planes = g.unit_planes(u);
+                    let q = planes[sub[u as usize] % planes.len()];
+                    sub[u as usize] += 1;
+                    assert_eq!(g.unit_of_plane(q), u);
+                    q
+                })
+                .collect();
+            assert_eq!(order, reference, "unit level {unit:?}");
+        }
+    }
+
+    #[test]
+    fn address_decomposition() {
+        let g = geo(ParallelUnit::Chip);
+        let q = g.plane_index(5, 0, 3);
+        let block = q * g.blocks_per_plane + 7;
+        let ppn = Ppn(g.first_page(block).0 + 9);
+        assert_eq!(g.chip_of(ppn), 5);
+        assert_eq!(g.plane_of(ppn), q);
+        assert_eq!(g.block_of(ppn), block);
+        assert_eq!(g.channel_of_chip(5), 5);
+        assert_eq!(g.channel_of_chip(9), 1);
+        assert_eq!(g.unit_of(ppn), 5);
+    }
+}

@@ -1,0 +1,27 @@
+//! `dedup`: inline deduplication without layout awareness (FAD §IV-A,
+//! "Deduplication", CAFTL-like, Chen et al. FAST'11).
+//!
+//! Every written page is fingerprinted (32 us by default); a duplicate is
+//! mapped to the existing copy, a new page is programmed on the next unit of
+//! the cyclic pointer. This is the layout that fragments files (FAD §II-C).
+
+use super::{Action, Cyclic, Dup, PageInfo, Policy};
+
+#[derive(Default)]
+pub struct Dedup {
+    next: Cyclic,
+}
+
+impl Policy for Dedup {
+    fn name(&self) -> &'static str {
+        "dedup"
+    }
+    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+        out.extend(file.iter().map(|p| match p.dup {
+            Dup::None => Action::Program {
+                unit: self.next.take(units),
+            },
+            _ => Action::Reference,
+        }));
+    }
+}

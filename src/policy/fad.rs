@@ -1,0 +1,435 @@
+//! FAD: fragmentation-aware data layout for deduplication-based SSDs
+//! (Lin et al., `../shared/seeds/000_*.txt`, Section III), and its
+//! ablations (Section IV-A).
+//!
+//! Per file write X (one host write request: block traces carry no file
+//! boundaries, §III-B), with `Num(X)` pages and `N_chip` parallel units:
+//!
+//! 1. **RDLT** (§III-B): a temporary array of `N_chip + 1` counters, the
+//!    per-unit count of X's duplicate blocks found by fingerprint lookup,
+//!    plus the bottom threshold. Dropped after the file is placed.
+//! 2. **Bottom threshold** (§III-C, Eq. 1):
+//!    `N_f(X) = ceil(Num(X) / min(Num(X), N_chip))`.
+//! 3. **Classification** (§III-C): UDF if every counter `<= N_f`, else NUDF.
+//! 4. **Elastic-threshold rewriting** (§III-D, NUDF only): duplicates on
+//!    units whose counter exceeds `N_f` are candidates, sorted by heat
+//!    `H(b)` = reference count, descending; at most
+//!    `N_top(X) = floor(rho * Num(X))` (Eq. 2, rho = 0.30) are rewritten. A
+//!    rewrite materializes a private copy for X only (other sharers keep the
+//!    old page) on a unit different from the old one.
+//! 5. **Read-parallel placement** (§III-E): the cyclic *next* pointer's unit
+//!    is accepted if placing the block keeps its counter `<= N_f` (and, for a
+//!    rewrite, it is not the old unit); otherwise it is skipped (and, with
+//!    the WSTL, appended to it) and the pointer moves on. Accepting a unit
+//!    increments its counter and advances the pointer past it.
+//! 6. **Write-parallel optimization** (§III-F): before the cyclic order, the
+//!    WSTL head is tried under the same RDLT test; success removes it
+//!    (backfill), failure moves it to the tail. Backfills do not move the
+//!    next pointer (Fig. 7: after J and K are backfilled, L starts at chip 0).
+//! 7. **GC hint** (§III-G): see [`Fad::soft_gc_unit`].
+//!
+//! # Choices where the paper is open (also in `docs/policies.md`)
+//!
+//! * *Candidate selection* (§III-D): candidates are taken in heat order
+//!   (ties: file order) but a candidate is passed over once its unit's
+//!   counter has dropped to `N_f` through earlier selections — "the RDLT is
+//!   then updated accordingly" — so no unit is emptied below its fair share
+//!   while another overloaded unit keeps its excess.
+//! * *In-file duplicates* (a page equal to an earlier page of the same file,
+//!   not yet on flash): referenced, and counted on the unit of the first
+//!   copy; the first copy is placed with the weight of all its occurrences.
+//! * *WSTL head* (§III-F): only the head is tried per block; a failed head
+//!   goes to the tail ("added to the end of the list").
+//! * *No acceptable unit* (every unit would exceed `N_f`; possible only with
+//!   in-file duplicate weights): the unit with the smallest counter, first
+//!   in cyclic order from the pointer, avoiding the old unit of a rewrite.
+//! * *WSTL cap*: when full, the oldest entry is dropped (§III-G: "the system
+//!   can safely drop old WSTL entries").
+//! * *Parallel unit*: the configured allocation unit (`alloc_unit`, chip by
+//!   default; §II-C: "the same method can be applied to channels, dies, or
+//!   planes").
+//!
+//! # Parameters (`[policy.fad]`, shared by the ablations)
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `rho` | 0.30 | allowable rewrite ratio of Eq. 2 (§III-D) |
+//! | `wstl_cap` | 256 | maximum WSTL entries (12 B each, §IV-E) |
+//! | `gc_soft_margin` | 8 | blocks above the GC threshold at which the GC hint may collect a plane early |
+
+use super::{Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
+use crate::config::Config;
+use serde::Deserialize;
+use std::collections::VecDeque;
+
+/// FAD's parameters, from `[policy.fad]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct FadParams {
+    /// rho: allowable rewrite ratio (§III-D, Eq. 2).
+    pub rho: f64,
+    /// Maximum number of WSTL entries; the oldest is dropped beyond it.
+    pub wstl_cap: usize,
+    /// GC hint: a plane of the preferred unit is collected early when its
+    /// free blocks are within this many of the GC threshold.
+    pub gc_soft_margin: u32,
+}
+
+impl Default for FadParams {
+    fn default() -> Self {
+        FadParams {
+            rho: 0.30,
+            wstl_cap: 256,
+            gc_soft_margin: 8,
+        }
+    }
+}
+
+/// Which of FAD's modules are on (the ablations of §IV-A).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FadModules {
+    /// WSTL backfill (write-parallel optimization, §III-F).
+    pub wstl: bool,
+    /// Elastic-threshold duplicate rewriting (§III-D).
+    pub rewrite: bool,
+    /// WSTL-guided GC chip preference (§III-G).
+    pub gc_hint: bool,
+}
+
+/// Fragmentation type of a file (§III-C).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FragType {
+    /// Uniformly distributed: no unit holds more than `N_f` duplicates.
+    Udf,
+    /// Non-uniformly distributed: some unit holds more than `N_f`.
+    Nudf,
+}
+
+/// Bottom threshold N_f(X) (§III-C, Eq. 1).
+pub fn bottom_threshold(num: u32, units: u32) -> u32 {
+    num.div_ceil(num.min(units).max(1))
+}
+
+/// Top threshold N_top(X) (§III-D, Eq. 2).
+pub fn top_threshold(num: u32, rho: f64) -> u32 {
+    (rho * num as f64 + 1e-9).floor() as u32
+}
+
+/// Classifies a file from its RDLT counters (§III-C).
+pub fn classify(rdlt: &[u32], n_f: u32) -> FragType {
+    if rdlt.iter().any(|&c| c > n_f) {
+        FragType::Nudf
+    } else {
+        FragType::Udf
+    }
+}
+
+/// Write Skip Tracking List (§III-B): units skipped by read-oriented
+/// placement, backfilled first by later writes.
+#[derive(Clone, Debug, Default)]
+pub struct Wstl {
+    list: VecDeque<u32>,
+    /// Entries per unit (for the GC hint).
+    per_unit: Vec<u32>,
+    cap: usize,
+    /// Highest length reached.
+    pub high_water: usize,
+    /// Entries dropped because the list was full.
+    pub dropped: u64,
+}
+
+impl Wstl {
+    pub fn with_cap(cap: usize) -> Wstl {
+        Wstl {
+            cap,
+            ..Wstl::default()
+        }
+    }
+    /// Appends a skipped unit; drops the oldest entry when full.
+    pub fn push(&mut self, unit: u32) {
+        if self.cap == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.list.len() == self.cap {
+            self.pop();
+            self.dropped += 1;
+        }
+        self.list.push_back(unit);
+        if self.per_unit.len() <= unit as usize {
+            self.per_unit.resize(unit as usize + 1, 0);
+        }
+        self.per_unit[unit as usize] += 1;
+        self.high_water = self.high_water.max(self.list.len());
+    }
+    /// Removes and returns the head.
+    pub fn pop(&mut self) -> Option<u32> {
+        let u = self.list.pop_front()?;
+        self.per_unit[u as usize] -= 1;
+        Some(u)
+    }
+    /// The unit with the most entries (ties: lowest index), if any.
+    pub fn most_skipped(&self) -> Option<u32> {
+        let mut best: Option<(u32, u32)> = None;
+        for (u, &n) in self.per_unit.iter().enumerate() {
+            if n > 0 && best.is_none_or(|(_, bn)| n > bn) {
+                best = Some((u as u32, n));
+            }
+        }
+        best.map(|(u, _)| u)
+    }
+    pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
+        self.list.iter().copied()
+    }
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Per-run counters reported in `policy.*` stats.
+#[derive(Clone, Debug, Default)]
+struct FadStats {
+    files: u64,
+    udf: u64,
+    nudf: u64,
+    rewrites: u64,
+    skips: u64,
+    backfills: u64,
+    fallbacks: u64,
+}
+
+/// The FAD policy family. See the module doc.
+pub struct Fad {
+    name: &'static str,
+    modules: FadModules,
+    params: FadParams,
+    next: Cyclic,
+    wstl: Wstl,
+    stats: FadStats,
+    // Scratch, reused per file.
+    rdlt: Vec<u32>,
+    rewrite: Vec<bool>,
+    weight: Vec<u32>,
+    cands: Vec<usize>,
+}
+
+impl Fad {
+    pub fn new(name: &'static str, modules: FadModules, params: FadParams) -> Fad {
+        Fad {
+            name,
+            modules,
+            wstl: Wstl::with_cap(params.wstl_cap),
+            params,
+            next: Cyclic::default(),
+            stats: FadStats::default(),
+            rdlt: Vec::new(),
+            rewrite: Vec::new(),
+            weight: Vec::new(),
+            cands: Vec::new(),
+        }
+    }
+
+    /// Builds a registered variant; parameters come from `[policy.fad]`.
+    pub fn build(name: &'static str, modules: FadModules, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+        let params: FadParams = super::params(cfg, "fad")?;
+        if !(0.0..=1.0).contains(&params.rho) {
+            return Err(PolicyError::Params {
+                policy: "fad".into(),
+                reason: format!("rho = {} must be within [0, 1]", params.rho),
+            });
+        }
+        Ok(Box::new(Fad::new(name, modules, params)))
+    }
+
+    pub fn wstl(&self) -> &Wstl {
+        &self.wstl
+    }
+
+    /// The next pointer's unit (for tests).
+    pub fn next_unit(&self, units: u32) -> u32 {
+        self.next.peek(units)
+    }
+
+    /// Sets the WSTL contents (for the paper's worked examples).
+    pub fn set_wstl(&mut self, units: &[u32]) {
+        while self.wstl.pop().is_some() {}
+        for &u in units {
+            self.wstl.push(u);
+        }
+    }
+
+    /// The GC hint (§III-G): "prefer chips with more skipped entries". The
+    /// unit with the most WSTL entries (ties: the lowest index) is
+    /// the preferred GC unit; the simulator collects one of its planes early
+    /// when that plane's free blocks are within `gc_soft_margin` of the GC
+    /// threshold. Victim choice stays greedy and migrations stay in the
+    /// plane. `None` when the hint is off or the WSTL is empty.
+    pub fn soft_gc_unit(&self) -> Option<(u32, u32)> {
+        if !self.modules.gc_hint {
+            return None;
+        }
+        self.wstl.most_skipped().map(|u| (u, self.params.gc_soft_margin))
+    }
+
+    /// Steps 1-4: builds the RDLT from `file`, classifies it and, for NUDF
+    /// files with rewriting on, selects the duplicates to rewrite (marked
+    /// in `self.rewrite`; their counts leave the RDLT). Returns (N_f, type).
+    pub fn analyze(&mut self, file: &[PageInfo], units: u32) -> (u32, FragType) {
+        let n = file.len();
+        self.rdlt.clear();
+        self.rdlt.resize(units as usize, 0);
+        self.rewrite.clear();
+        self.rewrite.resize(n, false);
+        self.weight.clear();
+        self.weight.resize(n, 1);
+        for (k, p) in file.iter().enumerate() {
+            match p.dup {
+                Dup::Existing { unit, .. } => self.rdlt[unit as usize] += 1,
+                Dup::InFile { first } => self.weight[first as usize] += 1,
+                Dup::None => {}
+            }
+            if let Dup::InFile { .. } = p.dup {
+                self.weight[k] = 0;
+            }
+        }
+        let n_f = bottom_threshold(n as u32, units);
+        let kind = classify(&self.rdlt, n_f);
+        if kind == FragType::Nudf && self.modules.rewrite {
+            let n_top = top_threshold(n as u32, self.params.rho) as usize;
+            self.cands.clear();
+            for (k, p) in file.iter().enumerate() {
+                if let Dup::Existing { unit, .. } = p.dup {
+                    if self.rdlt[unit as usize] > n_f {
+                        self.cands.push(k);
+                    }
+                }
+            }
+            // Heat H(b) = reference count, descending; stable = file order on ties.
+            let heat = |k: &usize| match file[*k].dup {
+                Dup::Existing { refs, .. } => refs,
+                _ => 0,
+            };
+            self.cands.sort_by_key(|k| std::cmp::Reverse(heat(k)));
+            let mut chosen = 0;
+            for &k in &self.cands {
+                if chosen == n_top {
+                    break;
+                }
+                let Dup::Existing { unit, .. } = file[k].dup else { continue };
+                if self.rdlt[unit as usize] > n_f {
+                    self.rdlt[unit as usize] -= 1;
+                    self.rewrite[k] = true;
+                    chosen += 1;
+                }
+            }
+        }
+        (n_f, kind)
+    }
+
+    /// Steps 5-6: places the file's new and rewritten blocks, given the
+    /// RDLT and rewrite set computed by [`Fad::analyze`].
+    pub fn place_blocks(&mut self, file: &[PageInfo], units: u32, n_f: u32, out: &mut Vec<Action>) {
+        for (k, p) in file.iter().enumerate() {
+            let old = match p.dup {
+                Dup::Existing { unit, .. } if self.rewrite[k] => Some(unit),
+                Dup::None => None,
+                _ => {
+                    out.push(Action::Reference);
+                    continue;
+                }
+            };
+            let w = self.weight[k];
+            let unit = self.choose_unit(units, n_f, w, old);
+            self.rdlt[unit as usize] += w;
+            out.push(Action::Program { unit });
+        }
+    }
+
+    fn fits(&self, u: u32, n_f: u32, w: u32, old: Option<u32>) -> bool {
+        self.rdlt[u as usize] + w <= n_f && old != Some(u)
+    }
+
+    fn choose_unit(&mut self, units: u32, n_f: u32, w: u32, old: Option<u32>) -> u32 {
+        // Write-parallel optimization: try the WSTL head first (§III-F).
+        if self.modules.wstl {
+            if let Some(h) = self.wstl.pop() {
+                if h < units && self.fits(h, n_f, w, old) {
+                    self.stats.backfills += 1;
+                    return h;
+                }
+                self.wstl.push(h);
+            }
+        }
+        // Read-parallel placement: cyclic pointer, skipping units that would
+        // exceed N_f (§III-E).
+        for _ in 0..units {
+            let u = self.next.take(units);
+            if self.fits(u, n_f, w, old) {
+                return u;
+            }
+            self.stats.skips += 1;
+            if self.modules.wstl {
+                self.wstl.push(u);
+            }
+        }
+        // No unit fits (in-file duplicate weights): least-loaded unit, first
+        // from the pointer, avoiding the old unit of a rewrite.
+        self.stats.fallbacks += 1;
+        let start = self.next.peek(units);
+        let mut best: Option<u32> = None;
+        for i in 0..units {
+            let u = (start + i) % units;
+            if old == Some(u) && units > 1 {
+                continue;
+            }
+            if best.is_none_or(|b| self.rdlt[u as usize] < self.rdlt[b as usize]) {
+                best = Some(u);
+            }
+        }
+        best.unwrap_or(start)
+    }
+}
+
+impl Policy for Fad {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+        let (n_f, kind) = self.analyze(file, units);
+        self.stats.files += 1;
+        match kind {
+            FragType::Udf => self.stats.udf += 1,
+            FragType::Nudf => self.stats.nudf += 1,
+        }
+        self.stats.rewrites += self.rewrite.iter().filter(|&&r| r).count() as u64;
+        self.place_blocks(file, units, n_f, out);
+    }
+
+    fn soft_gc(&self) -> Option<(u32, u32)> {
+        self.soft_gc_unit()
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.stats;
+        vec![
+            ("files", s.files as f64),
+            ("udf", s.udf as f64),
+            ("nudf", s.nudf as f64),
+            ("rewrites", s.rewrites as f64),
+            ("skips", s.skips as f64),
+            ("wstl_backfills", s.backfills as f64),
+            ("wstl_high_water", self.wstl.high_water as f64),
+            ("wstl_dropped", self.wstl.dropped as f64),
+            ("wstl_bytes_high_water", (self.wstl.high_water * 12) as f64),
+            ("rdlt_bytes", ((self.rdlt.len() + 1) * 4) as f64),
+            ("fallbacks", s.fallbacks as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,194 @@
+//! Placement and rewrite policies: the policy *decides*, the FTL *executes*.
+//!
+//! For every host write request (a "file" in FAD's sense: block traces have
+//! no file boundaries, so one write request is one file, FAD §III-B) the
+//! simulator fingerprints the pages, looks each one up in the FTL's
+//! fingerprint index, and hands the policy a [`PageInfo`] per page. The
+//! policy returns one [`Action`] per page: reference the existing copy, or
+//! program a new copy on a chosen parallel unit (for a duplicate, that is a
+//! *rewrite*: a private copy for this file only, other sharers keep the old
+//! page, FAD §III-D). The simulator then carries the actions out in page
+//! order, charging flash time.
+//!
+//! Adding a policy: write one file with a type implementing [`Policy`], and
+//! add one line to [`REGISTRY`].
+
+mod dedup;
+mod fcrc;
+mod har;
+pub mod fad;
+mod native;
+
+pub use dedup::Dedup;
+pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
+pub use har::{Har, HarParams};
+pub use fad::{Fad, FadModules};
+pub use native::Native;
+
+use crate::config::Config;
+use crate::ftl::EntryId;
+use crate::units::{ContentId, Lpn, Ppn};
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+/// What the fingerprint lookup found for one page of the file being written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Dup {
+    /// New content (or a policy that does not deduplicate).
+    None,
+    /// The content already has a physical copy (the index's primary copy).
+    Existing {
+        entry: EntryId,
+        /// Parallel unit (chip by default) holding the copy.
+        unit: u32,
+        /// Its reference count: FAD's heat H(b) (§III-D).
+        refs: u32,
+        /// Physical page of the copy (page-group / container identity for
+        /// HAR and FCRC: group = ppn / G).
+        ppn: Ppn,
+    },
+    /// Same content as the earlier page `first` of this very file.
+    InFile { first: u32 },
+}
+
+/// One page of a file write, as the policy sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PageInfo {
+    pub lpn: Lpn,
+    pub content: ContentId,
+    pub dup: Dup,
+}
+
+/// The policy's decision for one page.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Map the LPN to the duplicate's copy (only valid when `dup != None`).
+    Reference,
+    /// Program a new physical copy on parallel unit `unit`.
+    Program { unit: u32 },
+}
+
+/// A placement / rewrite policy. See the module doc.
+pub trait Policy: Send {
+    /// Registry name (e.g. `fad-rpo`).
+    fn name(&self) -> &'static str;
+
+    /// Whether duplicates are looked up at all (false only for `native`).
+    /// Deduplicating policies pay the fingerprint time per written page.
+    fn deduplicates(&self) -> bool {
+        true
+    }
+
+    /// Decides one file write: push exactly one [`Action`] per page of
+    /// `file` onto `out` (cleared by the caller). `units` is the number of
+    /// parallel units (chips by default).
+    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>);
+
+    /// Policy-specific statistics for the run report (UDF/NUDF counts, WSTL
+    /// high-water mark, ...). Keys become `policy.<key>` in CSV output.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
+    /// Early-GC hint (FAD §III-G), asked after every timed write: a unit
+    /// whose fullest plane may be collected (one greedy victim) before the
+    /// hard threshold, and the margin in blocks above `gc.min_free_blocks`
+    /// within which it may. Default: none.
+    fn soft_gc(&self) -> Option<(u32, u32)> {
+        None
+    }
+}
+
+/// The cyclic allocation pointer over parallel units (SSDsim's dynamic
+/// round-robin, which FAD's *next* pointer extends, §III-E).
+#[derive(Clone, Debug, Default)]
+pub struct Cyclic {
+    next: u32,
+}
+
+impl Cyclic {
+    /// The unit the pointer designates.
+    #[inline]
+    pub fn peek(&self, units: u32) -> u32 {
+        self.next % units
+    }
+    /// Advances past the designated unit.
+    #[inline]
+    pub fn advance(&mut self, units: u32) {
+        self.next = (self.next + 1) % units;
+    }
+    /// Returns the designated unit and advances.
+    #[inline]
+    pub fn take(&mut self, units: u32) -> u32 {
+        let u = self.peek(units);
+        self.advance(units);
+        u
+    }
+}
+
+/// Errors building a policy.
+#[derive(Debug, Error)]
+pub enum PolicyError {
+    #[error("unknown policy '{name}'; available: {available}")]
+    Unknown { name: String, available: String },
+    #[error("invalid parameters for policy '{policy}' ([policy.{policy}] / --set policy.{policy}.KEY=VALUE): {reason}")]
+    Params { policy: String, reason: String },
+}
+
+/// Constructor signature of a registered policy.
+pub type Builder = fn(&Config) -> Result<Box<dyn Policy>, PolicyError>;
+
+/// Every policy: name, one-line description, constructor.
+pub const REGISTRY: &[(&str, &str, Builder)] = &[
+    ("native", "no deduplication, round-robin allocation (FAD's Native)", |_| {
+        Ok(Box::new(Native::default()))
+    }),
+    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", |_| {
+        Ok(Box::new(Dedup::default()))
+    }),
+    ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Har::build),
+    ("fcrc", "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)", Fcrc::build),
+    ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", |c| {
+        Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
+    }),
+    ("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", |c| {
+        Fad::build("fad-rwpo", FadModules { wstl: true, rewrite: false, gc_hint: false }, c)
+    }),
+    ("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", |c| {
+        Fad::build("fad-rwpo-rewrite", FadModules { wstl: true, rewrite: true, gc_hint: false }, c)
+    }),
+    ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", |c| {
+        Fad::build("fad", FadModules { wstl: true, rewrite: true, gc_hint: true }, c)
+    }),
+];
+
+/// Builds a policy by registry name.
+pub fn build(name: &str, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+    REGISTRY
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, b)| b(cfg))
+        .unwrap_or_else(|| {
+            Err(PolicyError::Unknown {
+                name: name.to_string(),
+                available: names().join(", "),
+            })
+        })
+}
+
+/// Names of all registered policies, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _, _)| *n).collect()
+}
+
+/// Parses a policy's parameter table `[policy.<table>]` into `P`
+/// (missing table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
+pub fn params<P: DeserializeOwned + Default>(cfg: &Config, table: &str) -> Result<P, PolicyError> {
+    match cfg.policy.get(table) {
+        None => Ok(P::default()),
+        Some(v) => v.clone().try_into().map_err(|e: toml::de::Error| PolicyError::Params {
+            policy: table.to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}

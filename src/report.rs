@@ -1,0 +1,408 @@
+//! Run reports and their exporters (pure functions from results to text).
+//!
+//! A [`RunReport`] is everything one run measured, stamped with the
+//! dedupsim version, config hash and seed. `--json` writes it whole (full
+//! HDR histograms included, base64 V2 encoding); `--csv` writes one flat
+//! row per run ([`csv_header`] / [`RunReport::csv_row`]); the table on
+//! stdout is [`RunReport::table`].
+
+use crate::metrics::{Counters, DofStats, LatencyHistogram, LatencySummary};
+use crate::sim::RunOutput;
+use crate::units::Nanos;
+use crate::workload::Provenance;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The dedupsim version stamped into every output.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Headline numbers of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+    /// Simulated time from the first issue to the last completion.
+    pub duration_s: f64,
+    pub iops: f64,
+    pub read_mib_s: f64,
+    pub write_mib_s: f64,
+    /// Mean DOF over read requests (layout actually read), FAD §II-C.
+    pub dof_read: f64,
+    /// Mean DOF over written files (layout just placed).
+    pub dof_write: f64,
+    /// Host pages programmed (unique + rewritten): FAD Fig. 16's write volume.
+    pub write_volume_pages: u64,
+    /// Fraction of host-written pages not programmed (deduplicated).
+    pub dedup_rate_achieved: f64,
+    /// All flash programs (host + GC) / host pages written.
+    pub write_amplification: f64,
+    pub rewrites: u64,
+    pub gc_invocations: u64,
+    pub erases: u64,
+}
+
+/// Per-chip resource use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChipStats {
+    pub busy_us: f64,
+    pub wait_us: f64,
+    pub utilization: f64,
+}
+
+/// Block erase-count distribution.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WearStats {
+    pub min: u32,
+    pub max: u32,
+    pub mean: f64,
+    pub stddev: f64,
+    /// (erase count, number of blocks) for every count that occurs.
+    pub histogram: Vec<(u32, u64)>,
+}
+
+/// Memory of the mapping structures as a device would hold them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryStats {
+    pub mapping_bytes: u64,
+    pub fingerprint_index_bytes: u64,
+    pub live_pages: u64,
+}
+
+/// Full latency histograms (HDR, ns, base64 V2 deflate).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    pub read: LatencyHistogram,
+    pub write: LatencyHistogram,
+}
+
+/// Everything one run measured. See the module doc.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub dedupsim_version: String,
+    pub config_name: String,
+    pub config_hash: String,
+    pub seed: u64,
+    pub policy: String,
+    pub workload: Provenance,
+    /// Content model that assigned page contents ("trace" when the trace had them).
+    pub content_model: String,
+    /// Realized dedup rate of the replayed writes' contents (1 - distinct/pages).
+    pub content_dedup_rate: f64,
+    pub summary: Summary,
+    pub counters: Counters,
+    pub dof: DofStats,
+    pub policy_stats: BTreeMap<String, f64>,
+    pub chips: Vec<ChipStats>,
+    pub wear: WearStats,
+    pub memory: MemoryStats,
+    pub invariant_checks: u64,
+    pub histograms: Histograms,
+}
+
+/// Identity of a run, for stamping the report.
+#[derive(Clone, Debug)]
+pub struct RunMeta {
+    pub config_name: String,
+    pub config_hash: String,
+    pub seed: u64,
+    pub workload: Provenance,
+    pub content_model: String,
+    pub content_dedup_rate: f64,
+    pub page_size: u32,
+}
+
+impl RunReport {
+    /// Builds the report of a finished run.
+    pub fn new(meta: RunMeta, out: RunOutput) -> RunReport {
+        let m = &out.metrics;
+        let c = &m.counters;
+        let span = (m.last_completion - m.first_issue).as_secs_f64();
+        let per_s = |x: f64| if span > 0.0 { x / span } else { 0.0 };
+        let mib = |pages: u64| pages as f64 * meta.page_size as f64 / (1024.0 * 1024.0);
+        let host_prog = c.programs.host_unique + c.programs.host_rewrite;
+        let summary = Summary {
+            read: m.read_latency.summary(),
+            write: m.write_latency.summary(),
+            duration_s: span,
+            iops: per_s((c.reads + c.writes + c.trims) as f64),
+            read_mib_s: per_s(mib(c.read_pages)),
+            write_mib_s: per_s(mib(c.write_pages)),
+            dof_read: m.dof.read_mean(),
+            dof_write: m.dof.write_mean(),
+            write_volume_pages: host_prog,
+            dedup_rate_achieved: ratio(c.dedup_pages, c.write_pages),
+            write_amplification: ratio(host_prog + c.programs.gc, c.write_pages),
+            rewrites: c.programs.host_rewrite,
+            gc_invocations: c.gc_invocations,
+            erases: c.erases,
+        };
+        let chips = out
+            .chip_busy
+            .iter()
+            .zip(&out.chip_wait)
+            .map(|(b, w)| ChipStats {
+                busy_us: b.as_us_f64(),
+                wait_us: w.as_us_f64(),
+                utilization: if span > 0.0 { b.as_secs_f64() / span } else { 0.0 },
+            })
+            .collect();
+        RunReport {
+            dedupsim_version: VERSION.to_string(),
+            config_name: meta.config_name,
+            config_hash: meta.config_hash,
+            seed: meta.seed,
+            policy: out.policy.clone(),
+            workload: meta.workload,
+            content_model: meta.content_model,
+            content_dedup_rate: meta.content_dedup_rate,
+            summary,
+            counters: c.clone(),
+            dof: m.dof.clone(),
+            policy_stats: out.policy_stats.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            chips,
+            wear: wear(&out.erase_counts),
+            memory: MemoryStats {
+                mapping_bytes: out.metadata_bytes.0,
+                fingerprint_index_bytes: out.metadata_bytes.1,
+                live_pages: out.live_pages,
+            },
+            invariant_checks: out.invariant_checks,
+            histograms: Histograms {
+                read: m.read_latency.clone(),
+                write: m.write_latency.clone(),
+            },
+        }
+    }
+
+    /// A readable multi-line table for the terminal.
+    pub fn table(&self) -> String {
+        let s = &self.summary;
+        let c = &self.counters;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "dedupsim {}  policy {}  workload {} [{}]",
+            self.dedupsim_version, self.policy, self.workload.name, self.workload.source
+        );
+        let _ = writeln!(
+            o,
+            "config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)",
+            self.config_name,
+            self.config_hash,
+            self.seed,
+            self.content_model,
+            self.content_dedup_rate * 100.0
+        );
+        let _ = writeln!(
+            o,
+            "\n{:<6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "op", "count", "mean(us)", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+        );
+        for (name, l) in [("read", &s.read), ("write", &s.write)] {
+            let _ = writeln!(
+                o,
+                "{:<6} {:>9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+                name, l.count, l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.p9999_us, l.max_us
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\nsimulated {:.3} s, {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
+            s.duration_s, s.iops, s.read_mib_s, s.write_mib_s
+        );
+        let _ = writeln!(
+            o,
+            "DOF read {:.4}  write {:.4}   dedup {:.1}% of written pages   rewrites {}",
+            s.dof_read,
+            s.dof_write,
+            s.dedup_rate_achieved * 100.0,
+            s.rewrites
+        );
+        let _ = writeln!(
+            o,
+            "flash programs: host {} (unique {}, rewrite {}), gc {}, precondition {}; reads host {}, gc {}; erases {}",
+            s.write_volume_pages,
+            c.programs.host_unique,
+            c.programs.host_rewrite,
+            c.programs.gc,
+            c.programs.precondition,
+            c.flash_reads_host,
+            c.flash_reads_gc,
+            c.erases
+        );
+        let _ = writeln!(
+            o,
+            "write amplification {:.3}, GC invocations {}, erase counts min/mean/max {}/{:.2}/{}",
+            s.write_amplification, s.gc_invocations, self.wear.min, self.wear.mean, self.wear.max
+        );
+        let _ = writeln!(
+            o,
+            "metadata: mapping {:.1} MiB, fingerprint index {:.1} MiB, {} live pages",
+            self.memory.mapping_bytes as f64 / 1048576.0,
+            self.memory.fingerprint_index_bytes as f64 / 1048576.0,
+            self.memory.live_pages
+        );
+        if !self.policy_stats.is_empty() {
+            let stats: Vec<String> = self.policy_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(o, "policy: {}", stats.join("  "));
+        }
+        if self.invariant_checks > 0 {
+            let _ = writeln!(o, "--check: {} full invariant checks passed, every read verified", self.invariant_checks);
+        }
+        o
+    }
+
+    /// One flat CSV row matching [`csv_header`] (policy stats are appended
+    /// as `key=value` pairs in the last column so the header stays fixed).
+    pub fn csv_row(&self) -> Vec<String> {
+        let s = &self.summary;
+        let f = |x: f64| format!("{x:.6}");
+        let mut row = vec![
+            self.dedupsim_version.clone(),
+            self.config_name.clone(),
+            self.config_hash.clone(),
+            self.seed.to_string(),
+            self.workload.name.clone(),
+            self.workload.source.clone(),
+            self.policy.clone(),
+            self.content_model.clone(),
+            f(self.content_dedup_rate),
+        ];
+        for l in [&s.read, &s.write] {
+            row.extend([
+                l.count.to_string(),
+                f(l.mean_us),
+                f(l.p50_us),
+                f(l.p90_us),
+                f(l.p99_us),
+                f(l.p999_us),
+                f(l.p9999_us),
+                f(l.max_us),
+            ]);
+        }
+        row.extend([
+            f(s.duration_s),
+            f(s.iops),
+            f(s.dof_read),
+            f(s.dof_write),
+            s.write_volume_pages.to_string(),
+            self.counters.programs.host_unique.to_string(),
+            s.rewrites.to_string(),
+            self.counters.programs.gc.to_string(),
+            f(s.dedup_rate_achieved),
+            f(s.write_amplification),
+            s.gc_invocations.to_string(),
+            s.erases.to_string(),
+            self.memory.mapping_bytes.to_string(),
+            self.memory.fingerprint_index_bytes.to_string(),
+            self.policy_stats
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(";"),
+        ]);
+        row
+    }
+}
+
+/// Column names of [`RunReport::csv_row`].
+pub fn csv_header() -> Vec<&'static str> {
+    let mut h = vec![
+        "version",
+        "config",
+        "config_hash",
+        "seed",
+        "workload",
+        "workload_source",
+        "policy",
+        "content_model",
+        "content_dedup_rate",
+    ];
+    h.extend([
+        "read_count", "read_mean_us", "read_p50_us", "read_p90_us", "read_p99_us", "read_p999_us", "read_p9999_us",
+        "read_max_us",
+    ]);
+    h.extend([
+        "write_count",
+        "write_mean_us",
+        "write_p50_us",
+        "write_p90_us",
+        "write_p99_us",
+        "write_p999_us",
+        "write_p9999_us",
+        "write_max_us",
+    ]);
+    h.extend([
+        "duration_s",
+        "iops",
+        "dof_read",
+        "dof_write",
+        "write_volume_pages",
+        "programs_unique",
+        "rewrites",
+        "programs_gc",
+        "dedup_rate_achieved",
+        "write_amplification",
+        "gc_invocations",
+        "erases",
+        "mapping_bytes",
+        "index_bytes",
+        "policy_stats",
+    ]);
+    h
+}
+
+/// Writes reports as CSV (header + one row each).
+pub fn write_csv<W: std::io::Write>(reports: &[RunReport], w: W) -> csv::Result<()> {
+    let mut wr = csv::Writer::from_writer(w);
+    wr.write_record(csv_header())?;
+    for r in reports {
+        wr.write_record(r.csv_row())?;
+    }
+    wr.flush()?;
+    Ok(())
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn wear(counts: &[u32]) -> WearStats {
+    if counts.is_empty() {
+        return WearStats::default();
+    }
+    let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut sum = 0f64;
+    for &c in counts {
+        *hist.entry(c).or_default() += 1;
+        sum += c as f64;
+    }
+    let n = counts.len() as f64;
+    let mean = sum / n;
+    let var = hist
+        .iter()
+        .map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    WearStats {
+        min: *hist.keys().next().unwrap_or(&0),
+        max: *hist.keys().next_back().unwrap_or(&0),
+        mean,
+        stddev: var.sqrt(),
+        histogram: hist.into_iter().collect(),
+    }
+}
+
+/// Mean of a duration list in microseconds (helper for summaries).
+pub fn mean_us(v: &[Nanos]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().map(|n| n.as_us_f64()).sum::<f64>() / v.len() as f64
+    }
+}

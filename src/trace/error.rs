@@ -1,0 +1,77 @@
+//! The error type of the trace layer.
+//!
+//! Every message names the file (as the caller spelled its path) and, when
+//! the problem is tied to one line, the 1-based line number, in the
+//! `file:line: reason` shape compilers use, so that a user can jump straight
+//! to the offending record.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a trace could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read (including decompression errors).
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A line could not be parsed (and `skip_bad_lines` is off).
+    #[error("{}:{line}: {reason}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+
+    /// The trace holds no usable request (after volume selection).
+    #[error("{}: contains no requests{detail}", path.display())]
+    Empty { path: PathBuf, detail: String },
+
+    /// A format name given by the user is not known.
+    #[error("unknown trace format {name:?} (known formats: {known})")]
+    UnknownFormat { name: String, known: String },
+
+    /// Auto-detection could not recognise the trace's lines.
+    #[error(
+        "{}:{line}: cannot detect the trace format from {text:?}; \
+         pass the format explicitly (one of: {known})",
+        path.display()
+    )]
+    Undetected {
+        path: PathBuf,
+        line: u64,
+        text: String,
+        known: String,
+    },
+
+    /// A request addresses pages beyond the configured device capacity.
+    #[error(
+        "{}:{line}: request at LPN {lpn} ({pages} pages) ends beyond the device capacity \
+         of {capacity} pages; use --wrap to fold the trace's addresses into the device",
+        path.display()
+    )]
+    BeyondCapacity {
+        path: PathBuf,
+        line: u64,
+        lpn: u64,
+        pages: u64,
+        capacity: u64,
+    },
+
+    /// A request's address does not fit the simulator's 32-bit page numbers
+    /// (or a similar hard limit).
+    #[error("{}:{line}: {reason}; use --wrap to fold the trace's addresses into a smaller range", path.display())]
+    AddressOverflow {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+
+    /// The [`LoadOptions`](super::LoadOptions) are inconsistent.
+    #[error("invalid trace load options: {0}")]
+    InvalidOptions(String),
+}

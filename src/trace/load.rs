@@ -1,0 +1,789 @@
+//! Loading a trace file into a page-aligned [`Workload`].
+//!
+//! The pipeline is: [`open`](super::open::open) (decompress) → detect the
+//! format (unless given) → parse lines into [`TraceRecord`](super::TraceRecord)s
+//! ([`read_records`]) → page-align, map volumes, rebase time, intern content
+//! and check capacity ([`build_workload`], which documents the rules).
+
+use super::format::{detect, DETECT_LINES};
+use super::parse::{md5_of, pages_covered, LineParser, LineReader, Numbered, Stateless, HASH_PAGE};
+use super::{fiu, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
+use super::{PageHash, TraceError, TraceFormat};
+use crate::units::{ContentId, Nanos, Op};
+use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
+use md5::{Digest, Md5};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::io::BufRead;
+use std::path::Path;
+use std::str::FromStr;
+
+/// How many skipped bad lines are quoted individually in the warnings.
+const QUOTED_BAD_LINES: u64 = 10;
+
+/// Which volumes (disks, LUNs, devices) of a multi-volume trace to keep.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum VolumeSelect {
+    /// Keep every volume, each mapped to its own disjoint page range.
+    #[default]
+    All,
+    /// Keep only this volume number (FIU: `major << 20 | minor`).
+    One(u32),
+}
+
+impl FromStr for VolumeSelect {
+    type Err = TraceError;
+
+    /// `all`, a volume number, or `major:minor` (FIU devices).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let bad = || {
+            TraceError::InvalidOptions(format!(
+                "volume {s:?} is not `all`, a number or `major:minor`"
+            ))
+        };
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(VolumeSelect::All);
+        }
+        if let Some((maj, min)) = s.split_once(':') {
+            let maj: u32 = maj.parse().map_err(|_| bad())?;
+            let min: u32 = min.parse().map_err(|_| bad())?;
+            if maj >= 1 << 12 || min >= 1 << 20 {
+                return Err(bad());
+            }
+            return Ok(VolumeSelect::One((maj << 20) | min));
+        }
+        s.parse().map(VolumeSelect::One).map_err(|_| bad())
+    }
+}
+
+impl fmt::Display for VolumeSelect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VolumeSelect::All => f.write_str("all"),
+            VolumeSelect::One(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Options of [`load`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Force a format instead of auto-detecting it.
+    pub format: Option<TraceFormat>,
+    /// Logical page size in bytes (a power of two, at least 512).
+    pub page_size: u32,
+    /// Which volumes to keep.
+    pub volume: VolumeSelect,
+    /// Count and skip unparsable lines instead of failing on the first one.
+    pub skip_bad_lines: bool,
+    /// Fold page numbers modulo this many pages.
+    pub wrap_to_pages: Option<u64>,
+    /// Fail on requests ending beyond this many pages.
+    pub capacity_pages: Option<u64>,
+    /// FIU: largest gap between two 4 KiB records merged into one request.
+    pub fiu_merge_gap: Nanos,
+    /// Stop after this many requests (after volume selection; FIU: merged).
+    pub max_requests: Option<u64>,
+    /// Drop content hashes even if the trace has them.
+    pub ignore_content: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            format: None,
+            page_size: 4096,
+            volume: VolumeSelect::All,
+            skip_bad_lines: false,
+            wrap_to_pages: None,
+            capacity_pages: None,
+            fiu_merge_gap: Nanos::from_ms(10),
+            max_requests: None,
+            ignore_content: false,
+        }
+    }
+}
+
+impl LoadOptions {
+    fn validate(&self) -> Result<(), TraceError> {
+        let bad = |m: String| Err(TraceError::InvalidOptions(m));
+        if !self.page_size.is_power_of_two() || self.page_size < 512 {
+            return bad(format!(
+                "page size {} is not a power of two of at least 512 bytes",
+                self.page_size
+            ));
+        }
+        if self.wrap_to_pages == Some(0) {
+            return bad("wrap range must be at least one page".into());
+        }
+        if self.capacity_pages == Some(0) {
+            return bad("capacity must be at least one page".into());
+        }
+        if self.max_requests == Some(0) {
+            return bad("max_requests must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// A parsed but not yet page-aligned trace.
+#[derive(Clone, Debug)]
+pub struct ParsedTrace {
+    pub format: TraceFormat,
+    /// Records in trace order with the line each starts on (zero-length
+    /// records and records of unselected volumes are already dropped).
+    pub records: Vec<Numbered>,
+    /// Lines skipped because they did not parse (`skip_bad_lines`).
+    pub bad_lines: u64,
+    pub warnings: Vec<String>,
+    /// Every volume seen, selected or not, in order of first appearance.
+    pub volumes: Vec<u32>,
+}
+
+/// A loaded trace.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub workload: Workload,
+    /// Lines skipped because they did not parse (`skip_bad_lines`).
+    pub bad_lines: u64,
+    pub format: TraceFormat,
+    /// Non-fatal observations (clamped timestamps, skipped lines, ...).
+    pub warnings: Vec<String>,
+    /// Each kept volume with the first logical page of its range.
+    pub volumes: Vec<(u32, u64)>,
+}
+
+/// Loads a trace file (plain, `.gz` or `.zst`): detection, parsing and
+/// [`build_workload`].
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
+    opts.validate()?;
+    let reader = open::open(path)?;
+    load_from_reader(reader, path, opts)
+}
+
+/// Loads a trace from an already opened (decompressed) reader; `path` is
+/// only used in messages, provenance and to break the SSDsim/MQSim tie.
+pub fn load_from_reader<R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<Loaded, TraceError> {
+    opts.validate()?;
+    let parsed = read_records(reader, path, opts)?;
+    build_workload(parsed, path, opts)
+}
+
+fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
+    match format {
+        TraceFormat::Msr => Box::new(Stateless(msr::parse_line)),
+        TraceFormat::Fiu => Box::new(fiu::FiuParser::new(opts.fiu_merge_gap, false)),
+        TraceFormat::FiuHomes => Box::new(fiu::FiuParser::new(opts.fiu_merge_gap, true)),
+        TraceFormat::Umass => Box::new(Stateless(umass::parse_line)),
+        TraceFormat::Systor => Box::new(Stateless(systor::parse_line)),
+        TraceFormat::Tencent => Box::new(Stateless(tencent::parse_line)),
+        TraceFormat::Ssdsim => Box::new(Stateless(ssdsim::parse_line)),
+        TraceFormat::Mqsim => Box::new(Stateless(mqsim::parse_line)),
+        TraceFormat::Native => Box::new(native::NativeParser),
+    }
+}
+
+/// Per-line driver state of [`read_records`].
+struct Driver<'a> {
+    parser: Box<dyn LineParser>,
+    path: &'a Path,
+    opts: &'a LoadOptions,
+    scratch: Vec<Numbered>,
+    out: Vec<Numbered>,
+    bad: u64,
+    zero_len: u64,
+    warnings: Vec<String>,
+    seen: HashSet<u32>,
+    volumes: Vec<u32>,
+}
+
+impl Driver<'_> {
+    fn full(&self) -> bool {
+        self.opts
+            .max_requests
+            .is_some_and(|m| self.out.len() as u64 >= m)
+    }
+
+    fn line(&mut self, line_no: u64, text: &str) -> Result<(), TraceError> {
+        let s = text.trim();
+        if s.is_empty() {
+            return Ok(());
+        }
+        let res = if s.starts_with('#') {
+            self.parser.comment(s)
+        } else {
+            self.parser.line(s, line_no, &mut self.scratch)
+        };
+        if let Err(reason) = res {
+            if !self.opts.skip_bad_lines {
+                return Err(TraceError::Parse {
+                    path: self.path.to_path_buf(),
+                    line: line_no,
+                    reason,
+                });
+            }
+            self.bad += 1;
+            if self.bad <= QUOTED_BAD_LINES {
+                self.warnings.push(format!(
+                    "{}:{line_no}: skipped: {reason}",
+                    self.path.display()
+                ));
+            }
+        }
+        self.drain();
+        Ok(())
+    }
+
+    /// Moves newly parsed records to the output, applying the filters.
+    fn drain(&mut self) {
+        for (line, r) in self.scratch.drain(..) {
+            if self.seen.insert(r.volume) {
+                self.volumes.push(r.volume);
+            }
+            if r.size == 0 {
+                self.zero_len += 1;
+                continue;
+            }
+            if let VolumeSelect::One(v) = self.opts.volume {
+                if r.volume != v {
+                    continue;
+                }
+            }
+            if self
+                .opts
+                .max_requests
+                .is_some_and(|m| self.out.len() as u64 >= m)
+            {
+                continue;
+            }
+            self.out.push((line, r));
+        }
+    }
+}
+
+/// Parses a trace into records (format detection, line parsing, FIU
+/// merging, volume filtering) without page alignment.
+pub fn read_records<R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<ParsedTrace, TraceError> {
+    let io_err = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut lines = LineReader::new(reader);
+    let mut head: Vec<(u64, String)> = Vec::new();
+    while head.len() < DETECT_LINES {
+        match lines.next_line().map_err(io_err)? {
+            Some((n, t)) if !t.trim().is_empty() => head.push((n, t)),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    let format = match opts.format {
+        Some(f) => f,
+        None => {
+            let texts: Vec<&str> = head.iter().map(|(_, t)| t.as_str()).collect();
+            let name = path.file_name().map(|n| n.to_string_lossy());
+            match detect(&texts, name.as_deref()) {
+                Some(f) => f,
+                None => {
+                    return Err(
+                        match head.iter().find(|(_, t)| !t.trim_start().starts_with('#')) {
+                            Some((n, t)) => TraceError::Undetected {
+                                path: path.to_path_buf(),
+                                line: *n,
+                                text: t.chars().take(80).collect(),
+                                known: TraceFormat::names(),
+                            },
+                            None => TraceError::Empty {
+                                path: path.to_path_buf(),
+                                detail: String::new(),
+                            },
+                        },
+                    )
+                }
+            }
+        }
+    };
+    let mut d = Driver {
+        parser: make_parser(format, opts),
+        path,
+        opts,
+        scratch: Vec::new(),
+        out: Vec::new(),
+        bad: 0,
+        zero_len: 0,
+        warnings: Vec::new(),
+        seen: HashSet::new(),
+        volumes: Vec::new(),
+    };
+    let mut head = head.into_iter();
+    while !d.full() {
+        let next = match head.next() {
+            Some(x) => Some(x),
+            None => lines.next_line().map_err(io_err)?,
+        };
+        let Some((n, text)) = next else { break };
+        d.line(n, &text)?;
+    }
+    d.parser.finish(&mut d.scratch);
+    d.drain();
+    if d.bad > QUOTED_BAD_LINES {
+        d.warnings.push(format!(
+            "... and {} more bad lines",
+            d.bad - QUOTED_BAD_LINES
+        ));
+    }
+    if d.bad > 0 {
+        d.warnings
+            .push(format!("skipped {} bad lines in total", d.bad));
+    }
+    if d.zero_len > 0 {
+        d.warnings
+            .push(format!("ignored {} zero-length requests", d.zero_len));
+    }
+    Ok(ParsedTrace {
+        format,
+        records: d.out,
+        bad_lines: d.bad,
+        warnings: d.warnings,
+        volumes: d.volumes,
+    })
+}
+
+/// The workload name for a trace path: the file name without compression
+/// and format extensions (`hm_0.csv.gz` → `hm_0`).
+pub fn trace_name(path: &Path) -> String {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for ext in [".gz", ".zst", ".zstd"] {
+        if let Some(s) = name.strip_suffix(ext) {
+            name = s.to_string();
+        }
+    }
+    match Path::new(&name).file_stem() {
+        Some(s) if !s.is_empty() => s.to_string_lossy().into_owned(),
+        _ => name,
+    }
+}
+
+/// Converts a record's per-4 KiB hashes into one hash per `ps`-byte page
+/// (see [`build_workload`]). `None` if the list does not match the
+/// record's extent.
+fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<PageHash>> {
+    let n4 = pages_covered(offset, size, HASH_PAGE);
+    if c.len() as u64 != n4 || n4 == 0 {
+        return None;
+    }
+    if ps == HASH_PAGE {
+        return Some(c.to_vec());
+    }
+    let f4 = offset / HASH_PAGE;
+    let first = offset / ps;
+    let n = pages_covered(offset, size, ps);
+    let mut out = Vec::with_capacity(n as usize);
+    if ps > HASH_PAGE {
+        let k = ps / HASH_PAGE;
+        for p in first..first + n {
+            let lo = (p * k).max(f4);
+            let hi = ((p + 1) * k).min(f4 + n4);
+            let subs = &c[(lo - f4) as usize..(hi - f4) as usize];
+            if hi - lo == k {
+                let parts: Vec<&[u8]> = subs.iter().map(|h| &h[..]).collect();
+                out.push(md5_of(&parts));
+            } else {
+                let mut h = Md5::new();
+                h.update(b"dedupsim-page-partial");
+                for (i, s) in (lo..hi).zip(subs) {
+                    h.update(((i - p * k) as u32).to_le_bytes());
+                    h.update(s);
+                }
+                out.push(h.finalize().into());
+            }
+        }
+    } else {
+        let m = HASH_PAGE / ps;
+        for p in first..first + n {
+            let q = p / m;
+            let h = c.get((q - f4) as usize)?;
+            out.push(md5_of(&[
+                b"dedupsim-subpage",
+                &((p % m) as u32).to_le_bytes(),
+                &(ps as u32).to_le_bytes(),
+                h,
+            ]));
+        }
+    }
+    Some(out)
+}
+
+/// Aligns parsed records to pages, maps volumes, rebases time, interns
+/// content and checks capacity:
+///
+/// 1. **Volumes.** With [`VolumeSelect::All`] every volume gets its own
+///    disjoint range of logical pages, in order of first appearance; a
+///    volume's range is as large as its highest byte address rounded up to a
+///    page (`ceil(max(offset + size) / page_size)` pages), so a single-volume
+///    trace keeps its addresses. [`VolumeSelect::One`] keeps one volume
+///    (addresses unchanged) and drops the rest while parsing.
+/// 2. **Time.** Arrival times are rebased so the first request arrives at 0.
+///    A timestamp earlier than its predecessor's is clamped to it (the
+///    simulator replays in order) and reported as a warning with the count.
+/// 3. **Pages.** `lpn = offset / page_size`,
+///    `pages = ceil((offset + size) / page_size) - lpn`.
+/// 4. **Content.** Write requests carrying hashes get one [`ContentId`] per
+///    page, interned densely in order of first appearance (equal hash ⇔
+///    equal id). Trace hashes are per 4 KiB page; a 4 KiB page only partly
+///    covered by a request keeps its page's hash. With larger pages the
+///    sub-page hashes are combined: MD5 of the concatenated hashes when all
+///    sub-pages are present, otherwise MD5 of `dedupsim-page-partial`
+///    followed by (sub-page index as u32 LE, hash) for each present one.
+///    With smaller pages each piece of a 4 KiB page gets
+///    MD5(`dedupsim-subpage` ‖ index u32 LE ‖ page size u32 LE ‖ hash).
+///    Reads and trims carry no content ids.
+/// 5. **Capacity.** With `wrap_to_pages = W` every page `p` maps to
+///    `p mod W` (a request crossing the boundary is split into two requests
+///    at the same time, and counted in a warning). With `capacity_pages` a
+///    request ending beyond the capacity is an error naming its line and
+///    suggesting `--wrap`. Page numbers must fit in 32 bits
+///    ([`crate::units::Lpn`]).
+pub fn build_workload(
+    parsed: ParsedTrace,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<Loaded, TraceError> {
+    opts.validate()?;
+    let ParsedTrace {
+        format,
+        records,
+        bad_lines,
+        mut warnings,
+        volumes: seen,
+    } = parsed;
+    let pb = || path.to_path_buf();
+    if records.is_empty() {
+        let detail = match opts.volume {
+            VolumeSelect::One(v) => {
+                let list: Vec<String> = seen.iter().take(20).map(u32::to_string).collect();
+                format!(" for volume {v} (volumes present: {})", list.join(", "))
+            }
+            VolumeSelect::All if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
+            VolumeSelect::All => String::new(),
+        };
+        return Err(TraceError::Empty { path: pb(), detail });
+    }
+    let ps = u64::from(opts.page_size);
+
+    // Volume ranges, in order of first appearance.
+    let mut order: Vec<(u32, u64, u64)> = Vec::new(); // (volume, first line, max end)
+    let mut index: HashMap<u32, usize> = HashMap::new();
+    for (line, r) in &records {
+        let end = r.offset + r.size;
+        match index.get(&r.volume) {
+            Some(&i) => order[i].2 = order[i].2.max(end),
+            None => {
+                index.insert(r.volume, order.len());
+                order.push((r.volume, *line, end));
+            }
+        }
+    }
+    let mut bases: HashMap<u32, u64> = HashMap::new();
+    let mut volumes = Vec::with_capacity(order.len());
+    let mut next = 0u64;
+    for &(v, line, max_end) in &order {
+        bases.insert(v, next);
+        volumes.push((v, next));
+        next =
+            next.checked_add(max_end.div_ceil(ps))
+                .ok_or_else(|| TraceError::AddressOverflow {
+                    path: pb(),
+                    line,
+                    reason: format!("volume {v}'s page range overflows 64 bits"),
+                })?;
+    }
+
+    let t0 = records[0].1.time;
+    let mut prev = t0;
+    let (mut backwards, mut max_back) = (0u64, Nanos::ZERO);
+    let (mut splits, mut mismatched, mut writes_without) = (0u64, 0u64, 0u64);
+    let mut writes_with = 0u64;
+    let mut intern: HashMap<PageHash, u32> = HashMap::new();
+    let mut contents: Vec<ContentId> = Vec::new();
+    let mut requests: Vec<Request> = Vec::with_capacity(records.len());
+    let mut span = 0u64;
+    for (line, r) in &records {
+        let line = *line;
+        let mut abs = r.time;
+        if abs < prev {
+            backwards += 1;
+            max_back = max_back.max(prev - abs);
+            abs = prev;
+        }
+        prev = abs;
+        let t = abs - t0;
+        let base = bases.get(&r.volume).copied().unwrap_or(0);
+        let pages = pages_covered(r.offset, r.size, ps);
+        let lpn = base
+            .checked_add(r.offset / ps)
+            .ok_or_else(|| TraceError::AddressOverflow {
+                path: pb(),
+                line,
+                reason: "logical page number overflows 64 bits".into(),
+            })?;
+        let hashes = match (&r.content, r.op) {
+            (Some(c), Op::Write) if !opts.ignore_content => {
+                let h = page_hashes(c, r.offset, r.size, ps);
+                if h.is_none() {
+                    mismatched += 1;
+                }
+                h
+            }
+            _ => None,
+        };
+        if r.op == Op::Write {
+            if hashes.is_some() {
+                writes_with += 1;
+            } else {
+                writes_without += 1;
+            }
+        }
+
+        // Up to two segments (lpn, pages, first hash index).
+        let mut segs = [(lpn, pages, 0usize), (0, 0, 0)];
+        let mut nsegs = 1;
+        if let Some(w) = opts.wrap_to_pages {
+            if pages > w {
+                return Err(TraceError::Parse {
+                    path: pb(),
+                    line,
+                    reason: format!(
+                        "request of {pages} pages is larger than the --wrap range of {w} pages"
+                    ),
+                });
+            }
+            let l = lpn % w;
+            if l + pages > w {
+                let head = w - l;
+                segs = [(l, head, 0), (0, pages - head, head as usize)];
+                nsegs = 2;
+                splits += 1;
+            } else {
+                segs[0].0 = l;
+            }
+        }
+        for &(l, p, h0) in &segs[..nsegs] {
+            let end = l + p;
+            if let Some(cap) = opts.capacity_pages {
+                if end > cap {
+                    return Err(TraceError::BeyondCapacity {
+                        path: pb(),
+                        line,
+                        lpn: l,
+                        pages: p,
+                        capacity: cap,
+                    });
+                }
+            }
+            if end > 1 << 32 {
+                return Err(TraceError::AddressOverflow {
+                    path: pb(),
+                    line,
+                    reason: format!(
+                        "request ends at page {end}, beyond the simulator's 2^32-page address \
+                         space ({} TiB with {ps}-byte pages)",
+                        (ps << 32) >> 40
+                    ),
+                });
+            }
+            let content = match &hashes {
+                Some(h) => {
+                    let start = contents.len();
+                    if start + p as usize >= NO_CONTENT as usize {
+                        return Err(TraceError::Parse {
+                            path: pb(),
+                            line,
+                            reason: "more than 2^32-1 written pages with content; load a \
+                                     prefix of the trace (max_requests)"
+                                .into(),
+                        });
+                    }
+                    for hash in &h[h0..h0 + p as usize] {
+                        let next_id = intern.len() as u32;
+                        let id = *intern.entry(*hash).or_insert(next_id);
+                        contents.push(ContentId(id));
+                    }
+                    start as u32
+                }
+                None => NO_CONTENT,
+            };
+            span = span.max(end);
+            requests.push(Request {
+                arrival: t,
+                op: r.op,
+                lpn: l as u32,
+                pages: p as u32,
+                content,
+            });
+        }
+    }
+
+    if backwards > 0 {
+        warnings.push(format!(
+            "{backwards} timestamps went backwards (by up to {max_back}); \
+             clamped to the previous request's time"
+        ));
+    }
+    if splits > 0 {
+        warnings.push(format!(
+            "{splits} requests crossed the --wrap boundary and were split in two"
+        ));
+    }
+    if mismatched > 0 {
+        warnings.push(format!(
+            "{mismatched} write requests had a content list not matching their size; \
+             their content was dropped"
+        ));
+    }
+    if writes_with > 0 && writes_without > 0 {
+        warnings.push(format!(
+            "{writes_without} of {} write requests carry no content hashes; \
+             the workload is treated as content-less",
+            writes_with + writes_without
+        ));
+    }
+
+    let workload = Workload {
+        provenance: Provenance {
+            name: trace_name(path),
+            source: format!("trace: {} ({format})", path.display()),
+        },
+        requests,
+        contents,
+        content_space: intern.len() as u32,
+        lpn_span: span,
+        ..Workload::default()
+    };
+    Ok(Loaded {
+        workload,
+        bad_lines,
+        format,
+        warnings,
+        volumes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_str(text: &str, opts: &LoadOptions) -> Result<Loaded, TraceError> {
+        load_from_reader(text.as_bytes(), Path::new("t.trace"), opts)
+    }
+
+    #[test]
+    fn volumes_get_disjoint_ranges() {
+        let text = "# dedupsim-trace v1\n0 W 8192 4096 5\n1 W 0 100 2\n2 R 4096 4096 5\n";
+        let l = load_str(text, &LoadOptions::default()).unwrap();
+        let r = &l.workload.requests;
+        // Volume 5 first (3 pages: max end 12288), then volume 2 at page 3.
+        assert_eq!(l.volumes, vec![(5, 0), (2, 3)]);
+        assert_eq!((r[0].lpn, r[1].lpn, r[2].lpn), (2, 3, 1));
+        assert_eq!(l.workload.lpn_span, 4);
+        let one = LoadOptions {
+            volume: VolumeSelect::One(2),
+            ..LoadOptions::default()
+        };
+        let l = load_str(text, &one).unwrap();
+        assert_eq!(l.workload.requests.len(), 1);
+        assert_eq!(l.workload.requests[0].lpn, 0);
+        let none = LoadOptions {
+            volume: VolumeSelect::One(9),
+            ..LoadOptions::default()
+        };
+        let e = load_str(text, &none).unwrap_err().to_string();
+        assert!(
+            e.contains("no requests for volume 9 (volumes present: 5, 2)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn time_rebased_and_clamped() {
+        let text = "# dedupsim-trace v1\n1000 R 0 4096\n900 R 0 4096\n3000 R 0 4096\n";
+        let l = load_str(text, &LoadOptions::default()).unwrap();
+        let t: Vec<u64> = l.workload.requests.iter().map(|r| r.arrival.0).collect();
+        assert_eq!(t, vec![0, 0, 2000]);
+        assert!(l
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("1 timestamps went backwards")));
+    }
+
+    #[test]
+    fn alignment_and_wrap() {
+        let text = "# dedupsim-trace v1\n0 W 4000 200 0 1,2\n0 W 40960 8192 0 3,4\n";
+        let l = load_str(text, &LoadOptions::default()).unwrap();
+        let r = &l.workload.requests;
+        assert_eq!((r[0].lpn, r[0].pages), (0, 2));
+        assert_eq!(l.workload.content_space, 4);
+        let wrap = LoadOptions {
+            wrap_to_pages: Some(11),
+            ..LoadOptions::default()
+        };
+        let l = load_str(text, &wrap).unwrap();
+        let r = &l.workload.requests;
+        assert_eq!(r.len(), 3);
+        assert_eq!((r[1].lpn, r[1].pages, r[2].lpn, r[2].pages), (10, 1, 0, 1));
+        let c: Vec<u32> = l.workload.contents.iter().map(|c| c.0).collect();
+        assert_eq!(c, vec![0, 1, 2, 3]);
+        assert_eq!(l.workload.content_of(&r[2]), &[ContentId(3)]);
+    }
+
+    #[test]
+    fn large_and_small_pages_combine_content() {
+        // Two 8 KiB pages with identical halves; one partially covered.
+        let text =
+            "# dedupsim-trace v1\n0 W 0 8192 0 1,2\n1 W 8192 8192 0 1,2\n2 W 16384 4096 0 1\n";
+        let big = LoadOptions {
+            page_size: 8192,
+            ..LoadOptions::default()
+        };
+        let w = load_str(text, &big).unwrap().workload;
+        let c: Vec<u32> = w.contents.iter().map(|c| c.0).collect();
+        assert_eq!(c, vec![0, 0, 1]);
+        let small = LoadOptions {
+            page_size: 2048,
+            ..LoadOptions::default()
+        };
+        let w = load_str(text, &small).unwrap().workload;
+        let c: Vec<u32> = w.contents.iter().map(|c| c.0).collect();
+        assert_eq!(c, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn trace_names() {
+        assert_eq!(trace_name(Path::new("/x/hm_0.csv.gz")), "hm_0");
+        assert_eq!(trace_name(Path::new("mail.blkparse")), "mail");
+        assert_eq!(trace_name(Path::new("noext")), "noext");
+    }
+
+    #[test]
+    fn volume_select_parses() {
+        assert_eq!("all".parse::<VolumeSelect>().unwrap(), VolumeSelect::All);
+        assert_eq!("3".parse::<VolumeSelect>().unwrap(), VolumeSelect::One(3));
+        assert_eq!(
+            "6:16".parse::<VolumeSelect>().unwrap(),
+            VolumeSelect::One((6 << 20) | 16)
+        );
+        assert!("x".parse::<VolumeSelect>().is_err());
+    }
+}

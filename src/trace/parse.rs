@@ -1,0 +1,362 @@
+//! Shared parsing machinery: line reading, field access with precise error
+//! messages, the per-format line-parser trait, and content-hash helpers.
+//!
+//! Parsers never panic on input: every field access is checked and every
+//! unit conversion uses checked arithmetic, and failures come back as a
+//! human-readable reason (`field 6 (Size) is not an integer: "12x"`) that the
+//! driver prefixes with `file:line:`.
+
+use super::{PageHash, TraceRecord};
+use crate::units::SECTOR;
+use md5::{Digest, Md5};
+use std::borrow::Cow;
+use std::io::{self, BufRead};
+
+/// Granularity of [`PageHash`]es in [`TraceRecord::content`]: one per 4 KiB page.
+pub const HASH_PAGE: u64 = 4096;
+
+/// A record with the 1-based line number it starts on (for error messages).
+pub type Numbered = (u64, TraceRecord);
+
+/// A format's line parser. Stateless formats map one line to at most one
+/// record; FIU buffers records to merge them into requests.
+pub(crate) trait LineParser {
+    /// Parses one non-blank, non-comment line (already trimmed), appending
+    /// zero or more finished records to `out`.
+    fn line(&mut self, line: &str, line_no: u64, out: &mut Vec<Numbered>) -> Result<(), String>;
+
+    /// Sees comment lines (starting with `#`); the native format checks its
+    /// version header here.
+    fn comment(&mut self, _line: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Flushes buffered state at end of input.
+    fn finish(&mut self, _out: &mut Vec<Numbered>) {}
+}
+
+/// Adapter for formats whose lines are independent.
+pub(crate) struct Stateless(pub fn(&str) -> Result<Option<TraceRecord>, String>);
+
+impl LineParser for Stateless {
+    fn line(&mut self, line: &str, line_no: u64, out: &mut Vec<Numbered>) -> Result<(), String> {
+        if let Some(r) = (self.0)(line)? {
+            out.push((line_no, r));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a trace line by line, counting lines. Invalid UTF-8 is replaced
+/// (FIU process names are arbitrary bytes) rather than failing the read; a
+/// CR before the LF is dropped.
+pub(crate) struct LineReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    line_no: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(reader: R) -> Self {
+        LineReader {
+            reader,
+            buf: Vec::with_capacity(256),
+            line_no: 0,
+        }
+    }
+
+    /// The next line and its 1-based number, or `None` at end of input.
+    pub fn next_line(&mut self) -> io::Result<Option<(u64, String)>> {
+        self.buf.clear();
+        if self.reader.read_until(b'\n', &mut self.buf)? == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        let text = match String::from_utf8_lossy(&self.buf) {
+            Cow::Borrowed(s) => s.to_owned(),
+            Cow::Owned(s) => s,
+        };
+        Ok(Some((self.line_no, text)))
+    }
+}
+
+/// The fields of one line plus their names, for error messages.
+pub(crate) struct Fields<'a> {
+    items: Vec<&'a str>,
+    names: &'static [&'static str],
+}
+
+impl<'a> Fields<'a> {
+    /// Splits a CSV line at commas (no quoting: none of the supported CSV
+    /// formats quote fields) and trims each field.
+    pub fn csv(line: &'a str, names: &'static [&'static str]) -> Self {
+        Fields {
+            items: line.split(',').map(str::trim).collect(),
+            names,
+        }
+    }
+
+    /// Splits a line at runs of whitespace.
+    pub fn ws(line: &'a str, names: &'static [&'static str]) -> Self {
+        Fields {
+            items: line.split_whitespace().collect(),
+            names,
+        }
+    }
+
+    /// Fields already split by the caller.
+    pub fn from_items(items: Vec<&'a str>, names: &'static [&'static str]) -> Self {
+        Fields { items, names }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Fails unless there are at least `min` fields.
+    pub fn require(&self, min: usize) -> Result<(), String> {
+        if self.items.len() >= min {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected at least {min} fields ({}), found {}",
+                self.names.join(", "),
+                self.items.len()
+            ))
+        }
+    }
+
+    fn name(&self, i: usize) -> &'static str {
+        self.names.get(i).copied().unwrap_or("extra")
+    }
+
+    /// A reason string for field `i` (0-based; printed 1-based).
+    pub fn bad(&self, i: usize, what: &str) -> String {
+        format!(
+            "field {} ({}) {what}: {:?}",
+            i + 1,
+            self.name(i),
+            self.items.get(i).copied().unwrap_or("")
+        )
+    }
+
+    pub fn str(&self, i: usize) -> Result<&'a str, String> {
+        self.items
+            .get(i)
+            .copied()
+            .ok_or_else(|| format!("missing field {} ({})", i + 1, self.name(i)))
+    }
+
+    pub fn u64(&self, i: usize) -> Result<u64, String> {
+        let s = self.str(i)?;
+        if !s.bytes().all(|b| b.is_ascii_digit()) || s.is_empty() {
+            return Err(self.bad(i, "is not an integer"));
+        }
+        s.parse::<u64>().map_err(|_| self.bad(i, "is out of range"))
+    }
+
+    pub fn u32(&self, i: usize) -> Result<u32, String> {
+        u32::try_from(self.u64(i)?).map_err(|_| self.bad(i, "is out of range (> 2^32-1)"))
+    }
+
+    /// An integer count of 512-byte sectors, converted to bytes.
+    pub fn sectors_as_bytes(&self, i: usize) -> Result<u64, String> {
+        self.u64(i)?
+            .checked_mul(SECTOR)
+            .ok_or_else(|| self.bad(i, "overflows a 64-bit byte address"))
+    }
+
+    /// A non-negative decimal number of seconds, converted to nanoseconds.
+    pub fn seconds_as_ns(&self, i: usize) -> Result<u64, String> {
+        parse_seconds_ns(self.str(i)?)
+            .ok_or_else(|| self.bad(i, "is not a non-negative number of seconds"))
+    }
+}
+
+/// Parses a decimal number of seconds exactly into nanoseconds (digits past
+/// the ninth decimal are truncated). Going through `f64` would lose ~200 ns
+/// at Unix-epoch magnitudes, so plain decimals are parsed digit by digit;
+/// only exponent notation falls back to `f64`.
+pub fn parse_seconds_ns(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s.is_empty() || s.starts_with('-') {
+        return None;
+    }
+    if s.contains(['e', 'E']) {
+        let v: f64 = s.parse().ok()?;
+        let ns = (v * 1e9).round();
+        return (v.is_finite() && v >= 0.0 && ns < u64::MAX as f64).then_some(ns as u64);
+    }
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let whole: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut frac_ns: u64 = 0;
+    for i in 0..9 {
+        let d = frac.as_bytes().get(i).map_or(0, |b| u64::from(b - b'0'));
+        frac_ns = frac_ns * 10 + d;
+    }
+    whole.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// Checks that `offset + size` fits in 64 bits (the loader relies on it).
+pub(crate) fn check_extent(offset: u64, size: u64) -> Result<(), String> {
+    offset
+        .checked_add(size)
+        .map(|_| ())
+        .ok_or_else(|| format!("offset {offset} + size {size} overflows a 64-bit byte address"))
+}
+
+/// Number of `page`-byte pages the byte range `[offset, offset+size)`
+/// touches (0 for an empty range). The caller guarantees no overflow.
+pub fn pages_covered(offset: u64, size: u64, page: u64) -> u64 {
+    if size == 0 {
+        0
+    } else {
+        (offset + size - 1) / page - offset / page + 1
+    }
+}
+
+/// MD5 of the concatenation of `parts`.
+pub(crate) fn md5_of(parts: &[&[u8]]) -> PageHash {
+    let mut h = Md5::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// Converts digests of consecutive `chunk`-byte pieces of the request
+/// `[offset, offset+size)` (piece `i` starts at `offset + i*chunk`; the last
+/// may be clipped by the request end) into one hash per 4 KiB page covered.
+///
+/// Rules, chosen so that the common cases keep the trace's own digest:
+/// * a page that is exactly one piece (4 KiB digests, aligned): that digest;
+/// * a page exactly tiled by whole pieces (FIU homes: 8 sector digests):
+///   MD5 of the concatenated digests in address order;
+/// * anything else (unaligned or partial coverage): MD5 of the tag
+///   `dedupsim-partial` followed by, per piece in address order, its offset in
+///   the page, its length and its offset within its chunk (u32 LE each) and
+///   its digest. Two pages then compare equal only if they were assembled
+///   from the same pieces at the same positions.
+pub(crate) fn chunk_digests_to_pages(
+    offset: u64,
+    size: u64,
+    chunk: u64,
+    digests: &[PageHash],
+) -> Vec<PageHash> {
+    let end = offset + size;
+    let n = pages_covered(offset, size, HASH_PAGE);
+    let first = offset / HASH_PAGE;
+    let mut out = Vec::with_capacity(n as usize);
+    for p in first..first + n {
+        let (ps, pe) = (p * HASH_PAGE, (p + 1) * HASH_PAGE);
+        // Pieces overlapping [ps, pe).
+        let lo = ps.max(offset);
+        let hi = pe.min(end);
+        let i0 = (lo - offset) / chunk;
+        let i1 = (hi - 1 - offset) / chunk;
+        let mut pieces = Vec::new();
+        for i in i0..=i1 {
+            let Some(d) = digests.get(i as usize) else {
+                break;
+            };
+            let cs = offset + i * chunk;
+            let ce = (cs + chunk).min(end);
+            let (s, e) = (cs.max(ps), ce.min(pe));
+            pieces.push((s, e, cs, cs + chunk, d));
+        }
+        let whole = |&(s, e, cs, ce, _): &(u64, u64, u64, u64, &PageHash)| s == cs && e == ce;
+        let tiles = !pieces.is_empty()
+            && pieces.iter().all(whole)
+            && pieces.first().map(|x| x.0) == Some(ps)
+            && pieces.last().map(|x| x.1) == Some(pe);
+        let hash = if tiles && pieces.len() == 1 {
+            *pieces[0].4
+        } else if tiles {
+            let parts: Vec<&[u8]> = pieces.iter().map(|x| &x.4[..]).collect();
+            md5_of(&parts)
+        } else {
+            let mut h = Md5::new();
+            h.update(b"dedupsim-partial");
+            for &(s, e, cs, _, d) in &pieces {
+                h.update(((s - ps) as u32).to_le_bytes());
+                h.update(((e - s) as u32).to_le_bytes());
+                h.update(((s - cs) as u32).to_le_bytes());
+                h.update(d);
+            }
+            h.finalize().into()
+        };
+        out.push(hash);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_parse_exactly() {
+        assert_eq!(
+            parse_seconds_ns("1455591804.310701000"),
+            Some(1_455_591_804_310_701_000)
+        );
+        assert_eq!(parse_seconds_ns("0.5"), Some(500_000_000));
+        assert_eq!(parse_seconds_ns(".25"), Some(250_000_000));
+        assert_eq!(parse_seconds_ns("3"), Some(3_000_000_000));
+        assert_eq!(parse_seconds_ns("1.0000000019"), Some(1_000_000_001));
+        assert_eq!(parse_seconds_ns("1e-3"), Some(1_000_000));
+        assert_eq!(parse_seconds_ns("-1"), None);
+        assert_eq!(parse_seconds_ns("1.2.3"), None);
+        assert_eq!(parse_seconds_ns("."), None);
+        assert_eq!(parse_seconds_ns("abc"), None);
+        assert_eq!(parse_seconds_ns("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn field_errors_name_field() {
+        let f = Fields::csv("1,2,x", &["A", "B", "C"]);
+        assert_eq!(
+            f.u64(2).unwrap_err(),
+            "field 3 (C) is not an integer: \"x\""
+        );
+        assert!(f.str(5).unwrap_err().contains("missing field 6"));
+        assert!(f.require(4).unwrap_err().contains("found 3"));
+    }
+
+    #[test]
+    fn pages_covered_counts() {
+        assert_eq!(pages_covered(0, 4096, 4096), 1);
+        assert_eq!(pages_covered(512, 4096, 4096), 2);
+        assert_eq!(pages_covered(4095, 2, 4096), 2);
+        assert_eq!(pages_covered(7, 0, 4096), 0);
+    }
+
+    #[test]
+    fn chunk_rules() {
+        let a = [1u8; 16];
+        let b = [2u8; 16];
+        // Aligned 4 KiB digests are kept as they are.
+        assert_eq!(
+            chunk_digests_to_pages(8192, 8192, 4096, &[a, b]),
+            vec![a, b]
+        );
+        // Eight sector digests tiling a page: MD5 of the concatenation.
+        let d = [a; 8];
+        let want = md5_of(&d.iter().map(|x| &x[..]).collect::<Vec<_>>());
+        assert_eq!(chunk_digests_to_pages(0, 4096, 512, &d), vec![want]);
+        // Unaligned 4 KiB chunk straddles two pages: two distinct partial hashes.
+        let v = chunk_digests_to_pages(2048, 4096, 4096, &[a]);
+        assert_eq!(v.len(), 2);
+        assert_ne!(v[0], v[1]);
+        assert_ne!(v[0], a);
+    }
+}

@@ -1,0 +1,64 @@
+//! Tencent Cloud Block Storage traces (Zhang et al., "OSCA: An Online-Model
+//! Based Cache Allocation Scheme in Cloud Block Storage Systems", ATC'20;
+//! SNIA IOTTA "Tencent CBS").
+//!
+//! One request per line, CSV without header:
+//!
+//! ```text
+//! Timestamp,Offset,Size,IOType,VolumeID
+//! 1538323200,12345,8,1,1063
+//! ```
+//!
+//! * TIME UNIT: `Timestamp` is Unix time in (integer) seconds; decimals are
+//!   accepted. One-second resolution means many requests share an arrival
+//!   time.
+//! * `Offset` and `Size` are in 512-byte sectors; `IOType` is `0` (read) or
+//!   `1` (write); the volume is `VolumeID`.
+
+use super::parse::{check_extent, Fields};
+use super::TraceRecord;
+use crate::units::{Nanos, Op};
+
+const NAMES: &[&str] = &["Timestamp", "Offset", "Size", "IOType", "VolumeID"];
+
+/// Parses one Tencent CBS line.
+pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
+    let f = Fields::csv(line, NAMES);
+    f.require(5)?;
+    let time = f.seconds_as_ns(0)?;
+    let offset = f.sectors_as_bytes(1)?;
+    let size = f.sectors_as_bytes(2)?;
+    let op = match f.str(3)? {
+        "0" => Op::Read,
+        "1" => Op::Write,
+        _ => return Err(f.bad(3, "is not 0 (read) or 1 (write)")),
+    };
+    let volume = f.u32(4)?;
+    check_extent(offset, size)?;
+    Ok(Some(TraceRecord {
+        time: Nanos(time),
+        op,
+        offset,
+        size,
+        volume,
+        content: None,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cbs_line() {
+        let r = parse_line("1538323200,12345,8,1,1063").unwrap().unwrap();
+        assert_eq!(r.time, Nanos(1_538_323_200_000_000_000));
+        assert_eq!(
+            (r.op, r.offset, r.size, r.volume),
+            (Op::Write, 12345 * 512, 4096, 1063)
+        );
+        assert!(parse_line("1,2,3,2,4")
+            .unwrap_err()
+            .contains("field 4 (IOType)"));
+    }
+}
