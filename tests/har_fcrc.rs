@@ -5,9 +5,7 @@
 //! ([`PageInfo`] with [`Dup`]); group (container) ids are `ppn / G`.
 
 use dedupsim::config::{Config, GeometryConfig};
-use dedupsim::policy::{
-    self, Action, Dup, Fcrc, FcrcMode, FcrcParams, Har, HarParams, PageInfo, Policy,
-};
+use dedupsim::policy::{self, Action, Dup, Fcrc, FcrcMode, FcrcParams, Har, HarParams, PageInfo, Policy};
 use dedupsim::sim::{RunOptions, Simulation};
 use dedupsim::units::{ContentId, Lpn, Nanos, Op, Ppn};
 use dedupsim::workload::{Provenance, Request, Workload};
@@ -19,22 +17,13 @@ fn dup(c: u32, ppn: u32, refs: u32) -> PageInfo {
     PageInfo {
         lpn: Lpn(c),
         content: ContentId(c),
-        dup: Dup::Existing {
-            entry: ppn,
-            unit: ppn % UNITS,
-            refs,
-            ppn: Ppn(ppn),
-        },
+        dup: Dup::Existing { entry: ppn, unit: ppn % UNITS, refs, ppn: Ppn(ppn) },
     }
 }
 
 /// A new page (content `c`).
 fn new(c: u32) -> PageInfo {
-    PageInfo {
-        lpn: Lpn(c),
-        content: ContentId(c),
-        dup: Dup::None,
-    }
+    PageInfo { lpn: Lpn(c), content: ContentId(c), dup: Dup::None }
 }
 
 fn news(from: u32, n: u32) -> Vec<PageInfo> {
@@ -58,21 +47,12 @@ fn is_program(a: &Action) -> bool {
 }
 
 fn stat(p: &dyn Policy, key: &str) -> f64 {
-    p.stats()
-        .into_iter()
-        .find(|(k, _)| *k == key)
-        .unwrap_or_else(|| panic!("no stat {key}"))
-        .1
+    p.stats().into_iter().find(|(k, _)| *k == key).unwrap_or_else(|| panic!("no stat {key}")).1
 }
 
 /// HAR with 8-page groups.
 fn har(epoch_pages: u64, rewrite_limit: f64) -> Har {
-    let p = HarParams {
-        group_pages: 8,
-        epoch_pages,
-        utilization_threshold: 0.5,
-        rewrite_limit,
-    };
+    let p = HarParams { group_pages: 8, epoch_pages, utilization_threshold: 0.5, rewrite_limit };
     Har::new(p, 64).unwrap()
 }
 
@@ -87,9 +67,7 @@ fn har_rewrites_a_duplicate_in_an_inherited_sparse_group() {
     f.extend(news(0, 2));
     let out = place(&mut h, &f);
     assert!(
-        out.iter()
-            .zip(&f)
-            .all(|(a, p)| is_program(a) == (p.dup == Dup::None)),
+        out.iter().zip(&f).all(|(a, p)| is_program(a) == (p.dup == Dup::None)),
         "no history yet: nothing is rewritten"
     );
     assert_eq!(h.epochs(), 1);
@@ -161,22 +139,14 @@ fn har_rewrite_limit_holds_within_an_epoch() {
     // Epoch 2: only duplicates in sparse groups, all distinct contents.
     let (mut written, mut rewrites) = (0u64, 0u64);
     for r in 0..9u32 {
-        let f: Vec<PageInfo> = (0..4)
-            .map(|k| dup(200 + r * 4 + k, (r * 4 + k) % 64, 1))
-            .collect();
+        let f: Vec<PageInfo> = (0..4).map(|k| dup(200 + r * 4 + k, (r * 4 + k) % 64, 1)).collect();
         let out = place(&mut h, &f);
         written += 4;
         rewrites += out.iter().filter(|a| is_program(a)).count() as u64;
-        assert!(
-            rewrites as f64 <= limit * written as f64,
-            "{rewrites} rewrites after {written} pages"
-        );
+        assert!(rewrites as f64 <= limit * written as f64, "{rewrites} rewrites after {written} pages");
         assert_eq!(h.epoch_progress(), (written, rewrites));
     }
-    assert_eq!(
-        rewrites, 9,
-        "the limit binds exactly: one rewrite per 4 pages"
-    );
+    assert_eq!(rewrites, 9, "the limit binds exactly: one rewrite per 4 pages");
     assert!(stat(&h, "limit_denied") > 0.0);
 }
 
@@ -188,23 +158,15 @@ fn har_epoch_end_trims_the_sparse_set_to_the_rewrite_limit() {
     f.extend((0..3).map(|k| dup(103 + k, 16 + k, 1)));
     f.extend(news(0, 14));
     place(&mut h, &f);
-    assert_eq!(
-        h.sparse_groups(),
-        vec![0],
-        "drop the highest utilization first until <= 2 pages"
-    );
+    assert_eq!(h.sparse_groups(), vec![0], "drop the highest utilization first until <= 2 pages");
     assert_eq!(stat(&h, "trimmed_groups"), 2.0);
 }
 
 // ---------------------------------------------------------------- FCRC (fad)
 
 fn fcrc_fad(cap: f64, max_fraction: f64) -> Fcrc {
-    let p = FcrcParams {
-        mode: FcrcMode::Fad,
-        dedup_cap: cap,
-        max_rewrite_fraction: max_fraction,
-        ..FcrcParams::default()
-    };
+    let p =
+        FcrcParams { mode: FcrcMode::Fad, dedup_cap: cap, max_rewrite_fraction: max_fraction, ..FcrcParams::default() };
     Fcrc::new(p, 64).unwrap()
 }
 
@@ -213,9 +175,7 @@ fn fcrc_fad(cap: f64, max_fraction: f64) -> Fcrc {
 fn mixed_stream(seed: u64, requests: usize) -> Vec<Vec<PageInfo>> {
     let mut x = seed;
     let mut rnd = move |m: u64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (x >> 33) % m
     };
     let mut c = 0u32;
@@ -227,11 +187,7 @@ fn mixed_stream(seed: u64, requests: usize) -> Vec<Vec<PageInfo>> {
                 c += 1;
                 let p = match rnd(10) {
                     0..=2 => new(c),
-                    3 if k > 0 => PageInfo {
-                        lpn: Lpn(c),
-                        content: ContentId(c),
-                        dup: Dup::InFile { first: 0 },
-                    },
+                    3 if k > 0 => PageInfo { lpn: Lpn(c), content: ContentId(c), dup: Dup::InFile { first: 0 } },
                     _ => dup(c, rnd(4096) as u32, 1 + rnd(20) as u32),
                 };
                 f.push(p);
@@ -250,21 +206,11 @@ fn fcrc_fad_keeps_the_overall_dedup_rate_under_the_cap() {
         let out = place(&mut p, &f);
         written += f.len() as u64;
         deduped += out.iter().filter(|a| **a == Action::Reference).count() as u64;
-        rewrites += out
-            .iter()
-            .zip(&f)
-            .filter(|(a, pg)| is_program(a) && pg.dup != Dup::None)
-            .count() as u64;
-        assert!(
-            deduped as f64 <= cap * written as f64 + 1e-9,
-            "{deduped} / {written} exceeds {cap}"
-        );
+        rewrites += out.iter().zip(&f).filter(|(a, pg)| is_program(a) && pg.dup != Dup::None).count() as u64;
+        assert!(deduped as f64 <= cap * written as f64 + 1e-9, "{deduped} / {written} exceeds {cap}");
     }
     assert!(rewrites > 0);
-    assert!(
-        deduped as f64 > (cap - 0.02) * written as f64,
-        "the cap is a cap, not a ban: {deduped} / {written}"
-    );
+    assert!(deduped as f64 > (cap - 0.02) * written as f64, "the cap is a cap, not a ban: {deduped} / {written}");
     assert!((stat(&p, "dedup_rate") - deduped as f64 / written as f64).abs() < 1e-12);
 }
 
@@ -279,11 +225,7 @@ fn fcrc_fad_per_request_maximum_bounds_rewrites_and_overshoot() {
         let dups = f.iter().filter(|pg| pg.dup != Dup::None).count() as u64;
         let allowed = ((cap * (written + n) as f64 + 1e-9).floor() as u64).saturating_sub(deduped);
         let out = place(&mut p, &f);
-        let rewrites = out
-            .iter()
-            .zip(&f)
-            .filter(|(a, pg)| is_program(a) && pg.dup != Dup::None)
-            .count() as u64;
+        let rewrites = out.iter().zip(&f).filter(|(a, pg)| is_program(a) && pg.dup != Dup::None).count() as u64;
         let max = (frac * n as f64 + 1e-9).floor() as u64;
         assert!(rewrites <= max, "{rewrites} rewrites in a {n}-page request");
         // Exactly the excess over the cap, as far as the maximum allows.
@@ -292,10 +234,7 @@ fn fcrc_fad_per_request_maximum_bounds_rewrites_and_overshoot() {
         written += n;
         deduped += dups - rewrites;
     }
-    assert!(
-        bound_hit,
-        "the stream must exercise the per-request maximum"
-    );
+    assert!(bound_hit, "the stream must exercise the per-request maximum");
     assert!(stat(&p, "bounded_requests") > 0.0);
 }
 
@@ -313,10 +252,7 @@ fn fcrc_fad_cap_overshoot_is_at_most_one_request_when_under_the_maximum() {
         let out = place(&mut p, &f);
         written += 10;
         deduped += out.iter().filter(|a| **a == Action::Reference).count() as u64;
-        assert!(
-            deduped as f64 <= cap * written as f64 + 1e-9,
-            "request {r}: {deduped} / {written}"
-        );
+        assert!(deduped as f64 <= cap * written as f64 + 1e-9, "request {r}: {deduped} / {written}");
     }
 }
 
@@ -324,39 +260,21 @@ fn fcrc_fad_cap_overshoot_is_at_most_one_request_when_under_the_maximum() {
 fn fcrc_fad_rewrites_higher_reference_counts_first() {
     // Cap 0: every duplicate is excess; max = floor(0.4 × 6) = 2 rewrites.
     let mut p = fcrc_fad(0.0, 0.4);
-    let f = vec![
-        dup(1, 10, 1),
-        dup(2, 20, 5),
-        dup(3, 30, 3),
-        dup(4, 40, 9),
-        dup(5, 50, 2),
-        new(6),
-    ];
+    let f = vec![dup(1, 10, 1), dup(2, 20, 5), dup(3, 30, 3), dup(4, 40, 9), dup(5, 50, 2), new(6)];
     let out = place(&mut p, &f);
-    let rewritten: Vec<u32> = f
-        .iter()
-        .zip(&out)
-        .filter(|(pg, a)| is_program(a) && pg.dup != Dup::None)
-        .map(|(pg, _)| pg.content.0)
-        .collect();
+    let rewritten: Vec<u32> =
+        f.iter().zip(&out).filter(|(pg, a)| is_program(a) && pg.dup != Dup::None).map(|(pg, _)| pg.content.0).collect();
     assert_eq!(rewritten, vec![2, 4], "refs 9 and 5");
     // In-file repeats come after existing copies.
     let mut p = fcrc_fad(0.0, 0.25);
     let f = vec![
         new(7),
-        PageInfo {
-            lpn: Lpn(8),
-            content: ContentId(7),
-            dup: Dup::InFile { first: 0 },
-        },
+        PageInfo { lpn: Lpn(8), content: ContentId(7), dup: Dup::InFile { first: 0 } },
         dup(9, 90, 1),
         new(10),
     ];
     let out = place(&mut p, &f);
-    assert!(
-        is_program(&out[2]),
-        "the existing copy (refs 1) outranks the in-file repeat"
-    );
+    assert!(is_program(&out[2]), "the existing copy (refs 1) outranks the in-file repeat");
     assert_eq!(out[1], Action::Reference);
 }
 
@@ -387,9 +305,7 @@ fn fcrc_original_rewrites_lowest_cnrc_groups_first_within_budget() {
     f.extend((0..9).map(|k| dup(120 + k, k % 8, 1)));
     let out = place(&mut p, &f);
     assert!(
-        out.iter()
-            .zip(&f)
-            .all(|(a, pg)| is_program(a) == (pg.dup == Dup::None)),
+        out.iter().zip(&f).all(|(a, pg)| is_program(a) == (pg.dup == Dup::None)),
         "no threshold before the first segment"
     );
     // Window budget floor(12 / 3) = 4: CNRC 1 + 2 = 3 < 4, + 3 = 6 >= 4: T = 4.
@@ -408,11 +324,7 @@ fn fcrc_original_rewrites_lowest_cnrc_groups_first_within_budget() {
     assert_eq!(p.cnrc(12), 2);
     let rewritten: Vec<usize> = (0..f.len()).filter(|&k| is_program(&out[k])).collect();
     // Lowest CNRC first (group 10), then ties at CNRC 2 by group id.
-    assert_eq!(
-        rewritten,
-        vec![0, 1, 2, 3],
-        "budget: 12 unique pages × δ / (1 − δ) = 4"
-    );
+    assert_eq!(rewritten, vec![0, 1, 2, 3], "budget: 12 unique pages × δ / (1 − δ) = 4");
     assert_eq!(out[7], Action::Reference, "group 0 is above the threshold");
     assert_eq!(stat(&p, "rewrites"), 4.0);
 }
@@ -428,10 +340,7 @@ fn fcrc_original_respects_the_targeted_ratio_reduction() {
         seen += f.len() as u64;
         for (a, pg) in out.iter().zip(&f) {
             if is_program(a) && pg.dup != Dup::None {
-                assert!(
-                    matches!(pg.dup, Dup::Existing { .. }),
-                    "in-file repeats are never rewritten"
-                );
+                assert!(matches!(pg.dup, Dup::Existing { .. }), "in-file repeats are never rewritten");
                 rewrites += 1;
             }
         }
@@ -471,23 +380,11 @@ fn tiny_workload() -> Workload {
         let t = Nanos(i as u64 * 50_000);
         let lpn = (i * 37) % 180;
         if i % 4 == 3 && i > 40 {
-            reqs.push(Request {
-                arrival: t,
-                op: Op::Read,
-                lpn: (i * 11) % 120,
-                pages: 4,
-                content: u32::MAX,
-            });
+            reqs.push(Request { arrival: t, op: Op::Read, lpn: (i * 11) % 120, pages: 4, content: u32::MAX });
             continue;
         }
         let n = 2 + i % 4;
-        reqs.push(Request {
-            arrival: t,
-            op: Op::Write,
-            lpn,
-            pages: n,
-            content: contents.len() as u32,
-        });
+        reqs.push(Request { arrival: t, op: Op::Write, lpn, pages: n, content: contents.len() as u32 });
         for k in 0..n {
             contents.push(ContentId((i * 5 + k * 3) % 150));
         }
@@ -508,27 +405,13 @@ fn tiny_workload() -> Workload {
 fn run_checked(name: &str, cfg: &Config) -> dedupsim::sim::RunOutput {
     let w = tiny_workload();
     let p = policy::build(name, cfg).unwrap();
-    let sim = Simulation::new(
-        cfg,
-        &w,
-        p,
-        RunOptions {
-            check: true,
-            check_every: 1,
-        },
-    )
-    .unwrap();
-    let out = sim
-        .run(&mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let sim = Simulation::new(cfg, &w, p, RunOptions { check: true, check_every: 1 }).unwrap();
+    let out = sim.run(&mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(out.invariant_checks > 100);
     // Rewrites add physical copies: the tiny device must garbage-collect
     // (plain dedup may not need to).
     if name != "dedup" {
-        assert!(
-            out.metrics.counters.gc_invocations > 0,
-            "{name}: the tiny device should run GC"
-        );
+        assert!(out.metrics.counters.gc_invocations > 0, "{name}: the tiny device should run GC");
     }
     out
 }
@@ -558,22 +441,14 @@ fn har_end_to_end_checked_run_rewrites() {
 fn fcrc_end_to_end_checked_runs_rewrite_in_both_modes() {
     let mut cfg = tiny_config();
     let out = run_checked("fcrc", &cfg);
-    assert!(
-        out.metrics.counters.programs.host_rewrite > 0,
-        "fcrc (fad) rewrote nothing"
-    );
+    assert!(out.metrics.counters.programs.host_rewrite > 0, "fcrc (fad) rewrote nothing");
     assert!(policy_stat(&out, "rewrites") > 0.0);
     let dedup = run_checked("dedup", &cfg);
     assert!(out.metrics.counters.dedup_pages < dedup.metrics.counters.dedup_pages);
 
-    cfg.policy =
-        toml::from_str("[fcrc]\nmode = \"original\"\nwindow_pages = 64\ntarget_reduction = 0.5")
-            .unwrap();
+    cfg.policy = toml::from_str("[fcrc]\nmode = \"original\"\nwindow_pages = 64\ntarget_reduction = 0.5").unwrap();
     let out = run_checked("fcrc", &cfg);
-    assert!(
-        out.metrics.counters.programs.host_rewrite > 0,
-        "fcrc (original) rewrote nothing"
-    );
+    assert!(out.metrics.counters.programs.host_rewrite > 0, "fcrc (original) rewrote nothing");
     assert!(policy_stat(&out, "segments") > 10.0);
 }
 

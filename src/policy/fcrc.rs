@@ -5,7 +5,7 @@
 //!
 //! # `mode = "fad"` (default): FCRC as the FAD paper describes it
 //!
-//! FAD §II-A: "FCRC limits the overall deduplication rate, calculates the
+//! FAD §I: "FCRC limits the overall deduplication rate, calculates the
 //! maximum number of rewrites for each data-segment write operation, and
 //! prioritizes high-reference-count data for rewriting"; §IV-A: "it caps
 //! the overall deduplication rate (set to 30%), prioritizes
@@ -43,7 +43,10 @@
 //! and rewrites the segment's duplicates stored in all other containers.
 //! FCRC replaces the fixed `T` with a flexible CNRC threshold chosen so that
 //! the rewrites fit a targeted deduplication-ratio reduction: containers with
-//! the lowest CNRC are rewritten first. Mapped to the SSD:
+//! the lowest CNRC are rewritten first (FAD §II-C: FCRC "dynamically
+//! adjusts capping thresholds according to data block distribution and uses
+//! Container Reference Count (CNRC) to select blocks for rewriting"). Mapped
+//! to the SSD:
 //!
 //! * **Container = page group** of `group_pages` consecutive physical pages
 //!   (`ppn / G`, default one flash block, see `har`).
@@ -95,6 +98,11 @@
 //! * A rewrite is a private copy (FAD §III-D): the fingerprint index keeps
 //!   the old copy, so later duplicates still see the old group.
 //! * Parameters of the other mode are accepted and ignored.
+//! * Sources: the FAD text (quoted above); container capping as implemented
+//!   in Destor (`cap_rewrite.c`); the FCRC paper's abstract and FAST'19 slide
+//!   outline. The paper's full text was not available, so the
+//!   flexible-threshold rule, the budget formula and the defaults of
+//!   `original` are this module's reconstruction, not quotations.
 //!
 //! # Statistics
 //!
@@ -199,40 +207,27 @@ fn floor_u64(x: f64) -> u64 {
 }
 
 fn bad(reason: String) -> PolicyError {
-    PolicyError::Params {
-        policy: "fcrc".into(),
-        reason,
-    }
+    PolicyError::Params { policy: "fcrc".into(), reason }
 }
 
 impl Fcrc {
     /// Builds FCRC from resolved parameters; `pages_per_block` resolves
     /// `group_pages = 0`.
     pub fn new(p: FcrcParams, pages_per_block: u32) -> Result<Fcrc, PolicyError> {
-        let group = if p.group_pages == 0 {
-            pages_per_block
-        } else {
-            p.group_pages
-        };
+        let group = if p.group_pages == 0 { pages_per_block } else { p.group_pages };
         if group == 0 {
             return Err(bad("group_pages must be at least 1".into()));
         }
         if p.window_pages == 0 {
             return Err(bad("window_pages must be at least 1".into()));
         }
-        for (k, v) in [
-            ("dedup_cap", p.dedup_cap),
-            ("max_rewrite_fraction", p.max_rewrite_fraction),
-        ] {
+        for (k, v) in [("dedup_cap", p.dedup_cap), ("max_rewrite_fraction", p.max_rewrite_fraction)] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(bad(format!("{k} = {v} must be in [0, 1]")));
             }
         }
         if !(0.0..1.0).contains(&p.target_reduction) {
-            return Err(bad(format!(
-                "target_reduction = {} must be in [0, 1)",
-                p.target_reduction
-            )));
+            return Err(bad(format!("target_reduction = {} must be in [0, 1)", p.target_reduction)));
         }
         Ok(Fcrc {
             mode: p.mode,
@@ -303,8 +298,7 @@ impl Fcrc {
         if excess > max {
             self.bounded += 1;
         }
-        self.cand
-            .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.cand.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         self.rewrite.clear();
         self.rewrite.resize(file.len(), false);
         for &(_, k) in &self.cand[..r as usize] {
@@ -312,9 +306,7 @@ impl Fcrc {
         }
         for (k, p) in file.iter().enumerate() {
             let a = if p.dup == Dup::None || self.rewrite[k] {
-                Action::Program {
-                    unit: self.next.take(units),
-                }
+                Action::Program { unit: self.next.take(units) }
             } else {
                 Action::Reference
             };
@@ -428,9 +420,7 @@ impl Fcrc {
         }
         for (k, p) in file.iter().enumerate() {
             let a = if p.dup == Dup::None || self.rewrite[k] {
-                Action::Program {
-                    unit: self.next.take(units),
-                }
+                Action::Program { unit: self.next.take(units) }
             } else {
                 Action::Reference
             };
@@ -460,20 +450,12 @@ impl Policy for Fcrc {
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        let rate = if self.written == 0 {
-            0.0
-        } else {
-            self.deduped as f64 / self.written as f64
-        };
+        let rate = if self.written == 0 { 0.0 } else { self.deduped as f64 / self.written as f64 };
         let mut v = vec![("rewrites", self.rewrites as f64), ("dedup_rate", rate)];
         match self.mode {
             FcrcMode::Fad => v.push(("bounded_requests", self.bounded as f64)),
             FcrcMode::Original => {
-                let mean = if self.segments == 0 {
-                    0.0
-                } else {
-                    self.threshold_sum as f64 / self.segments as f64
-                };
+                let mean = if self.segments == 0 { 0.0 } else { self.threshold_sum as f64 / self.segments as f64 };
                 v.push(("threshold_mean", mean));
                 v.push(("segments", self.segments as f64));
             }
@@ -491,12 +473,7 @@ mod tests {
         PageInfo {
             lpn: Lpn(k),
             content: ContentId(1000 + ppn),
-            dup: Dup::Existing {
-                entry: ppn,
-                unit: 0,
-                refs,
-                ppn: Ppn(ppn),
-            },
+            dup: Dup::Existing { entry: ppn, unit: 0, refs, ppn: Ppn(ppn) },
         }
     }
 
@@ -506,14 +483,7 @@ mod tests {
         let p: FcrcParams = toml::Value::Table(t).try_into().unwrap();
         assert_eq!(p.mode, FcrcMode::Original);
         assert_eq!(p.dedup_cap, 0.30);
-        assert!(Fcrc::new(
-            FcrcParams {
-                target_reduction: 1.0,
-                ..FcrcParams::default()
-            },
-            64
-        )
-        .is_err());
+        assert!(Fcrc::new(FcrcParams { target_reduction: 1.0, ..FcrcParams::default() }, 64).is_err());
     }
 
     #[test]
@@ -553,20 +523,13 @@ mod tests {
 
     #[test]
     fn fad_rewrites_exactly_the_excess_when_unbounded() {
-        let p = FcrcParams {
-            dedup_cap: 0.5,
-            max_rewrite_fraction: 1.0,
-            ..FcrcParams::default()
-        };
+        let p = FcrcParams { dedup_cap: 0.5, max_rewrite_fraction: 1.0, ..FcrcParams::default() };
         let mut f = Fcrc::new(p, 64).unwrap();
         let mut out = Vec::new();
         // 4 duplicates in a 4-page request: 2 may be referenced.
         let file: Vec<PageInfo> = (0..4).map(|k| dup(k, k, 1 + k)).collect();
         f.place(&file, 4, &mut out);
-        let programs = out
-            .iter()
-            .filter(|a| matches!(a, Action::Program { .. }))
-            .count();
+        let programs = out.iter().filter(|a| matches!(a, Action::Program { .. })).count();
         assert_eq!(programs, 2);
         // Highest refs (pages 3 and 2) are the ones rewritten.
         assert_eq!(out[0], Action::Reference);

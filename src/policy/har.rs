@@ -1,7 +1,7 @@
 //! `har`: History-Aware Rewriting (Fu et al., "Reducing fragmentation for
 //! in-line deduplication backup storage via exploiting backup history and
 //! cache knowledge", IEEE TPDS 2016; first published at USENIX ATC'14), as
-//! the FAD paper maps it to an SSD (FAD §II-A "Related work", §IV-A
+//! the FAD paper maps it to an SSD (FAD §I and §II-C describe HAR; §IV-A
 //! "Experimental Setup": "we treat a page group as the counterpart of a HAR
 //! container ... We set the non-utilization threshold to 50%").
 //!
@@ -86,6 +86,11 @@
 //!   reused). The inherited set lives for one epoch only, which bounds this.
 //! * Preconditioning writes go through the policy like every write (the
 //!   policy cannot tell them apart) and count towards epochs.
+//! * Sources: the thresholds (0.5, 0.05), the inherited-sparse rule, the
+//!   strict comparison, the epoch-end trimming and the repeat-rewrite denial
+//!   were checked against Destor (`har_rewrite.c`, `filter_phase.c`, default
+//!   configuration), the authors' implementation; the TPDS full text was not
+//!   available (only its abstract).
 //!
 //! # Statistics
 //!
@@ -118,12 +123,7 @@ pub struct HarParams {
 
 impl Default for HarParams {
     fn default() -> Self {
-        HarParams {
-            group_pages: 0,
-            epoch_pages: 65_536,
-            utilization_threshold: 0.5,
-            rewrite_limit: 0.05,
-        }
+        HarParams { group_pages: 0, epoch_pages: 65_536, utilization_threshold: 0.5, rewrite_limit: 0.05 }
     }
 }
 
@@ -155,21 +155,14 @@ pub struct Har {
 }
 
 fn bad(reason: String) -> PolicyError {
-    PolicyError::Params {
-        policy: "har".into(),
-        reason,
-    }
+    PolicyError::Params { policy: "har".into(), reason }
 }
 
 impl Har {
     /// Builds HAR from resolved parameters; `pages_per_block` resolves
     /// `group_pages = 0`.
     pub fn new(p: HarParams, pages_per_block: u32) -> Result<Har, PolicyError> {
-        let group = if p.group_pages == 0 {
-            pages_per_block
-        } else {
-            p.group_pages
-        };
+        let group = if p.group_pages == 0 { pages_per_block } else { p.group_pages };
         if group == 0 {
             return Err(bad("group_pages must be at least 1".into()));
         }
@@ -177,16 +170,10 @@ impl Har {
             return Err(bad("epoch_pages must be at least 1".into()));
         }
         if !(0.0..=1.0).contains(&p.utilization_threshold) {
-            return Err(bad(format!(
-                "utilization_threshold = {} must be in [0, 1]",
-                p.utilization_threshold
-            )));
+            return Err(bad(format!("utilization_threshold = {} must be in [0, 1]", p.utilization_threshold)));
         }
         if !(0.0..=1.0).contains(&p.rewrite_limit) {
-            return Err(bad(format!(
-                "rewrite_limit = {} must be in [0, 1]",
-                p.rewrite_limit
-            )));
+            return Err(bad(format!("rewrite_limit = {} must be in [0, 1]", p.rewrite_limit)));
         }
         Ok(Har {
             group,
@@ -262,12 +249,8 @@ impl Har {
         let g = self.group as f64;
         // (referenced pages, group), ascending utilization; the group id
         // breaks ties so the result does not depend on hash order.
-        let mut sparse: Vec<(u32, u32)> = self
-            .util
-            .iter()
-            .filter(|(_, &c)| (c as f64 / g) < self.threshold)
-            .map(|(&grp, &c)| (c, grp))
-            .collect();
+        let mut sparse: Vec<(u32, u32)> =
+            self.util.iter().filter(|(_, &c)| (c as f64 / g) < self.threshold).map(|(&grp, &c)| (c, grp)).collect();
         sparse.sort_unstable();
         let mut sparse_size: u64 = sparse.iter().map(|&(c, _)| c as u64).sum();
         let total = self.epoch_written as f64;
@@ -302,14 +285,11 @@ impl Policy for Har {
         let mut budget = if self.limit >= 1.0 {
             u64::MAX
         } else {
-            ((self.limit * (self.epoch_written + n) as f64 + 1e-9).floor() as u64)
-                .saturating_sub(self.epoch_rewrites)
+            ((self.limit * (self.epoch_written + n) as f64 + 1e-9).floor() as u64).saturating_sub(self.epoch_rewrites)
         };
         for p in file {
             let a = match p.dup {
-                Dup::None => Action::Program {
-                    unit: self.next.take(units),
-                },
+                Dup::None => Action::Program { unit: self.next.take(units) },
                 Dup::InFile { .. } => Action::Reference,
                 Dup::Existing { ppn, .. } => {
                     if !self.inherited.contains(&self.group_of(ppn)) {
@@ -328,9 +308,7 @@ impl Policy for Har {
                         self.rewritten.insert(p.content);
                         self.epoch_rewrites += 1;
                         self.rewrites += 1;
-                        Action::Program {
-                            unit: self.next.take(units),
-                        }
+                        Action::Program { unit: self.next.take(units) }
                     }
                 }
             };
@@ -343,11 +321,7 @@ impl Policy for Har {
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        let mean = if self.epochs == 0 {
-            0.0
-        } else {
-            self.sparse_total as f64 / self.epochs as f64
-        };
+        let mean = if self.epochs == 0 { 0.0 } else { self.sparse_total as f64 / self.epochs as f64 };
         vec![
             ("rewrites", self.rewrites as f64),
             ("epochs", self.epochs as f64),
@@ -368,30 +342,16 @@ mod tests {
         PageInfo {
             lpn: Lpn(lpn),
             content: ContentId(content),
-            dup: Dup::Existing {
-                entry: ppn,
-                unit: 0,
-                refs: 1,
-                ppn: Ppn(ppn),
-            },
+            dup: Dup::Existing { entry: ppn, unit: 0, refs: 1, ppn: Ppn(ppn) },
         }
     }
 
     fn new(lpn: u32, content: u32) -> PageInfo {
-        PageInfo {
-            lpn: Lpn(lpn),
-            content: ContentId(content),
-            dup: Dup::None,
-        }
+        PageInfo { lpn: Lpn(lpn), content: ContentId(content), dup: Dup::None }
     }
 
     fn har(epoch: u64, limit: f64) -> Har {
-        let p = HarParams {
-            group_pages: 8,
-            epoch_pages: epoch,
-            utilization_threshold: 0.5,
-            rewrite_limit: limit,
-        };
+        let p = HarParams { group_pages: 8, epoch_pages: epoch, utilization_threshold: 0.5, rewrite_limit: limit };
         Har::new(p, 64).unwrap()
     }
 
@@ -400,22 +360,8 @@ mod tests {
         let h = Har::new(HarParams::default(), 64).unwrap();
         assert_eq!(h.group_of(Ppn(63)), 0);
         assert_eq!(h.group_of(Ppn(64)), 1);
-        assert!(Har::new(
-            HarParams {
-                epoch_pages: 0,
-                ..HarParams::default()
-            },
-            64
-        )
-        .is_err());
-        assert!(Har::new(
-            HarParams {
-                rewrite_limit: 1.5,
-                ..HarParams::default()
-            },
-            64
-        )
-        .is_err());
+        assert!(Har::new(HarParams { epoch_pages: 0, ..HarParams::default() }, 64).is_err());
+        assert!(Har::new(HarParams { rewrite_limit: 1.5, ..HarParams::default() }, 64).is_err());
     }
 
     #[test]
@@ -423,10 +369,7 @@ mod tests {
         let mut h = har(8, 1.0);
         let mut out = Vec::new();
         // Group 0: 4 of 8 pages (exactly 50%: not sparse); group 1: 3 of 8.
-        let f: Vec<PageInfo> = (0..4)
-            .map(|k| dup(k, k, k))
-            .chain((0..3).map(|k| dup(10 + k, 10 + k, 8 + k)))
-            .collect();
+        let f: Vec<PageInfo> = (0..4).map(|k| dup(k, k, k)).chain((0..3).map(|k| dup(10 + k, 10 + k, 8 + k))).collect();
         h.place(&f, 4, &mut out);
         assert_eq!(h.epochs(), 0, "7 < 8 pages: epoch still open");
         h.place(&[new(50, 50)], 4, &mut out);
