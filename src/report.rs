@@ -8,7 +8,6 @@
 
 use crate::metrics::{Counters, DofStats, LatencyHistogram, LatencySummary};
 use crate::sim::RunOutput;
-use crate::units::Nanos;
 use crate::workload::Provenance;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -87,7 +86,8 @@ pub struct RunReport {
     pub workload: Provenance,
     /// Content model that assigned page contents ("trace" when the trace had them).
     pub content_model: String,
-    /// Realized dedup rate of the replayed writes' contents (1 - distinct/pages).
+    /// Realized dedup rate of all written contents, preconditioning included
+    /// (1 - distinct/pages).
     pub content_dedup_rate: f64,
     pub summary: Summary,
     pub counters: Counters,
@@ -395,14 +395,5 @@ fn wear(counts: &[u32]) -> WearStats {
         mean,
         stddev: var.sqrt(),
         histogram: hist.into_iter().collect(),
-    }
-}
-
-/// Mean of a duration list in microseconds (helper for summaries).
-pub fn mean_us(v: &[Nanos]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().map(|n| n.as_us_f64()).sum::<f64>() / v.len() as f64
     }
 }

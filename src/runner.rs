@@ -15,7 +15,6 @@ use crate::report::{RunMeta, RunReport};
 use crate::sim::{RunOptions, SimError, Simulation};
 use crate::units::Op;
 use crate::workload::Workload;
-use std::collections::HashSet;
 use thiserror::Error;
 
 /// Errors of a run.
@@ -36,7 +35,8 @@ pub struct Prepared {
     /// "trace" when the trace carried content, else the model's string form
     /// (the model also fills preconditioning pages of content traces).
     pub content_model: String,
-    /// Realized dedup rate of the replayed (timed) writes: 1 - distinct/pages.
+    /// Realized dedup rate of every written page's content, preconditioning
+    /// included (what a calibrated content model targets): 1 - distinct/pages.
     pub content_dedup_rate: f64,
 }
 
@@ -51,29 +51,12 @@ pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64) -> Result<Prepa
     } else {
         model.to_string()
     };
-    let content_dedup_rate = timed_dedup_rate(&w);
+    let content_dedup_rate = crate::content::realized_dedup_rate(&w);
     Ok(Prepared {
         workload: w,
         content_model,
         content_dedup_rate,
     })
-}
-
-/// 1 - distinct contents / pages over the timed writes.
-pub fn timed_dedup_rate(w: &Workload) -> f64 {
-    let mut seen = HashSet::new();
-    let mut pages = 0u64;
-    for r in w.timed().iter().filter(|r| r.op == Op::Write) {
-        for c in w.content_of(r) {
-            seen.insert(c.0);
-            pages += 1;
-        }
-    }
-    if pages == 0 {
-        0.0
-    } else {
-        1.0 - seen.len() as f64 / pages as f64
-    }
 }
 
 /// Replays `prepared` through policy `policy` and builds its report.

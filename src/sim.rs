@@ -33,6 +33,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use thiserror::Error;
 
+/// Files up to this many pages find in-file duplicates by scanning.
+const SMALL_FILE: usize = 32;
+
+/// How many requests ahead the mapping tables are prefetched.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Errors that stop a simulation.
 #[derive(Debug, Error)]
 pub enum SimError {
@@ -94,6 +100,8 @@ pub struct Simulation<'w> {
     metrics: Metrics,
     replay: ReplayConfig,
     units: u32,
+    /// Whether the policy deduplicates (looks contents up).
+    dedup: bool,
     opts: RunOptions,
     // Scratch buffers reused across requests (no per-request allocation).
     pages: Vec<PageInfo>,
@@ -130,10 +138,10 @@ impl<'w> Simulation<'w> {
         Ok(Simulation {
             workload,
             timing: Timing::new(cfg),
-            policy,
             metrics: Metrics::default(),
             replay: cfg.replay.clone(),
             units,
+            dedup: policy.deduplicates(),
             opts,
             pages: Vec::new(),
             actions: Vec::new(),
@@ -145,6 +153,7 @@ impl<'w> Simulation<'w> {
             shadow,
             checks: 0,
             ftl,
+            policy,
         })
     }
 
@@ -168,6 +177,18 @@ impl<'w> Simulation<'w> {
         let mut last_issue = Nanos::ZERO;
         let base = timed[0].arrival;
         for (k, r) in timed.iter().enumerate() {
+            // Overlap the next requests' mapping-table misses with this one.
+            if let Some(n) = timed.get(k + PREFETCH_AHEAD) {
+                self.ftl.prefetch_mapping(n.lpn);
+            }
+            if let Some(n) = timed.get(k + PREFETCH_AHEAD / 2) {
+                self.ftl.prefetch_entry(n.lpn);
+                if n.op == Op::Write && self.dedup {
+                    for &c in w.content_of(n).iter().take(16) {
+                        self.ftl.prefetch_index(c);
+                    }
+                }
+            }
             let issue = match self.replay {
                 ReplayConfig::OpenLoop { time_scale } => {
                     let rel = (r.arrival - base).0;
@@ -314,7 +335,7 @@ impl<'w> Simulation<'w> {
         }
         let contents: &[ContentId] = self.workload.content_of(r);
         let n = r.pages as usize;
-        let dedup = self.policy.deduplicates();
+        let dedup = self.dedup;
         if timed {
             self.metrics.counters.writes += 1;
             self.metrics.counters.write_pages += n as u64;
@@ -322,9 +343,14 @@ impl<'w> Simulation<'w> {
 
         // 1. Fingerprint lookup (FAD write path step 1).
         self.pages.clear();
-        self.stamp = self.stamp.wrapping_add(1);
-        if dedup && self.infile.len() < self.workload.content_space as usize {
-            self.infile.resize(self.workload.content_space as usize, (0, 0));
+        // In-file duplicates: small files scan their own earlier pages
+        // (cache-resident); large ones use a stamped content-indexed table.
+        let small = n <= SMALL_FILE;
+        if dedup && !small {
+            self.stamp = self.stamp.wrapping_add(1);
+            if self.infile.len() < self.workload.content_space as usize {
+                self.infile.resize(self.workload.content_space as usize, (0, 0));
+            }
         }
         for (k, &c) in contents.iter().enumerate() {
             let dup = if !dedup {
@@ -336,6 +362,12 @@ impl<'w> Simulation<'w> {
                     unit: self.ftl.geometry().unit_of(ent.ppn),
                     refs: ent.refs,
                     ppn: ent.ppn,
+                }
+            } else if small {
+                match contents[..k].iter().position(|&x| x == c) {
+                    // The first occurrence of `c` in this file is the one that is programmed.
+                    Some(first) => Dup::InFile { first: first as u32 },
+                    None => Dup::None,
                 }
             } else {
                 let slot = &mut self.infile[c.0 as usize];

@@ -48,6 +48,20 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use thiserror::Error;
 
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even on invalid
+    // addresses, and `p` is a valid reference anyway.
+    #[allow(unused_unsafe)]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Errors the FTL reports instead of looping or panicking.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum FtlError {
@@ -171,6 +185,36 @@ impl Ftl {
             });
         }
         Ok(())
+    }
+
+    /// Hints the CPU to fetch the L2P slot of `lpn` (no effect on state).
+    /// The simulator calls this a few requests ahead: the mapping tables
+    /// are far larger than the caches and each page costs two dependent
+    /// misses (L2P, entry), which prefetching overlaps across requests.
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: u32) {
+        if let Some(slot) = self.l2p.get(lpn as usize) {
+            prefetch(slot);
+        }
+    }
+
+    /// Hints the CPU to fetch the entry `lpn` currently maps to (call after
+    /// [`Ftl::prefetch_mapping`] had time to bring the L2P slot in).
+    #[inline]
+    pub fn prefetch_entry(&self, lpn: u32) {
+        if let Some(&m) = self.l2p.get(lpn as usize) {
+            if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
+                prefetch(e);
+            }
+        }
+    }
+
+    /// Hints the CPU to fetch the fingerprint-index slot of `content`.
+    #[inline]
+    pub fn prefetch_index(&self, content: ContentId) {
+        if let Some(slot) = self.index.get(content.0 as usize) {
+            prefetch(slot);
+        }
     }
 
     /// The entry an LPN maps to, if any.
