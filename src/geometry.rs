@@ -26,6 +26,7 @@
 
 use crate::config::{GeometryConfig, ParallelUnit};
 use crate::units::Ppn;
+use strength_reduce::StrengthReducedU32;
 
 /// Derived geometry with precomputed strides and unit tables.
 #[derive(Clone, Debug)]
@@ -44,6 +45,11 @@ pub struct Geometry {
     pub pages_per_chip: u32,
     pub total_pages: u32,
     unit: ParallelUnit,
+    // Precomputed-reciprocal divisors: the strides are rarely powers of two
+    // (10 planes per die) and address decomposition is on the per-page path.
+    div_plane: StrengthReducedU32,
+    div_chip: StrengthReducedU32,
+    div_block: StrengthReducedU32,
     /// Global plane -> unit id at `unit` level.
     plane_unit: Vec<u32>,
     /// Flattened per-unit plane lists (sub-rotation order).
@@ -81,6 +87,9 @@ impl Geometry {
             pages_per_chip: pages_per_plane * d * p,
             total_pages: planes * pages_per_plane,
             unit,
+            div_plane: StrengthReducedU32::new(pages_per_plane),
+            div_chip: StrengthReducedU32::new(pages_per_plane * d * p),
+            div_block: StrengthReducedU32::new(g.pages_per_block),
             plane_unit: Vec::new(),
             unit_planes: Vec::new(),
             planes_per_unit: 0,
@@ -155,12 +164,12 @@ impl Geometry {
 
     #[inline]
     pub fn unit_of(&self, ppn: Ppn) -> u32 {
-        self.plane_unit[(ppn.0 / self.pages_per_plane) as usize]
+        self.plane_unit[(ppn.0 / self.div_plane) as usize]
     }
 
     #[inline]
     pub fn chip_of(&self, ppn: Ppn) -> u32 {
-        ppn.0 / self.pages_per_chip
+        ppn.0 / self.div_chip
     }
 
     #[inline]
@@ -175,13 +184,13 @@ impl Geometry {
 
     #[inline]
     pub fn plane_of(&self, ppn: Ppn) -> u32 {
-        ppn.0 / self.pages_per_plane
+        ppn.0 / self.div_plane
     }
 
     /// Global block index of a page.
     #[inline]
     pub fn block_of(&self, ppn: Ppn) -> u32 {
-        ppn.0 / self.pages_per_block
+        ppn.0 / self.div_block
     }
 
     /// Plane that owns a global block.

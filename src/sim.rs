@@ -107,6 +107,8 @@ pub struct Simulation<'w> {
     pages: Vec<PageInfo>,
     actions: Vec<Action>,
     entry_of: Vec<u32>,
+    /// Parallel unit of each page of the current file, as placed.
+    unit_of_page: Vec<u32>,
     unit_hits: Vec<u32>,
     touched: Vec<u32>,
     /// In-file duplicate detection: content -> (request stamp, page index).
@@ -146,6 +148,7 @@ impl<'w> Simulation<'w> {
             pages: Vec::new(),
             actions: Vec::new(),
             entry_of: Vec::new(),
+            unit_of_page: Vec::new(),
             unit_hits: vec![0; units as usize],
             touched: Vec::new(),
             infile: Vec::new(),
@@ -406,18 +409,21 @@ impl<'w> Simulation<'w> {
 
         // 4. Execute in page order.
         self.entry_of.clear();
+        self.unit_of_page.clear();
         let mut done = t;
         for k in 0..n {
             let p = self.pages[k];
             let h = if dedup && timed { self.timing.fingerprint(t) } else { t };
-            let e = match self.actions[k] {
+            let (e, unit) = match self.actions[k] {
                 Action::Reference => {
-                    let e = match p.dup {
-                        Dup::Existing { entry, .. } => entry,
+                    // GC moves pages only inside their plane, so a copy's
+                    // unit stays what the lookup saw.
+                    let (e, unit) = match p.dup {
+                        Dup::Existing { entry, unit, .. } => (entry, unit),
                         Dup::InFile { first } => {
                             let e = self.entry_of[first as usize];
                             self.ftl.pin(e);
-                            e
+                            (e, self.unit_of_page[first as usize])
                         }
                         Dup::None => {
                             return Err(SimError::BadReference {
@@ -431,7 +437,7 @@ impl<'w> Simulation<'w> {
                         self.metrics.counters.dedup_pages += 1;
                     }
                     done = done.max(h);
-                    e
+                    (e, unit)
                 }
                 Action::Program { unit } => {
                     let is_new = p.dup == Dup::None;
@@ -452,10 +458,11 @@ impl<'w> Simulation<'w> {
                     if let Some(gc) = gc {
                         self.account_gc(gc, h, timed);
                     }
-                    e
+                    (e, unit)
                 }
             };
             self.entry_of.push(e);
+            self.unit_of_page.push(unit);
             if self.opts.check {
                 self.shadow[p.lpn.0 as usize] = p.content.0 + 1;
             }
@@ -473,9 +480,7 @@ impl<'w> Simulation<'w> {
         // 6. DOF of the file as just placed (FAD §II-C).
         if timed {
             for k in 0..n {
-                let ppn = self.ftl.entry(self.entry_of[k]).ppn;
-                let u = self.ftl.geometry().unit_of(ppn);
-                self.count_unit(u);
+                self.count_unit(self.unit_of_page[k]);
             }
             let max = self.drain_units();
             self.metrics.dof.write_sum += dof(n as u32, max, self.units);

@@ -78,8 +78,10 @@ impl Ftl {
         let ppb = self.geo.pages_per_block;
         let mut is_free = vec![false; self.blocks.len()];
         for (q, pl) in self.planes.iter().enumerate() {
-            for r in pl.free.iter() {
-                let b = r.0 .1 as usize;
+            let mut n = 0;
+            for b in pl.free.iter() {
+                let b = b as usize;
+                n += 1;
                 ensure!(!is_free[b], "block {b} is free twice");
                 ensure!(
                     self.geo.plane_of_block(b as u32) == q as u32,
@@ -87,6 +89,7 @@ impl Ftl {
                 );
                 is_free[b] = true;
             }
+            ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
         }
         for (b, m) in self.blocks.iter().enumerate() {

@@ -44,8 +44,7 @@ pub use check::InvariantViolation;
 use crate::config::Config;
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 #[inline(always)]
@@ -98,10 +97,42 @@ struct BlockMeta {
     erase_count: u32,
 }
 
+/// A plane's free (erased) blocks, bucketed by wear key (the erase count
+/// with wear levelling, else 0). `pop` takes from the least-worn bucket;
+/// within a bucket the most recently freed block comes first (initially the
+/// lowest index). A bucket list instead of a binary heap: a pop touches one
+/// or two cache lines instead of a dozen (it is on the page-write path).
+#[derive(Clone, Debug, Default)]
+struct FreePool {
+    buckets: BTreeMap<u32, Vec<u32>>,
+    len: u32,
+}
+
+impl FreePool {
+    fn push(&mut self, key: u32, block: u32) {
+        self.buckets.entry(key).or_default().push(block);
+        self.len += 1;
+    }
+    fn pop(&mut self) -> Option<u32> {
+        let mut first = self.buckets.first_entry()?;
+        let b = first.get_mut().pop();
+        if first.get().is_empty() {
+            first.remove();
+        }
+        self.len -= 1;
+        b
+    }
+    fn len(&self) -> u32 {
+        self.len
+    }
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.buckets.values().flatten().copied()
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Plane {
-    /// Free blocks keyed by (erase count or 0, block) for least-worn-first.
-    free: BinaryHeap<Reverse<(u32, u32)>>,
+    free: FreePool,
     /// The block currently being programmed.
     active: u32,
 }
@@ -140,8 +171,11 @@ impl Ftl {
         let planes = (0..geo.planes)
             .map(|q| {
                 let first = q * bpp;
-                // Block `first` starts active; the rest are free.
-                let free = (first + 1..first + bpp).map(|b| Reverse((0, b))).collect();
+                // Block `first` starts active; the rest are free (lowest index popped first).
+                let mut free = FreePool::default();
+                for b in (first + 1..first + bpp).rev() {
+                    free.push(0, b);
+                }
                 Plane {
                     free,
                     active: first,
@@ -331,7 +365,7 @@ impl Ftl {
                 self.indexed += 1;
             }
         }
-        let gc = if (self.planes[plane as usize].free.len() as u32) < self.min_free {
+        let gc = if (self.planes[plane as usize].free.len()) < self.min_free {
             Some(self.collect(plane)?)
         } else {
             None
@@ -348,7 +382,7 @@ impl Ftl {
         let mut b = pl.active;
         if self.blocks[b as usize].written as u32 == ppb {
             match pl.free.pop() {
-                Some(Reverse((_, nb))) => {
+                Some(nb) => {
                     pl.active = nb;
                     b = nb;
                 }
@@ -420,7 +454,7 @@ impl Ftl {
             ..GcWork::default()
         };
         let ppb = self.geo.pages_per_block;
-        while (self.planes[plane as usize].free.len() as u32) < target {
+        while (self.planes[plane as usize].free.len()) < target {
             let victim = match self.pick_victim(plane) {
                 Some((inv, b)) if inv > 0 => b,
                 _ => return Err(self.full_error(plane)),
@@ -443,7 +477,7 @@ impl Ftl {
             m.written = 0;
             m.erase_count += 1;
             let key = if self.wear_leveling { m.erase_count } else { 0 };
-            self.planes[plane as usize].free.push(Reverse((key, victim)));
+            self.planes[plane as usize].free.push(key, victim);
             work.erased += 1;
         }
         Ok(work)
@@ -451,7 +485,7 @@ impl Ftl {
 
     /// Free blocks of a plane.
     pub fn free_blocks(&self, plane: u32) -> u32 {
-        self.planes[plane as usize].free.len() as u32
+        self.planes[plane as usize].free.len()
     }
 
     /// Early GC (a policy's hint): in the plane of `unit` with the fewest
