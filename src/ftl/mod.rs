@@ -535,3 +535,87 @@ impl Ftl {
         self.blocks.iter().map(|b| b.erase_count)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GeometryConfig;
+
+    fn tiny() -> Config {
+        let mut cfg = Config::fad_table1();
+        cfg.geometry = GeometryConfig {
+            channels: 2,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 4,
+            page_size: 4096,
+        };
+        cfg.over_provisioning = 0.25;
+        cfg.gc.min_free_blocks = 2;
+        cfg.validate().expect("a valid tiny device");
+        cfg
+    }
+
+    /// Steering every live page to one unit overfills its planes: the FTL
+    /// must report "device full" instead of looping in GC.
+    #[test]
+    fn unfittable_live_data_is_an_error_not_a_loop() {
+        let mut ftl = Ftl::new(&tiny());
+        let mut err = None;
+        for l in 0..ftl.logical_pages() {
+            match ftl.program(0, ContentId(l), false) {
+                Ok((e, _, _)) => ftl.map_pinned(Lpn(l), e),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        let err = err.expect("unit 0 holds 64 pages: 96 live pages cannot fit");
+        assert!(matches!(err, FtlError::DeviceFull { plane: 0, .. }), "{err}");
+        assert!(err.to_string().contains("device full"));
+    }
+
+    /// Overwrites force GC; every LPN keeps its content and the invariants hold.
+    #[test]
+    fn gc_keeps_every_mapping() {
+        let mut ftl = Ftl::new(&tiny());
+        let n = ftl.logical_pages();
+        let mut gcs = 0;
+        for round in 0..20u32 {
+            for l in (0..n).filter(|l| round == 0 || l % 3 == 0) {
+                let (e, _, gc) = ftl.program(l % 2, ContentId(round * 1000 + l), false).unwrap();
+                ftl.map_pinned(Lpn(l), e);
+                gcs += gc.map_or(0, |g| g.erased);
+            }
+            ftl.check_invariants().unwrap();
+        }
+        assert!(gcs > 10, "GC erased only {gcs} blocks");
+        for l in 0..n {
+            let last = if l % 3 == 0 { 19 * 1000 + l } else { l };
+            assert_eq!(ftl.entry(ftl.lookup(Lpn(l)).unwrap()).content, ContentId(last));
+        }
+    }
+
+    /// Dedup references keep a page alive; the last release frees it and
+    /// drops it from the fingerprint index.
+    #[test]
+    fn reference_counts_and_index_follow_sharers() {
+        let mut ftl = Ftl::new(&tiny());
+        let (e, _, _) = ftl.program(0, ContentId(7), true).unwrap();
+        ftl.map_pinned(Lpn(0), e);
+        assert_eq!(ftl.find_duplicate(ContentId(7)), Some(e));
+        ftl.pin(e);
+        ftl.map_pinned(Lpn(1), e);
+        assert_eq!(ftl.entry(e).refs, 2);
+        ftl.unmap(Lpn(0));
+        assert_eq!(ftl.entry(e).refs, 1);
+        assert_eq!(ftl.live_pages(), 1);
+        ftl.unmap(Lpn(1));
+        assert_eq!(ftl.live_pages(), 0);
+        assert_eq!(ftl.find_duplicate(ContentId(7)), None);
+        ftl.check_invariants().unwrap();
+    }
+}
