@@ -65,6 +65,11 @@ impl LatencyHistogram {
             self.0.max()
         }
     }
+    /// The value a recorded `ns` reads back as (HDR keeps 3 significant
+    /// digits: values map to the top of their bucket).
+    pub fn equivalent(&self, ns: u64) -> u64 {
+        self.0.highest_equivalent(ns)
+    }
     /// The histogram as base64 of HDR's V2 deflate encoding (portable to
     /// HdrHistogram's other implementations).
     pub fn to_base64(&self) -> String {

@@ -21,6 +21,19 @@
 //! * **Trim**: unmaps pages; no flash time.
 //! * **GC**: triggered inside allocation; its migrations and erases are
 //!   charged to the chip right after the page program that triggered it.
+//!
+//! # FCFS by arrival at the chip
+//!
+//! A page program reaches its chip when its fingerprint is done, which can
+//! be after later requests have arrived. So that every chip serves
+//! operations first-come-first-served *by their arrival at the chip* (a read
+//! arriving while a write is still hashing is served first), programs and
+//! GC work whose arrival lies in the future wait in a FIFO of pending
+//! operations, which is drained up to each request's arrival before that
+//! request touches the resources. Hash completion times never decrease (one
+//! FCFS pool of engines), so the FIFO stays sorted by arrival. A write's
+//! latency is recorded when its last pending program has been applied.
+//! Mapping state changes at processing time; only timing is deferred.
 
 use crate::config::{Config, ReplayConfig};
 use crate::ftl::{Ftl, FtlError, GcWork, InvariantViolation};
@@ -30,8 +43,35 @@ use crate::timing::Timing;
 use crate::units::{ContentId, Lpn, Nanos, Op};
 use crate::workload::{Request, Workload, NO_CONTENT};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use thiserror::Error;
+
+/// A flash operation whose arrival at its chip lies in the future.
+#[derive(Copy, Clone, Debug)]
+struct PendingOp {
+    at: Nanos,
+    chip: u32,
+    kind: PendingKind,
+    /// In-flight write slot the operation belongs to (`NO_SLOT` for GC).
+    slot: u32,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum PendingKind {
+    Program,
+    Gc { moved: u32, erased: u32 },
+}
+
+const NO_SLOT: u32 = u32::MAX;
+
+/// A timed write whose completion is not known yet.
+#[derive(Copy, Clone, Debug, Default)]
+struct Inflight {
+    issue: Nanos,
+    done: Nanos,
+    /// Pending programs, plus one while the request is being processed.
+    remaining: u32,
+}
 
 /// Files up to this many pages find in-file duplicates by scanning.
 const SMALL_FILE: usize = 32;
@@ -117,6 +157,13 @@ pub struct Simulation<'w> {
     /// `--check`: LPN -> content + 1 as last written (0 = unmapped).
     shadow: Vec<u32>,
     checks: u64,
+    /// Operations arriving at their chip in the future, sorted by arrival.
+    pending: VecDeque<PendingOp>,
+    inflight: Vec<Inflight>,
+    free_slots: Vec<u32>,
+    /// Closed loop: known completion times of outstanding requests.
+    completions: BinaryHeap<Reverse<Nanos>>,
+    closed_loop: bool,
 }
 
 impl<'w> Simulation<'w> {
@@ -155,6 +202,11 @@ impl<'w> Simulation<'w> {
             stamp: 0,
             shadow,
             checks: 0,
+            pending: VecDeque::new(),
+            inflight: Vec::new(),
+            free_slots: Vec::new(),
+            completions: BinaryHeap::new(),
+            closed_loop: matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             ftl,
             policy,
         })
@@ -176,7 +228,7 @@ impl<'w> Simulation<'w> {
         }
         let timed = &w.requests[pre..];
         let total = timed.len() as u64;
-        let mut outstanding: BinaryHeap<Reverse<Nanos>> = BinaryHeap::new();
+        let mut outstanding: u32 = 0;
         let mut last_issue = Nanos::ZERO;
         let base = timed[0].arrival;
         for (k, r) in timed.iter().enumerate() {
@@ -195,46 +247,47 @@ impl<'w> Simulation<'w> {
             let issue = match self.replay {
                 ReplayConfig::OpenLoop { time_scale } => {
                     let rel = (r.arrival - base).0;
-                    let t = if time_scale == 1.0 {
-                        Nanos(rel)
-                    } else {
-                        Nanos((rel as f64 * time_scale) as u64)
-                    };
+                    let t = if time_scale == 1.0 { Nanos(rel) } else { Nanos((rel as f64 * time_scale) as u64) };
                     t.max(last_issue)
                 }
                 ReplayConfig::ClosedLoop { queue_depth } => {
-                    if outstanding.len() as u32 >= queue_depth {
-                        let Reverse(t) = outstanding.pop().expect("queue is full");
-                        t.max(last_issue)
-                    } else {
-                        last_issue
+                    while outstanding >= queue_depth {
+                        // The next slot frees at the earliest completion; pending
+                        // operations arriving before it may complete an earlier one.
+                        let known = self.completions.peek().map(|c| c.0);
+                        let next_op = self.pending.front().map(|o| o.at);
+                        match (known, next_op) {
+                            (Some(c), Some(a)) if a < c => self.apply_front(),
+                            (Some(c), _) => {
+                                self.completions.pop();
+                                outstanding -= 1;
+                                last_issue = last_issue.max(c);
+                            }
+                            (None, Some(_)) => self.apply_front(),
+                            (None, None) => break,
+                        }
                     }
+                    last_issue
                 }
             };
             last_issue = issue;
+            outstanding += 1;
             if k == 0 {
                 self.metrics.first_issue = issue;
             }
-            let done = match r.op {
+            self.drain_until(issue);
+            match r.op {
                 Op::Read => {
                     let d = self.read(r, issue)?;
                     self.metrics.read_latency.record(d - issue);
-                    d
+                    self.finish(d);
                 }
-                Op::Write => {
-                    let d = self.write(pre + k, r, issue, true)?;
-                    self.metrics.write_latency.record(d - issue);
-                    d
-                }
+                Op::Write => self.write(pre + k, r, issue, true)?,
                 Op::Trim => {
                     self.trim(r);
-                    issue
+                    self.finish(issue);
                 }
-            };
-            if let ReplayConfig::ClosedLoop { .. } = self.replay {
-                outstanding.push(Reverse(done));
             }
-            self.metrics.last_completion = self.metrics.last_completion.max(done);
             if self.opts.check && self.opts.check_every > 0 && (k as u64 + 1) % self.opts.check_every == 0 {
                 self.ftl.check_invariants()?;
                 self.checks += 1;
@@ -242,6 +295,9 @@ impl<'w> Simulation<'w> {
             if k % 65_536 == 65_535 {
                 progress(k as u64 + 1, total);
             }
+        }
+        while !self.pending.is_empty() {
+            self.apply_front();
         }
         progress(total, total);
         if self.opts.check {
@@ -260,6 +316,85 @@ impl<'w> Simulation<'w> {
             metrics: self.metrics,
         };
         Ok((out, self.ftl))
+    }
+
+    /// A request completed at `done`.
+    #[inline]
+    fn finish(&mut self, done: Nanos) {
+        self.metrics.last_completion = self.metrics.last_completion.max(done);
+        if self.closed_loop {
+            self.completions.push(Reverse(done));
+        }
+    }
+
+    /// Applies a flash operation now if it has arrived by `now`, else queues
+    /// it (arrivals are non-decreasing, so the queue stays sorted).
+    #[inline]
+    fn schedule(&mut self, op: PendingOp, now: Nanos) {
+        if op.at <= now {
+            self.apply(op);
+        } else {
+            debug_assert!(self.pending.back().is_none_or(|b| b.at <= op.at));
+            self.pending.push_back(op);
+        }
+    }
+
+    fn apply_front(&mut self) {
+        if let Some(op) = self.pending.pop_front() {
+            self.apply(op);
+        }
+    }
+
+    #[inline]
+    fn drain_until(&mut self, t: Nanos) {
+        while self.pending.front().is_some_and(|o| o.at <= t) {
+            self.apply_front();
+        }
+    }
+
+    #[inline]
+    fn apply(&mut self, op: PendingOp) {
+        match op.kind {
+            PendingKind::Program => {
+                let d = self.timing.program_page(op.chip, op.at);
+                self.op_done(op.slot, d);
+            }
+            PendingKind::Gc { moved, erased } => {
+                self.timing.gc(op.chip, op.at, moved, erased);
+            }
+        }
+    }
+
+    /// One part of in-flight write `slot` finished at `d`.
+    #[inline]
+    fn op_done(&mut self, slot: u32, d: Nanos) {
+        let f = &mut self.inflight[slot as usize];
+        f.done = f.done.max(d);
+        f.remaining -= 1;
+        if f.remaining == 0 {
+            let f = *f;
+            self.metrics.write_latency.record(f.done - f.issue);
+            self.free_slots.push(slot);
+            self.finish(f.done);
+        }
+    }
+
+    fn open_slot(&mut self, issue: Nanos) -> u32 {
+        let f = Inflight {
+            issue,
+            done: issue,
+            remaining: 1,
+        };
+        match self.free_slots.pop() {
+            Some(s) => {
+                self.inflight[s as usize] = f;
+                s
+            }
+            None => {
+                self.inflight.push(f);
+                (self.inflight.len() - 1) as u32
+            }
+        }
     }
 
     #[inline]
@@ -331,8 +466,9 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Writes one file; `timed = false` for preconditioning.
-    fn write(&mut self, index: usize, r: &Request, t: Nanos, timed: bool) -> Result<Nanos, SimError> {
+    /// Writes one file; `timed = false` for preconditioning (no timing).
+    /// A timed write's latency is recorded when its last program completes.
+    fn write(&mut self, index: usize, r: &Request, t: Nanos, timed: bool) -> Result<(), SimError> {
         if r.content == NO_CONTENT {
             return Err(SimError::NoContent { index, pages: r.pages });
         }
@@ -410,10 +546,13 @@ impl<'w> Simulation<'w> {
         // 4. Execute in page order.
         self.entry_of.clear();
         self.unit_of_page.clear();
+        let slot = if timed { self.open_slot(t) } else { NO_SLOT };
         let mut done = t;
+        let mut last_h = t;
         for k in 0..n {
             let p = self.pages[k];
             let h = if dedup && timed { self.timing.fingerprint(t) } else { t };
+            last_h = h;
             let (e, unit) = match self.actions[k] {
                 Action::Reference => {
                     // GC moves pages only inside their plane, so a copy's
@@ -453,10 +592,19 @@ impl<'w> Simulation<'w> {
                     }
                     if timed {
                         let chip = self.ftl.geometry().chip_of(ppn);
-                        done = done.max(self.timing.program_page(chip, h));
+                        self.inflight[slot as usize].remaining += 1;
+                        self.schedule(
+                            PendingOp {
+                                at: h,
+                                chip,
+                                kind: PendingKind::Program,
+                                slot,
+                            },
+                            t,
+                        );
                     }
                     if let Some(gc) = gc {
-                        self.account_gc(gc, h, timed);
+                        self.account_gc(gc, h, t, timed);
                     }
                     (e, unit)
                 }
@@ -468,13 +616,15 @@ impl<'w> Simulation<'w> {
             }
         }
 
-        // 5. The policy's early-GC hint (FAD §III-G).
+        // 5. The policy's early-GC hint (FAD §III-G), issued with the last page.
         if timed {
             if let Some((unit, margin)) = self.policy.soft_gc() {
                 if let Some(gc) = self.ftl.soft_collect(unit, margin)? {
-                    self.account_gc(gc, t, true);
+                    self.account_gc(gc, last_h, t, true);
                 }
             }
+            // Release the processing guard: completes now if nothing is pending.
+            self.op_done(slot, done);
         }
 
         // 6. DOF of the file as just placed (FAD §II-C).
@@ -486,10 +636,11 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.write_sum += dof(n as u32, max, self.units);
             self.metrics.dof.write_count += 1;
         }
-        Ok(done)
+        Ok(())
     }
 
-    fn account_gc(&mut self, gc: GcWork, t: Nanos, timed: bool) {
+    /// Counts GC work and, when timed, schedules it on its chip at `at`.
+    fn account_gc(&mut self, gc: GcWork, at: Nanos, now: Nanos, timed: bool) {
         let c = &mut self.metrics.counters;
         c.gc_invocations += 1;
         c.programs.gc += gc.moved as u64;
@@ -497,7 +648,113 @@ impl<'w> Simulation<'w> {
         c.erases += gc.erased as u64;
         if timed {
             let chip = self.ftl.geometry().chip_of_plane(gc.plane);
-            self.timing.gc(chip, t, gc.moved, gc.erased);
+            let kind = PendingKind::Gc {
+                moved: gc.moved,
+                erased: gc.erased,
+            };
+            self.schedule(PendingOp { at, chip, kind, slot: NO_SLOT }, now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GeometryConfig;
+    use crate::policy;
+    use crate::units::ContentId;
+    use crate::workload::Provenance;
+
+    /// One channel, one chip: every operation contends for the same chip.
+    fn one_chip() -> Config {
+        let mut cfg = Config::fad_table1();
+        cfg.geometry = GeometryConfig {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 8,
+            page_size: 4096,
+        };
+        cfg.gc.min_free_blocks = 2;
+        cfg
+    }
+
+    fn req(at_us: u64, op: Op, lpn: u32, content: u32) -> Request {
+        Request { arrival: Nanos::from_us(at_us), op, lpn, pages: 1, content }
+    }
+
+    fn latencies(policy: &str, reqs: Vec<Request>, contents: Vec<u32>) -> (LatencySummary2, LatencySummary2) {
+        let cfg = one_chip();
+        let mut w = Workload::from_requests(Provenance::default(), reqs);
+        w.contents = contents.into_iter().map(ContentId).collect();
+        w.add_precondition();
+        for r in w.requests.iter_mut().take(w.precondition as usize) {
+            r.content = w.contents.len() as u32;
+            w.contents.push(ContentId(900 + r.lpn));
+        }
+        w.content_space = 1000;
+        let p = policy::build(policy, &cfg).unwrap();
+        let out = Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
+        let m = out.metrics;
+        ((m.read_latency.max(), m.read_latency.count()), (m.write_latency.max(), m.write_latency.count()))
+    }
+
+    /// (max latency as the histogram reports it, count).
+    type LatencySummary2 = (u64, u64);
+
+    /// What an exact latency reads back as from a histogram.
+    fn hist(ns: u64) -> u64 {
+        crate::metrics::LatencyHistogram::default().equivalent(ns)
+    }
+
+    const TR: u64 = 20_000;
+    const TX: u64 = 102_400;
+    const TP: u64 = 200_000;
+    const FP: u64 = 32_000;
+
+    /// A dedup write hashes for 32 us before its program reaches the chip; a
+    /// read arriving at 10 us reaches the chip first and is served first.
+    #[test]
+    fn chips_serve_operations_in_order_of_arrival() {
+        let reqs = vec![req(0, Op::Write, 0, 0), req(10, Op::Read, 1, NO_CONTENT)];
+        let (read, write) = latencies("dedup", reqs.clone(), vec![5]);
+        assert_eq!(read, (hist(TR + TX), 1), "the read does not wait for the still-hashing write");
+        // The program arrives at 32 us, waits for the read (done at 10 + TR + TX).
+        assert_eq!(write, (hist(10_000 + TR + TX + TX + TP), 1));
+        // Without hashing (native) the program arrives at 0 and the read waits for it.
+        let (read, write) = latencies("native", reqs, vec![5]);
+        assert_eq!(write, (hist(TX + TP), 1));
+        assert_eq!(read, (hist(TX + TP - 10_000 + TR + TX), 1));
+    }
+
+    /// A fully deduplicated write completes when hashed; no flash program.
+    #[test]
+    fn duplicate_write_completes_after_hashing() {
+        let reqs = vec![req(0, Op::Write, 0, 0), req(1000, Op::Write, 1, 1)];
+        let (_, write) = latencies("dedup", reqs, vec![5, 5]);
+        // First: hash + transfer + program; second: hash only.
+        assert_eq!(write, (hist(FP + TX + TP), 2));
+    }
+
+    /// Closed loop with depth 1 issues each request when the previous ends.
+    #[test]
+    fn closed_loop_waits_for_completions() {
+        let mut cfg = one_chip();
+        cfg.replay = ReplayConfig::ClosedLoop { queue_depth: 1 };
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![req(0, Op::Write, 0, 0), req(0, Op::Write, 1, 1), req(0, Op::Read, 0, NO_CONTENT)],
+        );
+        w.contents = vec![ContentId(1), ContentId(2)];
+        w.content_space = 3;
+        let p = policy::build("dedup", &cfg).unwrap();
+        let out = Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
+        let m = out.metrics;
+        // Each request runs alone: no queueing at all.
+        assert_eq!(m.write_latency.max(), hist(FP + TX + TP));
+        assert_eq!(m.read_latency.max(), hist(TR + TX));
+        assert_eq!(m.last_completion, Nanos(2 * (FP + TX + TP) + TR + TX));
     }
 }
