@@ -19,3 +19,5 @@ pub mod report;
 pub mod content;
 pub mod synth;
 pub mod runner;
+pub mod fromfiles;
+pub mod plot;
