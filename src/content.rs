@@ -110,19 +110,12 @@ impl ContentModel {
     /// FAD §IV-A's setting for traces without data: `a = 0.2`, `N` = 50% of
     /// the written pages, no copies.
     pub fn fad() -> ContentModel {
-        ContentModel::Zipf {
-            a: FAD_ZIPF_A,
-            n: ZipfN::Fraction(0.5),
-            copy: 0.0,
-        }
+        ContentModel::Zipf { a: FAD_ZIPF_A, n: ZipfN::Fraction(0.5), copy: 0.0 }
     }
 
     /// Checks the parameters; errors name the offending key.
     pub fn validate(&self) -> Result<(), ContentError> {
-        let bad = |key: &str, reason: String| ContentError::Invalid {
-            key: key.into(),
-            reason,
-        };
+        let bad = |key: &str, reason: String| ContentError::Invalid { key: key.into(), reason };
         if let ContentModel::Zipf { a, n, copy } = *self {
             if !(a.is_finite() && a >= 0.0) {
                 return Err(bad("a", format!("must be a finite number >= 0, got {a}")));
@@ -137,10 +130,7 @@ impl ContentModel {
                 _ => {}
             }
             if !(copy.is_finite() && (0.0..=1.0).contains(&copy)) {
-                return Err(bad(
-                    "copy",
-                    format!("must be a probability in [0, 1], got {copy}"),
-                ));
+                return Err(bad("copy", format!("must be a probability in [0, 1], got {copy}")));
             }
         }
         Ok(())
@@ -186,10 +176,7 @@ impl FromStr for ContentModel {
     /// ```
     fn from_str(s: &str) -> Result<ContentModel, ContentError> {
         let input = s.trim();
-        let perr = |reason: String| ContentError::Parse {
-            input: input.to_string(),
-            reason,
-        };
+        let perr = |reason: String| ContentError::Parse { input: input.to_string(), reason };
         let (kind, rest) = match input.split_once(':') {
             Some((k, r)) => (k.trim(), Some(r)),
             None => (input, None),
@@ -197,9 +184,7 @@ impl FromStr for ContentModel {
         let model = match kind {
             "unique" => {
                 if rest.is_some() {
-                    return Err(perr(
-                        "`unique` takes no parameters (copies need a zipf model)".into(),
-                    ));
+                    return Err(perr("`unique` takes no parameters (copies need a zipf model)".into()));
                 }
                 ContentModel::Unique
             }
@@ -210,35 +195,21 @@ impl FromStr for ContentModel {
                 for item in rest.into_iter().flat_map(|r| r.split(',')) {
                     let item = item.trim();
                     let Some((k, v)) = item.split_once('=') else {
-                        return Err(perr(format!(
-                            "expected key=value, got `{item}` (keys: a, n, dedup, copy)"
-                        )));
+                        return Err(perr(format!("expected key=value, got `{item}` (keys: a, n, dedup, copy)")));
                     };
                     let (k, v) = (k.trim(), v.trim());
-                    let x: f64 = v
-                        .parse()
-                        .map_err(|_| perr(format!("`{k}`: `{v}` is not a number")))?;
+                    let x: f64 = v.parse().map_err(|_| perr(format!("`{k}`: `{v}` is not a number")))?;
                     let slot = match k {
                         "a" => &mut a,
                         "copy" => &mut copy,
                         "n" | "dedup" => {
                             if n.is_some() {
-                                return Err(perr(
-                                    "give at most one of `n` and `dedup`, once".into(),
-                                ));
+                                return Err(perr("give at most one of `n` and `dedup`, once".into()));
                             }
-                            n = Some(if k == "n" {
-                                ZipfN::Fraction(x)
-                            } else {
-                                ZipfN::TargetDedup(x)
-                            });
+                            n = Some(if k == "n" { ZipfN::Fraction(x) } else { ZipfN::TargetDedup(x) });
                             continue;
                         }
-                        _ => {
-                            return Err(perr(format!(
-                                "unknown key `{k}` (keys: a, n, dedup, copy)"
-                            )))
-                        }
+                        _ => return Err(perr(format!("unknown key `{k}` (keys: a, n, dedup, copy)"))),
                     };
                     if slot.is_some() {
                         return Err(perr(format!("key `{k}` given more than once")));
@@ -342,11 +313,7 @@ pub fn assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> Cont
 /// milliseconds regardless of the page count.
 ///
 /// On error the workload is unchanged.
-pub fn try_assign_content(
-    w: &mut Workload,
-    model: &ContentModel,
-    seed: u64,
-) -> Result<ContentSummary, ContentError> {
+pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> Result<ContentSummary, ContentError> {
     model.validate()?;
     let targets: Vec<usize> = w
         .requests
@@ -408,9 +375,7 @@ pub fn try_assign_content(
         for k in 0..targets.len() {
             if k > 0 && rng.gen::<f64>() < copy {
                 let src = rng.gen_range(0..k);
-                let l = w.requests[targets[k]]
-                    .pages
-                    .min(w.requests[targets[src]].pages);
+                let l = w.requests[targets[k]].pages.min(w.requests[targets[src]].pages);
                 copied += l as u64;
                 plan.push(src as u32);
             } else {
@@ -423,15 +388,8 @@ pub fn try_assign_content(
     // 2. Size of the id space.
     let n: u64 = match *model {
         ContentModel::Unique => total,
-        ContentModel::Zipf {
-            n: ZipfN::Fraction(f),
-            ..
-        } => ((f * total as f64).ceil().max(1.0) as u64).min(id_room),
-        ContentModel::Zipf {
-            a,
-            n: ZipfN::TargetDedup(t),
-            ..
-        } => {
+        ContentModel::Zipf { n: ZipfN::Fraction(f), .. } => ((f * total as f64).ceil().max(1.0) as u64).min(id_room),
+        ContentModel::Zipf { a, n: ZipfN::TargetDedup(t), .. } => {
             if iid == 0 {
                 1
             } else {
@@ -537,11 +495,7 @@ fn count_distinct(ids: impl Iterator<Item = u64>, bound: u64) -> u64 {
 /// Realized dedup rate of a workload's write stream: `1 - distinct/pages`
 /// over every written page that carries content (0 for no such pages).
 pub fn realized_dedup_rate(w: &Workload) -> f64 {
-    let writes = || {
-        w.requests
-            .iter()
-            .filter(|r| r.op == Op::Write && r.content != NO_CONTENT)
-    };
+    let writes = || w.requests.iter().filter(|r| r.op == Op::Write && r.content != NO_CONTENT);
     let mut pages = 0u64;
     let mut bound = w.content_space as u64;
     for r in writes() {
@@ -550,10 +504,7 @@ pub fn realized_dedup_rate(w: &Workload) -> f64 {
             bound = bound.max(c.0 as u64 + 1);
         }
     }
-    let distinct = count_distinct(
-        writes().flat_map(|r| w.content_of(r).iter().map(|c| c.0 as u64)),
-        bound,
-    );
+    let distinct = count_distinct(writes().flat_map(|r| w.content_of(r).iter().map(|c| c.0 as u64)), bound);
     dedup_rate(distinct, pages)
 }
 
@@ -587,13 +538,7 @@ impl ZipfSampler {
     /// rejects those before they get here).
     pub fn new(n: u64, a: f64) -> ZipfSampler {
         let a = if a.is_finite() && a > 0.0 { a } else { 0.0 };
-        let mut z = ZipfSampler {
-            n: n.max(1) as f64,
-            a,
-            h_integral_x1: 0.0,
-            h_integral_n: 0.0,
-            s: 0.0,
-        };
+        let mut z = ZipfSampler { n: n.max(1) as f64, a, h_integral_x1: 0.0, h_integral_n: 0.0, s: 0.0 };
         z.h_integral_x1 = z.h_integral(1.5) - 1.0;
         z.h_integral_n = z.h_integral(z.n + 0.5);
         z.s = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
@@ -750,12 +695,7 @@ pub fn solve_zipf_n(draws: u64, a: f64, target_distinct: f64, max_n: u64) -> u64
 /// The `N` whose expected realized dedup rate over `draws` i.i.d. Zipf(`a`)
 /// draws equals `target_dedup` (clamped to the 32-bit id space).
 pub fn calibrate_zipf_n(draws: u64, a: f64, target_dedup: f64) -> u64 {
-    solve_zipf_n(
-        draws,
-        a,
-        (1.0 - target_dedup) * draws as f64,
-        u32::MAX as u64,
-    )
+    solve_zipf_n(draws, a, (1.0 - target_dedup) * draws as f64, u32::MAX as u64)
 }
 
 #[cfg(test)]
@@ -783,10 +723,7 @@ mod tests {
         ] {
             let exact = exact_distinct(n, draws, a);
             let approx = expected_distinct(n, draws, a);
-            assert!(
-                ((approx - exact) / exact).abs() < 1e-8,
-                "n={n} draws={draws} a={a}: {approx} vs {exact}"
-            );
+            assert!(((approx - exact) / exact).abs() < 1e-8, "n={n} draws={draws} a={a}: {approx} vs {exact}");
         }
         // The FAD §IV-A observation: N = 50% of 1M pages gives ~57.4% dedup.
         let d = expected_dedup_rate(500_000, 1_000_000, 0.2);
@@ -795,12 +732,7 @@ mod tests {
 
     #[test]
     fn calibration_hits_target_in_expectation() {
-        for &(m, t) in &[
-            (1_000_000u64, 0.5),
-            (10_000_000, 0.5),
-            (1000, 0.2),
-            (50_000, 0.9),
-        ] {
+        for &(m, t) in &[(1_000_000u64, 0.5), (10_000_000, 0.5), (1000, 0.2), (50_000, 0.9)] {
             let n = calibrate_zipf_n(m, 0.2, t);
             let d = expected_dedup_rate(n, m, 0.2);
             assert!((d - t).abs() < 1e-3, "m={m} t={t}: n={n} gives {d}");
@@ -831,10 +763,7 @@ mod tests {
             }
             // dof = n - 1; mean n-1, sd sqrt(2(n-1)): allow 5 sd.
             let dof = (n - 1) as f64;
-            assert!(
-                chi2 < dof + 5.0 * (2.0 * dof).sqrt(),
-                "n={n} a={a}: chi2 {chi2}"
-            );
+            assert!(chi2 < dof + 5.0 * (2.0 * dof).sqrt(), "n={n} a={a}: chi2 {chi2}");
         }
         // n = 1 always gives rank 1.
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -843,24 +772,16 @@ mod tests {
 
     #[test]
     fn parse_display_round_trip() {
-        for s in [
-            "unique",
-            "zipf:a=0.2,n=0.5",
-            "zipf:a=0.2,dedup=0.5",
-            "zipf:a=1.1,dedup=0.25,copy=0.1",
-            "zipf:a=0,n=2",
-        ] {
+        for s in
+            ["unique", "zipf:a=0.2,n=0.5", "zipf:a=0.2,dedup=0.5", "zipf:a=1.1,dedup=0.25,copy=0.1", "zipf:a=0,n=2"]
+        {
             let m: ContentModel = s.parse().unwrap();
             assert_eq!(m.to_string(), s);
         }
         assert_eq!("zipf".parse::<ContentModel>(), Ok(ContentModel::fad()));
         assert_eq!(
             " zipf:copy=0.3 ".parse::<ContentModel>().unwrap(),
-            ContentModel::Zipf {
-                a: 0.2,
-                n: ZipfN::Fraction(0.5),
-                copy: 0.3
-            }
+            ContentModel::Zipf { a: 0.2, n: ZipfN::Fraction(0.5), copy: 0.3 }
         );
     }
 
@@ -895,10 +816,7 @@ mod tests {
         }
         let t: T = toml::from_str("m = \"zipf:a=0.2,dedup=0.5\"").unwrap();
         assert_eq!(t.m.to_string(), "zipf:a=0.2,dedup=0.5");
-        assert_eq!(
-            toml::to_string(&t).unwrap().trim(),
-            "m = \"zipf:a=0.2,dedup=0.5\""
-        );
+        assert_eq!(toml::to_string(&t).unwrap().trim(), "m = \"zipf:a=0.2,dedup=0.5\"");
         assert!(toml::from_str::<T>("m = \"zipf:a=-3\"").is_err());
     }
 }

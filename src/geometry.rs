@@ -63,12 +63,7 @@ impl Geometry {
     /// The caller (config validation) guarantees nonzero dimensions and that
     /// the page count fits in `u32`.
     pub fn new(g: &GeometryConfig, unit: ParallelUnit) -> Geometry {
-        let (c, k, d, p) = (
-            g.channels,
-            g.chips_per_channel,
-            g.dies_per_chip,
-            g.planes_per_die,
-        );
+        let (c, k, d, p) = (g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die);
         let chips = c * k;
         let planes = chips * d * p;
         let pages_per_plane = g.blocks_per_plane * g.pages_per_block;
@@ -104,12 +99,7 @@ impl Geometry {
     }
 
     fn build_units(&mut self) {
-        let (c, k, d, p) = (
-            self.channels,
-            self.chips_per_channel,
-            self.dies_per_chip,
-            self.planes_per_die,
-        );
+        let (c, k, d, p) = (self.channels, self.chips_per_channel, self.dies_per_chip, self.planes_per_die);
         let n_units = self.unit_count();
         let per_unit = self.planes / n_units;
         let mut unit_planes = vec![0u32; self.planes as usize];
@@ -245,12 +235,7 @@ mod tests {
                 })
                 .collect()
         };
-        for unit in [
-            ParallelUnit::Channel,
-            ParallelUnit::Chip,
-            ParallelUnit::Die,
-            ParallelUnit::Plane,
-        ] {
+        for unit in [ParallelUnit::Channel, ParallelUnit::Chip, ParallelUnit::Die, ParallelUnit::Plane] {
             let g = Geometry::new(&cfg, unit);
             let n = g.unit_count();
             let mut sub = vec![0usize; n as usize];

@@ -6,9 +6,9 @@
 //! histograms, never by averaging percentiles.
 
 use crate::units::Nanos;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -74,9 +74,7 @@ impl LatencyHistogram {
     /// HdrHistogram's other implementations).
     pub fn to_base64(&self) -> String {
         let mut buf = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.0, &mut buf)
-            .expect("serializing into a Vec cannot fail");
+        V2DeflateSerializer::new().serialize(&self.0, &mut buf).expect("serializing into a Vec cannot fail");
         BASE64.encode(&buf)
     }
     pub fn from_base64(s: &str) -> Option<LatencyHistogram> {
@@ -260,5 +258,4 @@ mod tests {
         let p50 = a.quantile(0.5) as f64 / 1000.0;
         assert!((p50 - 667.0).abs() < 2.0, "{p50}");
     }
-
 }

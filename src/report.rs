@@ -168,10 +168,7 @@ impl RunReport {
                 live_pages: out.live_pages,
             },
             invariant_checks: out.invariant_checks,
-            histograms: Histograms {
-                read: m.read_latency.clone(),
-                write: m.write_latency.clone(),
-            },
+            histograms: Histograms { read: m.read_latency.clone(), write: m.write_latency.clone() },
         }
     }
 
@@ -296,11 +293,7 @@ impl RunReport {
             s.erases.to_string(),
             self.memory.mapping_bytes.to_string(),
             self.memory.fingerprint_index_bytes.to_string(),
-            self.policy_stats
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(";"),
+            self.policy_stats.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
         ]);
         row
     }
@@ -320,7 +313,13 @@ pub fn csv_header() -> Vec<&'static str> {
         "content_dedup_rate",
     ];
     h.extend([
-        "read_count", "read_mean_us", "read_p50_us", "read_p90_us", "read_p99_us", "read_p999_us", "read_p9999_us",
+        "read_count",
+        "read_mean_us",
+        "read_p50_us",
+        "read_p90_us",
+        "read_p99_us",
+        "read_p999_us",
+        "read_p9999_us",
         "read_max_us",
     ]);
     h.extend([
@@ -384,11 +383,7 @@ fn wear(counts: &[u32]) -> WearStats {
     }
     let n = counts.len() as f64;
     let mean = sum / n;
-    let var = hist
-        .iter()
-        .map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2))
-        .sum::<f64>()
-        / n;
+    let var = hist.iter().map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2)).sum::<f64>() / n;
     WearStats {
         min: *hist.keys().next().unwrap_or(&0),
         max: *hist.keys().next_back().unwrap_or(&0),

@@ -96,11 +96,7 @@ pub enum SimError {
     )]
     TooLarge { span: u64, capacity: u64 },
     #[error("policy '{policy}' returned {got} actions for a {want}-page write")]
-    BadPlan {
-        policy: String,
-        got: usize,
-        want: usize,
-    },
+    BadPlan { policy: String, got: usize, want: usize },
     #[error("policy '{policy}' asked to reference page {page} which has no duplicate")]
     BadReference { policy: String, page: usize },
 }
@@ -167,23 +163,21 @@ pub struct Simulation<'w> {
 }
 
 impl<'w> Simulation<'w> {
-    pub fn new(cfg: &Config, workload: &'w Workload, policy: Box<dyn Policy>, opts: RunOptions) -> Result<Self, SimError> {
+    pub fn new(
+        cfg: &Config,
+        workload: &'w Workload,
+        policy: Box<dyn Policy>,
+        opts: RunOptions,
+    ) -> Result<Self, SimError> {
         let ftl = Ftl::new(cfg);
         if workload.timed().is_empty() {
             return Err(SimError::Empty);
         }
         if workload.lpn_span > ftl.logical_pages() as u64 {
-            return Err(SimError::TooLarge {
-                span: workload.lpn_span,
-                capacity: ftl.logical_pages() as u64,
-            });
+            return Err(SimError::TooLarge { span: workload.lpn_span, capacity: ftl.logical_pages() as u64 });
         }
         let units = ftl.geometry().unit_count();
-        let shadow = if opts.check {
-            vec![0; ftl.logical_pages() as usize]
-        } else {
-            Vec::new()
-        };
+        let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload,
             timing: Timing::new(cfg),
@@ -380,11 +374,7 @@ impl<'w> Simulation<'w> {
     }
 
     fn open_slot(&mut self, issue: Nanos) -> u32 {
-        let f = Inflight {
-            issue,
-            done: issue,
-            remaining: 1,
-        };
+        let f = Inflight { issue, done: issue, remaining: 1 };
         match self.free_slots.pop() {
             Some(s) => {
                 self.inflight[s as usize] = f;
@@ -496,12 +486,7 @@ impl<'w> Simulation<'w> {
                 Dup::None
             } else if let Some(e) = self.ftl.find_duplicate(c) {
                 let ent = self.ftl.entry(e);
-                Dup::Existing {
-                    entry: e,
-                    unit: self.ftl.geometry().unit_of(ent.ppn),
-                    refs: ent.refs,
-                    ppn: ent.ppn,
-                }
+                Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
             } else if small {
                 match contents[..k].iter().position(|&x| x == c) {
                     // The first occurrence of `c` in this file is the one that is programmed.
@@ -517,22 +502,14 @@ impl<'w> Simulation<'w> {
                     Dup::None
                 }
             };
-            self.pages.push(PageInfo {
-                lpn: Lpn(r.lpn + k as u32),
-                content: c,
-                dup,
-            });
+            self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
         }
 
         // 2. The policy decides.
         self.actions.clear();
         self.policy.place(&self.pages, self.units, &mut self.actions);
         if self.actions.len() != n {
-            return Err(SimError::BadPlan {
-                policy: self.policy.name().into(),
-                got: self.actions.len(),
-                want: n,
-            });
+            return Err(SimError::BadPlan { policy: self.policy.name().into(), got: self.actions.len(), want: n });
         }
 
         // 3. Pin existing copies that will be referenced, so that unmapping
@@ -564,12 +541,7 @@ impl<'w> Simulation<'w> {
                             self.ftl.pin(e);
                             (e, self.unit_of_page[first as usize])
                         }
-                        Dup::None => {
-                            return Err(SimError::BadReference {
-                                policy: self.policy.name().into(),
-                                page: k,
-                            })
-                        }
+                        Dup::None => return Err(SimError::BadReference { policy: self.policy.name().into(), page: k }),
                     };
                     self.ftl.map_pinned(p.lpn, e);
                     if timed {
@@ -593,15 +565,7 @@ impl<'w> Simulation<'w> {
                     if timed {
                         let chip = self.ftl.geometry().chip_of(ppn);
                         self.inflight[slot as usize].remaining += 1;
-                        self.schedule(
-                            PendingOp {
-                                at: h,
-                                chip,
-                                kind: PendingKind::Program,
-                                slot,
-                            },
-                            t,
-                        );
+                        self.schedule(PendingOp { at: h, chip, kind: PendingKind::Program, slot }, t);
                     }
                     if let Some(gc) = gc {
                         self.account_gc(gc, h, t, timed);
@@ -648,10 +612,7 @@ impl<'w> Simulation<'w> {
         c.erases += gc.erased as u64;
         if timed {
             let chip = self.ftl.geometry().chip_of_plane(gc.plane);
-            let kind = PendingKind::Gc {
-                moved: gc.moved,
-                erased: gc.erased,
-            };
+            let kind = PendingKind::Gc { moved: gc.moved, erased: gc.erased };
             self.schedule(PendingOp { at, chip, kind, slot: NO_SLOT }, now);
         }
     }

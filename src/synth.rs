@@ -76,17 +76,11 @@ pub enum SynthError {
 }
 
 fn invalid(key: &str, reason: impl Into<String>) -> SynthError {
-    SynthError::Invalid {
-        key: key.to_string(),
-        reason: reason.into(),
-    }
+    SynthError::Invalid { key: key.to_string(), reason: reason.into() }
 }
 
 fn parse_err(item: &str, reason: impl Into<String>) -> SynthError {
-    SynthError::Parse {
-        item: item.to_string(),
-        reason: reason.into(),
-    }
+    SynthError::Parse { item: item.to_string(), reason: reason.into() }
 }
 
 /// Request size distribution, in pages.
@@ -112,12 +106,7 @@ impl SizeDist {
             SizeDist::Fixed(n) => *n,
             SizeDist::Uniform { max, .. } => *max,
             SizeDist::InverseN { max } => *max,
-            SizeDist::Explicit(v) => v
-                .iter()
-                .filter(|(_, w)| *w > 0.0)
-                .map(|(p, _)| *p)
-                .max()
-                .unwrap_or(0),
+            SizeDist::Explicit(v) => v.iter().filter(|(_, w)| *w > 0.0).map(|(p, _)| *p).max().unwrap_or(0),
         }
     }
 
@@ -146,10 +135,7 @@ impl SizeDist {
                 if *min == 0 {
                     Err(invalid("size", "uniform minimum must be at least 1 page"))
                 } else if min > max {
-                    Err(invalid(
-                        "size",
-                        format!("uniform minimum {min} exceeds maximum {max}"),
-                    ))
+                    Err(invalid("size", format!("uniform minimum {min} exceeds maximum {max}")))
                 } else {
                     Ok(())
                 }
@@ -158,12 +144,7 @@ impl SizeDist {
                 if *max == 0 {
                     Err(invalid("size", "inverse-n maximum must be at least 1 page"))
                 } else if *max > MAX_SIZE_TABLE {
-                    Err(invalid(
-                        "size",
-                        format!(
-                            "inverse-n maximum {max} exceeds the limit of {MAX_SIZE_TABLE} pages"
-                        ),
-                    ))
+                    Err(invalid("size", format!("inverse-n maximum {max} exceeds the limit of {MAX_SIZE_TABLE} pages")))
                 } else {
                     Ok(())
                 }
@@ -173,10 +154,7 @@ impl SizeDist {
                     return Err(invalid("size", "explicit size list is empty"));
                 }
                 if v.len() > MAX_SIZE_TABLE as usize {
-                    return Err(invalid(
-                        "size",
-                        format!("explicit size list has more than {MAX_SIZE_TABLE} entries"),
-                    ));
+                    return Err(invalid("size", format!("explicit size list has more than {MAX_SIZE_TABLE} entries")));
                 }
                 let mut total = 0.0;
                 for &(p, w) in v {
@@ -184,18 +162,12 @@ impl SizeDist {
                         return Err(invalid("size", "explicit sizes must be at least 1 page"));
                     }
                     if !(w.is_finite() && w >= 0.0) {
-                        return Err(invalid(
-                            "size",
-                            format!("weight {w} of size {p} must be finite and >= 0"),
-                        ));
+                        return Err(invalid("size", format!("weight {w} of size {p} must be finite and >= 0")));
                     }
                     total += w;
                 }
                 if !(total > 0.0 && total.is_finite()) {
-                    return Err(invalid(
-                        "size",
-                        "explicit weights must have a positive finite sum",
-                    ));
+                    return Err(invalid("size", "explicit weights must have a positive finite sum"));
                 }
                 Ok(())
             }
@@ -250,25 +222,17 @@ impl Interarrival {
     pub fn validate(&self) -> Result<(), SynthError> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
         match self {
-            Interarrival::Exponential { mean_us } if !ok(*mean_us) => Err(invalid(
-                "interarrival",
-                format!("exponential mean {mean_us} us must be finite and >= 0"),
-            )),
-            Interarrival::Fixed { us } if !ok(*us) => Err(invalid(
-                "interarrival",
-                format!("fixed gap {us} us must be finite and >= 0"),
-            )),
+            Interarrival::Exponential { mean_us } if !ok(*mean_us) => {
+                Err(invalid("interarrival", format!("exponential mean {mean_us} us must be finite and >= 0")))
+            }
+            Interarrival::Fixed { us } if !ok(*us) => {
+                Err(invalid("interarrival", format!("fixed gap {us} us must be finite and >= 0")))
+            }
             Interarrival::Uniform { min_us, max_us } => {
                 if !ok(*min_us) || !ok(*max_us) {
-                    Err(invalid(
-                        "interarrival",
-                        "uniform bounds must be finite and >= 0",
-                    ))
+                    Err(invalid("interarrival", "uniform bounds must be finite and >= 0"))
                 } else if min_us > max_us {
-                    Err(invalid(
-                        "interarrival",
-                        format!("uniform minimum {min_us} us exceeds maximum {max_us} us"),
-                    ))
+                    Err(invalid("interarrival", format!("uniform minimum {min_us} us exceeds maximum {max_us} us")))
                 } else {
                     Ok(())
                 }
@@ -324,10 +288,7 @@ pub struct SynthSpec {
 impl Default for SynthSpec {
     /// The [`SynthSpec::default_small`] shape, named "synthetic".
     fn default() -> Self {
-        SynthSpec {
-            name: "synthetic".into(),
-            ..SynthSpec::default_small()
-        }
+        SynthSpec { name: "synthetic".into(), ..SynthSpec::default_small() }
     }
 }
 
@@ -386,29 +347,20 @@ impl SynthSpec {
             if x.is_finite() && (0.0..=1.0).contains(&x) {
                 Ok(())
             } else {
-                Err(invalid(
-                    key,
-                    format!("must be a fraction in [0, 1], got {x}"),
-                ))
+                Err(invalid(key, format!("must be a fraction in [0, 1], got {x}")))
             }
         };
         if self.page_size == 0 || self.page_size % 512 != 0 {
             return Err(invalid(
                 "page_size",
-                format!(
-                    "must be a positive multiple of 512 bytes, got {}",
-                    self.page_size
-                ),
+                format!("must be a positive multiple of 512 bytes, got {}", self.page_size),
             ));
         }
         if self.requests == 0 {
             return Err(invalid("requests", "must be at least 1"));
         }
         if self.requests > u32::MAX as u64 {
-            return Err(invalid(
-                "requests",
-                format!("must be at most {}, got {}", u32::MAX, self.requests),
-            ));
+            return Err(invalid("requests", format!("must be at most {}, got {}", u32::MAX, self.requests)));
         }
         frac("read_ratio", self.read_ratio)?;
         frac("sequential", self.sequential)?;
@@ -416,10 +368,7 @@ impl SynthSpec {
         if self.sequential + self.hot > 1.0 + 1e-9 {
             return Err(invalid(
                 "sequential",
-                format!(
-                    "sequential ({}) + hot ({}) must not exceed 1",
-                    self.sequential, self.hot
-                ),
+                format!("sequential ({}) + hot ({}) must not exceed 1", self.sequential, self.hot),
             ));
         }
         self.size.validate()?;
@@ -471,10 +420,7 @@ impl SynthSpec {
         if self.name.is_empty() {
             return Err(invalid("name", "must not be empty"));
         }
-        Ok(Derived {
-            footprint_pages,
-            hot_pages,
-        })
+        Ok(Derived { footprint_pages, hot_pages })
     }
 }
 
@@ -548,9 +494,7 @@ impl GapSampler {
         match d {
             Interarrival::Exponential { mean_us } => GapSampler::Exponential(mean_us * 1e3),
             Interarrival::Fixed { us } => GapSampler::Fixed((us * 1e3).round() as u64),
-            Interarrival::Uniform { min_us, max_us } => {
-                GapSampler::Uniform(min_us * 1e3, (max_us - min_us) * 1e3)
-            }
+            Interarrival::Uniform { min_us, max_us } => GapSampler::Uniform(min_us * 1e3, (max_us - min_us) * 1e3),
         }
     }
 
@@ -562,9 +506,7 @@ impl GapSampler {
                 (x * mean_ns).round() as u64
             }
             GapSampler::Fixed(ns) => *ns,
-            GapSampler::Uniform(min_ns, width_ns) => {
-                (min_ns + rng.gen::<f64>() * width_ns).round() as u64
-            }
+            GapSampler::Uniform(min_ns, width_ns) => (min_ns + rng.gen::<f64>() * width_ns).round() as u64,
         }
     }
 }
@@ -583,15 +525,9 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ SEED_SALT);
     let sizes = SizeSampler::new(&spec.size);
     let gaps = GapSampler::new(&spec.interarrival);
-    let n = usize::try_from(spec.requests).map_err(|_| SynthError::Alloc {
-        requests: spec.requests,
-    })?;
+    let n = usize::try_from(spec.requests).map_err(|_| SynthError::Alloc { requests: spec.requests })?;
     let mut requests: Vec<Request> = Vec::new();
-    requests
-        .try_reserve_exact(n)
-        .map_err(|_| SynthError::Alloc {
-            requests: spec.requests,
-        })?;
+    requests.try_reserve_exact(n).map_err(|_| SynthError::Alloc { requests: spec.requests })?;
 
     let fp = d.footprint_pages;
     let hot = d.hot_pages;
@@ -601,11 +537,7 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
     let mut now: u64 = 0;
     let mut next_seq: u64 = 0;
     for _ in 0..n {
-        let op = if rng.gen::<f64>() < read_ratio {
-            Op::Read
-        } else {
-            Op::Write
-        };
+        let op = if rng.gen::<f64>() < read_ratio { Op::Read } else { Op::Write };
         let pages = sizes.sample(&mut rng);
         let len = pages as u64;
         let u: f64 = rng.gen();
@@ -633,10 +565,7 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
     }
 
     Ok(Workload::from_requests(
-        Provenance {
-            name: spec.name.clone(),
-            source: format!("synthetic (seed {seed})"),
-        },
+        Provenance { name: spec.name.clone(), source: format!("synthetic (seed {seed})") },
         requests,
     ))
 }
@@ -735,27 +664,19 @@ impl FromStr for SynthSpec {
                         spec.hot_bytes = parse_bytes(b).map_err(|e| parse_err(item, e))?;
                     }
                 }
-                "footprint" => {
-                    spec.footprint_bytes = parse_bytes(value).map_err(|e| parse_err(item, e))?
-                }
+                "footprint" => spec.footprint_bytes = parse_bytes(value).map_err(|e| parse_err(item, e))?,
                 "page" => {
                     let b = parse_bytes(value).map_err(|e| parse_err(item, e))?;
-                    spec.page_size = u32::try_from(b)
-                        .map_err(|_| parse_err(item, "page size does not fit in 32 bits"))?;
+                    spec.page_size =
+                        u32::try_from(b).map_err(|_| parse_err(item, "page size does not fit in 32 bits"))?;
                 }
                 "iat" => spec.interarrival = parse_iat(value).map_err(|e| parse_err(item, e))?,
                 "seed" => {
-                    spec.seed =
-                        Some(value.parse::<u64>().map_err(|_| {
-                            parse_err(item, "seed must be an unsigned 64-bit integer")
-                        })?)
+                    spec.seed = Some(
+                        value.parse::<u64>().map_err(|_| parse_err(item, "seed must be an unsigned 64-bit integer"))?,
+                    )
                 }
-                _ => {
-                    return Err(parse_err(
-                        item,
-                        format!("unknown key `{key}` (keys: {KEYS})"),
-                    ))
-                }
+                _ => return Err(parse_err(item, format!("unknown key `{key}` (keys: {KEYS})"))),
             }
         }
         spec.validate()?;
@@ -801,29 +722,19 @@ fn fmt_bytes(b: u64) -> String {
 /// Splits `s` at the first `-` that is not an exponent sign.
 fn split_range(s: &str) -> Option<(&str, &str)> {
     let b = s.as_bytes();
-    (1..b.len())
-        .find(|&i| b[i] == b'-' && !matches!(b[i - 1], b'e' | b'E'))
-        .map(|i| (&s[..i], &s[i + 1..]))
+    (1..b.len()).find(|&i| b[i] == b'-' && !matches!(b[i - 1], b'e' | b'E')).map(|i| (&s[..i], &s[i + 1..]))
 }
 
 /// Splits a number from its (alphabetic) unit suffix.
 fn split_unit(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let i = s
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| c.is_ascii_alphabetic())
-        .last()
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let i =
+        s.char_indices().rev().take_while(|(_, c)| c.is_ascii_alphabetic()).last().map(|(i, _)| i).unwrap_or(s.len());
     (s[..i].trim(), &s[i..])
 }
 
 fn parse_f64(s: &str) -> Result<f64, String> {
-    let x: f64 = s
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+    let x: f64 = s.replace('_', "").parse().map_err(|_| format!("`{s}` is not a number"))?;
     if x.is_finite() {
         Ok(x)
     } else {
@@ -840,12 +751,8 @@ fn parse_count(s: &str) -> Result<u64, String> {
         "G" => 1_000_000_000,
         _ => return Err(format!("unknown count suffix `{unit}` (use k, M or G)")),
     };
-    let n: u64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{s}` is not a non-negative integer count"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("`{s}` is too large"))
+    let n: u64 = num.replace('_', "").parse().map_err(|_| format!("`{s}` is not a non-negative integer count"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large"))
 }
 
 fn parse_frac(s: &str) -> Result<f64, String> {
@@ -872,25 +779,17 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
-        _ => {
-            return Err(format!(
-                "unknown byte unit `{unit}` (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)"
-            ))
-        }
+        _ => return Err(format!("unknown byte unit `{unit}` (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)")),
     };
     if num.is_empty() {
         return Err(format!("`{s}` has no number"));
     }
     if let Ok(n) = num.replace('_', "").parse::<u64>() {
-        return n
-            .checked_mul(mult)
-            .ok_or_else(|| format!("`{s}` is too large"));
+        return n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large"));
     }
     let x = parse_f64(num)? * mult as f64;
     if x < 0.0 || x.fract() != 0.0 || x >= u64::MAX as f64 {
-        return Err(format!(
-            "`{s}` is not a whole, non-negative number of bytes"
-        ));
+        return Err(format!("`{s}` is not a whole, non-negative number of bytes"));
     }
     Ok(x as u64)
 }
@@ -917,10 +816,7 @@ fn parse_time_us(s: &str) -> Result<f64, String> {
 }
 
 fn parse_pages(s: &str) -> Result<u32, String> {
-    s.trim()
-        .replace('_', "")
-        .parse::<u32>()
-        .map_err(|_| format!("`{s}` is not a page count"))
+    s.trim().replace('_', "").parse::<u32>().map_err(|_| format!("`{s}` is not a page count"))
 }
 
 fn parse_size(s: &str) -> Result<SizeDist, String> {
@@ -931,29 +827,20 @@ fn parse_size(s: &str) -> Result<SizeDist, String> {
     match kind {
         "fixed" => Ok(SizeDist::Fixed(parse_pages(arg)?)),
         "uni" | "uniform" => {
-            let (a, b) = split_range(arg)
-                .ok_or_else(|| format!("uniform sizes need MIN-MAX, got `{arg}`"))?;
-            Ok(SizeDist::Uniform {
-                min: parse_pages(a)?,
-                max: parse_pages(b)?,
-            })
+            let (a, b) = split_range(arg).ok_or_else(|| format!("uniform sizes need MIN-MAX, got `{arg}`"))?;
+            Ok(SizeDist::Uniform { min: parse_pages(a)?, max: parse_pages(b)? })
         }
-        "inv" => Ok(SizeDist::InverseN {
-            max: parse_pages(arg)?,
-        }),
+        "inv" => Ok(SizeDist::InverseN { max: parse_pages(arg)? }),
         "list" => {
             let mut v = Vec::new();
             for pair in arg.split('/') {
-                let (p, w) = pair
-                    .split_once(':')
-                    .ok_or_else(|| format!("list entries are PAGES:WEIGHT, got `{pair}`"))?;
+                let (p, w) =
+                    pair.split_once(':').ok_or_else(|| format!("list entries are PAGES:WEIGHT, got `{pair}`"))?;
                 v.push((parse_pages(p)?, parse_f64(w.trim())?));
             }
             Ok(SizeDist::Explicit(v))
         }
-        _ => Err(format!(
-            "unknown size distribution `{kind}` (use N, fixed:N, uni:MIN-MAX, inv:MAX, list:P:W/...)"
-        )),
+        _ => Err(format!("unknown size distribution `{kind}` (use N, fixed:N, uni:MIN-MAX, inv:MAX, list:P:W/...)")),
     }
 }
 
@@ -963,23 +850,13 @@ fn parse_iat(s: &str) -> Result<Interarrival, String> {
         None => ("fixed", s),
     };
     match kind {
-        "exp" => Ok(Interarrival::Exponential {
-            mean_us: parse_time_us(arg)?,
-        }),
-        "fixed" => Ok(Interarrival::Fixed {
-            us: parse_time_us(arg)?,
-        }),
+        "exp" => Ok(Interarrival::Exponential { mean_us: parse_time_us(arg)? }),
+        "fixed" => Ok(Interarrival::Fixed { us: parse_time_us(arg)? }),
         "uni" | "uniform" => {
-            let (a, b) = split_range(arg)
-                .ok_or_else(|| format!("uniform gaps need MIN-MAX, got `{arg}`"))?;
-            Ok(Interarrival::Uniform {
-                min_us: parse_time_us(a)?,
-                max_us: parse_time_us(b)?,
-            })
+            let (a, b) = split_range(arg).ok_or_else(|| format!("uniform gaps need MIN-MAX, got `{arg}`"))?;
+            Ok(Interarrival::Uniform { min_us: parse_time_us(a)?, max_us: parse_time_us(b)? })
         }
-        _ => Err(format!(
-            "unknown inter-arrival distribution `{kind}` (use exp:T, fixed:T, uni:T1-T2)"
-        )),
+        _ => Err(format!("unknown inter-arrival distribution `{kind}` (use exp:T, fixed:T, uni:T1-T2)")),
     }
 }
 
@@ -1018,14 +895,8 @@ mod tests {
     fn parses_sizes() {
         assert_eq!(parse_size("4"), Ok(SizeDist::Fixed(4)));
         assert_eq!(parse_size("inv:16"), Ok(SizeDist::InverseN { max: 16 }));
-        assert_eq!(
-            parse_size("uni:2-8"),
-            Ok(SizeDist::Uniform { min: 2, max: 8 })
-        );
-        assert_eq!(
-            parse_size("list:1:0.5/8:0.5"),
-            Ok(SizeDist::Explicit(vec![(1, 0.5), (8, 0.5)]))
-        );
+        assert_eq!(parse_size("uni:2-8"), Ok(SizeDist::Uniform { min: 2, max: 8 }));
+        assert_eq!(parse_size("list:1:0.5/8:0.5"), Ok(SizeDist::Explicit(vec![(1, 0.5), (8, 0.5)])));
         assert!(parse_size("zipf:3").is_err());
         assert!(parse_size("list:1").is_err());
     }
@@ -1070,74 +941,20 @@ mod tests {
             other => panic!("expected an Invalid error, got {other:?}"),
         };
         let b = SynthSpec::benchmark;
-        assert_eq!(
-            key_of(SynthSpec {
-                read_ratio: 1.5,
-                ..b()
-            }),
-            "read_ratio"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                read_ratio: f64::NAN,
-                ..b()
-            }),
-            "read_ratio"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                sequential: 0.7,
-                ..b()
-            }),
-            "sequential"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                size: SizeDist::Fixed(0),
-                ..b()
-            }),
-            "size"
-        );
+        assert_eq!(key_of(SynthSpec { read_ratio: 1.5, ..b() }), "read_ratio");
+        assert_eq!(key_of(SynthSpec { read_ratio: f64::NAN, ..b() }), "read_ratio");
+        assert_eq!(key_of(SynthSpec { sequential: 0.7, ..b() }), "sequential");
+        assert_eq!(key_of(SynthSpec { size: SizeDist::Fixed(0), ..b() }), "size");
         assert_eq!(key_of(SynthSpec { requests: 0, ..b() }), "requests");
+        assert_eq!(key_of(SynthSpec { footprint_bytes: 4096, ..b() }), "footprint_bytes");
+        assert_eq!(key_of(SynthSpec { hot_bytes: 60 * GIB, ..b() }), "hot_bytes");
+        assert_eq!(key_of(SynthSpec { page_size: 1000, ..b() }), "page_size");
         assert_eq!(
-            key_of(SynthSpec {
-                footprint_bytes: 4096,
-                ..b()
-            }),
-            "footprint_bytes"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                hot_bytes: 60 * GIB,
-                ..b()
-            }),
-            "hot_bytes"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                page_size: 1000,
-                ..b()
-            }),
-            "page_size"
-        );
-        assert_eq!(
-            key_of(SynthSpec {
-                interarrival: Interarrival::Uniform {
-                    min_us: 5.0,
-                    max_us: 1.0
-                },
-                ..b()
-            }),
+            key_of(SynthSpec { interarrival: Interarrival::Uniform { min_us: 5.0, max_us: 1.0 }, ..b() }),
             "interarrival"
         );
         // hot = 0 makes the hot region irrelevant.
-        SynthSpec {
-            hot: 0.0,
-            hot_bytes: 0,
-            ..b()
-        }
-        .validate()
-        .unwrap();
+        SynthSpec { hot: 0.0, hot_bytes: 0, ..b() }.validate().unwrap();
     }
 
     #[test]
@@ -1147,10 +964,7 @@ mod tests {
             SynthSpec::default_small(),
             SynthSpec {
                 size: SizeDist::Explicit(vec![(1, 0.25), (8, 0.75)]),
-                interarrival: Interarrival::Uniform {
-                    min_us: 0.5,
-                    max_us: 20.0,
-                },
+                interarrival: Interarrival::Uniform { min_us: 0.5, max_us: 20.0 },
                 seed: Some(9),
                 footprint_bytes: 123 * 4096,
                 hot: 0.0,

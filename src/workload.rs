@@ -57,26 +57,13 @@ pub struct Workload {
 impl Workload {
     /// Builds a workload with no content from requests; computes the span.
     pub fn from_requests(provenance: Provenance, requests: Vec<Request>) -> Self {
-        let lpn_span = requests
-            .iter()
-            .map(|r| r.lpn as u64 + r.pages as u64)
-            .max()
-            .unwrap_or(0);
-        Workload {
-            provenance,
-            requests,
-            contents: Vec::new(),
-            content_space: 0,
-            lpn_span,
-            precondition: 0,
-        }
+        let lpn_span = requests.iter().map(|r| r.lpn as u64 + r.pages as u64).max().unwrap_or(0);
+        Workload { provenance, requests, contents: Vec::new(), content_space: 0, lpn_span, precondition: 0 }
     }
 
     /// True when every write request carries content ids.
     pub fn has_content(&self) -> bool {
-        self.requests
-            .iter()
-            .all(|r| r.op != Op::Write || r.content != NO_CONTENT)
+        self.requests.iter().all(|r| r.op != Op::Write || r.content != NO_CONTENT)
     }
 
     /// Content ids of a write request's pages (empty if it has none).
@@ -152,13 +139,7 @@ mod tests {
     use super::*;
 
     fn req(op: Op, lpn: u32, pages: u32) -> Request {
-        Request {
-            arrival: Nanos::ZERO,
-            op,
-            lpn,
-            pages,
-            content: NO_CONTENT,
-        }
+        Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT }
     }
 
     #[test]
@@ -166,10 +147,10 @@ mod tests {
         let mut w = Workload::from_requests(
             Provenance::default(),
             vec![
-                req(Op::Write, 2, 2),  // 2,3 written
-                req(Op::Read, 0, 6),   // 0,1 and 4,5 unseen
-                req(Op::Read, 0, 6),   // all seen now
-                req(Op::Read, 10, 1),  // unseen
+                req(Op::Write, 2, 2), // 2,3 written
+                req(Op::Read, 0, 6),  // 0,1 and 4,5 unseen
+                req(Op::Read, 0, 6),  // all seen now
+                req(Op::Read, 10, 1), // unseen
             ],
         );
         w.add_precondition();

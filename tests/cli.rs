@@ -110,7 +110,10 @@ mod bad_input {
         let path = f.path().to_str().unwrap().to_string();
         fails_with(&["run", "--quiet", "--trace", &path, "--format", "msr"], ":2:");
         // --skip-bad-lines counts instead of failing.
-        dedupsim().args(["run", "--trace", &path, "--format", "msr", "--skip-bad-lines", "-p", "native"]).assert().success();
+        dedupsim()
+            .args(["run", "--trace", &path, "--format", "msr", "--skip-bad-lines", "-p", "native"])
+            .assert()
+            .success();
     }
 
     #[test]
@@ -155,7 +158,10 @@ mod bad_input {
     #[test]
     fn workload_that_cannot_fit_stops_with_a_message() {
         // A tiny device whose logical space is smaller than the workload's footprint.
-        fails_with(&["run", "--quiet", "--preset", "tiny", "--synth", "requests=100,footprint=64MiB,hot=0.4:1MiB"], "logical pages");
+        fails_with(
+            &["run", "--quiet", "--preset", "tiny", "--synth", "requests=100,footprint=64MiB,hot=0.4:1MiB"],
+            "logical pages",
+        );
     }
 
     #[test]

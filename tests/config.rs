@@ -29,19 +29,8 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 fn fad_table1_matches_table_i() {
     let c = Config::preset("fad-table1").unwrap();
     let g = &c.geometry;
-    assert_eq!(
-        (
-            g.channels,
-            g.chips_per_channel,
-            g.dies_per_chip,
-            g.planes_per_die
-        ),
-        (8, 2, 1, 10)
-    );
-    assert_eq!(
-        (g.blocks_per_plane, g.pages_per_block, g.page_size),
-        (2048, 64, 4096)
-    );
+    assert_eq!((g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die), (8, 2, 1, 10));
+    assert_eq!((g.blocks_per_plane, g.pages_per_block, g.page_size), (2048, 64, 4096));
     assert_eq!(c.chips(), 16);
     assert_eq!(c.planes(), 160);
     assert_eq!(c.blocks(), 327_680);
@@ -99,16 +88,10 @@ fn other_presets() {
 
 #[test]
 fn unknown_preset_lists_presets() {
-    for e in [
-        Config::preset("fad-table2").unwrap_err(),
-        Config::load(Some("fad-table2"), &[]).unwrap_err(),
-    ] {
+    for e in [Config::preset("fad-table2").unwrap_err(), Config::load(Some("fad-table2"), &[]).unwrap_err()] {
         assert!(matches!(e, ConfigError::UnknownPreset { .. }));
         let m = e.to_string();
-        assert!(
-            m.contains("fad-table2") && m.contains("fad-table1") && m.contains("tiny"),
-            "{m}"
-        );
+        assert!(m.contains("fad-table2") && m.contains("fad-table1") && m.contains("tiny"), "{m}");
     }
 }
 
@@ -158,15 +141,9 @@ fn apply_override_on_documents() {
     let e = apply_override(&mut doc, "gc.copy_back=false").unwrap_err();
     assert!(matches!(e, ConfigError::UnknownKey { .. }));
     let m = e.to_string();
-    assert!(
-        m.contains("copy_back") && m.contains("copyback") && m.contains("wear_leveling"),
-        "{m}"
-    );
+    assert!(m.contains("copy_back") && m.contains("copyback") && m.contains("wear_leveling"), "{m}");
     let m = apply_override(&mut doc, "bogus=1").unwrap_err().to_string();
-    assert!(
-        m.contains("bogus") && m.contains("geometry") && m.contains("seed"),
-        "{m}"
-    );
+    assert!(m.contains("bogus") && m.contains("geometry") && m.contains("seed"), "{m}");
     assert!(apply_override(&mut doc, "no-equals-sign").is_err());
 }
 
@@ -186,11 +163,7 @@ fn file_with_base_and_overrides() {
     assert_eq!(c.raw_pages(), 512);
     assert_eq!(c.policy["fad"]["threshold"].as_integer(), Some(2));
 
-    let c = Config::load(
-        Some(&path),
-        &sets(&["gc.min_free_blocks=1", "name=\"run-a\""]),
-    )
-    .unwrap();
+    let c = Config::load(Some(&path), &sets(&["gc.min_free_blocks=1", "name=\"run-a\""])).unwrap();
     assert_eq!(c.gc.min_free_blocks, 1);
     assert_eq!(c.geometry.channels, 4);
     assert_eq!(c.name, "run-a");
@@ -205,16 +178,9 @@ fn file_with_base_and_overrides() {
     assert_eq!((c.seed, c.raw_pages()), (5, 256));
 
     // A file base, relative to the including file; policy tables merge.
-    write(
-        dir.path(),
-        "parent.toml",
-        "base = \"fad-onfi800\"\nseed = 9\n[policy.fad]\na = 1\nb = 1\n",
-    );
-    let child = write(
-        dir.path(),
-        "child.toml",
-        "base = \"parent.toml\"\n[timing]\nread = \"30 us\"\n[policy.fad]\nb = 2\n",
-    );
+    write(dir.path(), "parent.toml", "base = \"fad-onfi800\"\nseed = 9\n[policy.fad]\na = 1\nb = 1\n");
+    let child =
+        write(dir.path(), "child.toml", "base = \"parent.toml\"\n[timing]\nread = \"30 us\"\n[policy.fad]\nb = 2\n");
     let c = Config::from_file(&child).unwrap();
     assert_eq!((c.seed, c.timing.read), (9, Nanos::from_us(30)));
     assert_eq!(c.timing.transfer_ps_per_byte, 1_250);
@@ -228,47 +194,30 @@ fn file_with_base_and_overrides() {
     assert!(m.contains("loops") && m.contains("a.toml"), "{m}");
 
     // Missing files and unknown bases.
-    let m = Config::from_file(dir.path().join("nope.toml"))
-        .unwrap_err()
-        .to_string();
+    let m = Config::from_file(dir.path().join("nope.toml")).unwrap_err().to_string();
     assert!(m.contains("nope.toml"), "{m}");
     let p = write(dir.path(), "badbase.toml", "base = \"fad-table9\"\n");
     let m = Config::from_file(&p).unwrap_err().to_string();
-    assert!(
-        m.contains("base") && m.contains("fad-table9") && m.contains("fad-table1"),
-        "{m}"
-    );
+    assert!(m.contains("base") && m.contains("fad-table9") && m.contains("fad-table1"), "{m}");
 }
 
 #[test]
 fn syntax_errors_name_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(
-        dir.path(),
-        "broken.toml",
-        "seed = 1\n\n[geometry\nchannels = 2\n",
-    );
+    let p = write(dir.path(), "broken.toml", "seed = 1\n\n[geometry\nchannels = 2\n");
     let m = Config::from_file(&p).unwrap_err().to_string();
     assert!(m.contains("broken.toml") && m.contains("line 3"), "{m}");
 
     let p = write(dir.path(), "typo.toml", "[geometry]\nchanels = 2\n");
     let m = Config::from_file(&p).unwrap_err().to_string();
     assert!(m.contains("typo.toml") && m.contains("line 2"), "{m}");
-    assert!(
-        m.contains("chanels") && m.contains("chips_per_channel"),
-        "{m}"
-    );
+    assert!(m.contains("chanels") && m.contains("chips_per_channel"), "{m}");
 
     let p = write(dir.path(), "unit.toml", "[timing]\nerase = \"1.5 sec\"\n");
     let m = Config::from_file(&p).unwrap_err().to_string();
-    assert!(
-        m.contains("line 2") && m.contains("erase") && m.contains("sec"),
-        "{m}"
-    );
+    assert!(m.contains("line 2") && m.contains("erase") && m.contains("sec"), "{m}");
 
-    let m = Config::from_toml_str("base = \"none\"\nseed = 1\n", "x")
-        .unwrap_err()
-        .to_string();
+    let m = Config::from_toml_str("base = \"none\"\nseed = 1\n", "x").unwrap_err().to_string();
     assert!(m.contains("missing key") && m.contains("geometry."), "{m}");
 }
 
@@ -278,16 +227,10 @@ fn syntax_errors_name_file_and_line() {
 fn bad_inputs_name_the_key() {
     let cases: &[(&[&str], &str)] = &[
         (&["geometry.channels=0"], "geometry.channels"),
-        (
-            &["geometry.chips_per_channel=0"],
-            "geometry.chips_per_channel",
-        ),
+        (&["geometry.chips_per_channel=0"], "geometry.chips_per_channel"),
         (&["geometry.dies_per_chip=0"], "geometry.dies_per_chip"),
         (&["geometry.planes_per_die=0"], "geometry.planes_per_die"),
-        (
-            &["geometry.blocks_per_plane=0"],
-            "geometry.blocks_per_plane",
-        ),
+        (&["geometry.blocks_per_plane=0"], "geometry.blocks_per_plane"),
         (&["geometry.pages_per_block=0"], "geometry.pages_per_block"),
         (&["geometry.channels=-1"], "geometry.channels"),
         (&["geometry.channels=four"], "geometry.channels"),
@@ -322,10 +265,7 @@ fn bad_inputs_name_the_key() {
         (&["replay.time_scale=-1.0"], "replay.time_scale"),
         (&["replay.time_scale=nan"], "replay.time_scale"),
         (&["replay.time_scale=inf"], "replay.time_scale"),
-        (
-            &["replay.mode=closed-loop", "replay.queue_depth=0"],
-            "replay.queue_depth",
-        ),
+        (&["replay.mode=closed-loop", "replay.queue_depth=0"], "replay.queue_depth"),
         (&["replay.mode=fast"], "replay.mode"),
         (&["alloc_unit=chips"], "alloc_unit"),
         (&["seed=-5"], "seed"),
@@ -341,15 +281,11 @@ fn bad_inputs_name_the_key() {
         assert!(m.contains(key), "{o:?}: message does not name `{key}`: {m}");
     }
     // The exact wording promised for over-provisioning.
-    assert!(load_err(&["over_provisioning=1.0"]).starts_with(
-        "over_provisioning = 1.0: must be below 100%, the host would see no capacity"
-    ));
+    assert!(load_err(&["over_provisioning=1.0"])
+        .starts_with("over_provisioning = 1.0: must be below 100%, the host would see no capacity"));
     // GC threshold messages say what would work.
     let m = load_err(&["gc.min_free_blocks=500"]);
-    assert!(
-        m.contains("409 spare blocks") && m.contains("<= 407"),
-        "{m}"
-    );
+    assert!(m.contains("409 spare blocks") && m.contains("<= 407"), "{m}");
     // Exactly 2 spare blocks above the threshold is fine.
     Config::load(None, &sets(&["gc.min_free_blocks=407"])).unwrap();
 }
@@ -359,42 +295,25 @@ fn validate_checks_hand_built_configs() {
     let mut c = Config::fad_table1();
     c.geometry.page_size = 8192;
     let e = c.validate().unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Invalid { key, .. } if key == "timing.page_transfer"),
-        "{e}"
-    );
+    assert!(matches!(&e, ConfigError::Invalid { key, .. } if key == "timing.page_transfer"), "{e}");
     c.refresh_derived();
     c.validate().unwrap();
     assert_eq!(c.timing.page_transfer, Nanos(204_800));
 
     c.dedup.hash_engines = 0;
     let e = c.validate().unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Invalid { key, .. } if key == "dedup.hash_engines"),
-        "{e}"
-    );
+    assert!(matches!(&e, ConfigError::Invalid { key, .. } if key == "dedup.hash_engines"), "{e}");
 
     let mut c = Config::fad_table1();
-    c.replay = ReplayConfig::OpenLoop {
-        time_scale: f64::NAN,
-    };
-    assert!(c
-        .validate()
-        .unwrap_err()
-        .to_string()
-        .contains("replay.time_scale"));
+    c.replay = ReplayConfig::OpenLoop { time_scale: f64::NAN };
+    assert!(c.validate().unwrap_err().to_string().contains("replay.time_scale"));
 
     // Helpers saturate instead of overflowing on absurd values.
     let mut c = Config::fad_table1();
     c.geometry.channels = u32::MAX;
     c.geometry.blocks_per_plane = u32::MAX;
     c.geometry.pages_per_block = u32::MAX;
-    let _ = (
-        c.raw_pages(),
-        c.raw_bytes(),
-        c.logical_bytes(),
-        c.spare_blocks_per_plane(),
-    );
+    let _ = (c.raw_pages(), c.raw_bytes(), c.logical_bytes(), c.spare_blocks_per_plane());
     assert!(c.validate().unwrap_err().to_string().contains("geometry"));
 }
 
@@ -404,10 +323,7 @@ fn config_hash_is_stable_and_sensitive() {
     // Golden value: changes only if the canonical TOML format changes.
     assert_eq!(base.config_hash_hex(), "9d5c65ec75960226");
     assert_eq!(base.config_hash_hex().len(), 16);
-    assert_eq!(
-        base.config_hash(),
-        Config::preset("fad-table1").unwrap().config_hash()
-    );
+    assert_eq!(base.config_hash(), Config::preset("fad-table1").unwrap().config_hash());
 
     // The name is not part of the hash, and neither is how a value was spelled.
     let dir = tempfile::tempdir().unwrap();
@@ -454,27 +370,12 @@ fn config_hash_is_stable_and_sensitive() {
 
 #[test]
 fn toml_round_trip() {
-    let mut configs: Vec<Config> = Config::presets()
-        .iter()
-        .map(|(n, _)| Config::preset(n).unwrap())
-        .collect();
+    let mut configs: Vec<Config> = Config::presets().iter().map(|(n, _)| Config::preset(n).unwrap()).collect();
     for o in [
         &["replay.mode=closed-loop", "replay.queue_depth=16"][..],
-        &[
-            "over_provisioning=0.07",
-            "timing.transfer=333MB/s",
-            "timing.erase=1.000001ms",
-        ],
-        &[
-            "policy.fad.threshold=0.5",
-            "policy.fad.nested.x=[1, 2]",
-            "policy.har.on=true",
-        ],
-        &[
-            "seed=\"18446744073709551615\"",
-            "geometry.page_size=16KiB",
-            "name=\"a \\\"quoted\\\" name\"",
-        ],
+        &["over_provisioning=0.07", "timing.transfer=333MB/s", "timing.erase=1.000001ms"],
+        &["policy.fad.threshold=0.5", "policy.fad.nested.x=[1, 2]", "policy.har.on=true"],
+        &["seed=\"18446744073709551615\"", "geometry.page_size=16KiB", "name=\"a \\\"quoted\\\" name\""],
         &["replay.time_scale=0.1", "dedup.fingerprint=0"],
     ] {
         configs.push(Config::load(None, &sets(o)).unwrap());
@@ -482,8 +383,7 @@ fn toml_round_trip() {
     assert_eq!(configs[configs.len() - 2].seed, u64::MAX);
     for c in configs {
         let text = c.to_toml_string();
-        let back =
-            Config::from_toml_str(&text, "round-trip").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let back = Config::from_toml_str(&text, "round-trip").unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(back, c, "{text}");
         assert_eq!(back.config_hash(), c.config_hash());
         // `config show` output (TOML plus comments) loads too.
@@ -544,11 +444,7 @@ fn capacity_limit_is_u32_pages() {
         "geometry.planes_per_die=1",
         "geometry.blocks_per_plane=65536",
     ];
-    let ok = Config::load(
-        None,
-        &sets(&[&geo[..], &["geometry.pages_per_block=65535"]].concat()),
-    )
-    .unwrap();
+    let ok = Config::load(None, &sets(&[&geo[..], &["geometry.pages_per_block=65535"]].concat())).unwrap();
     assert_eq!(ok.raw_pages(), u64::from(u32::MAX) - 65535);
     let m = load_err(&[&geo[..], &["geometry.pages_per_block=65536"]].concat());
     assert!(m.contains("geometry") && m.contains("u32"), "{m}");

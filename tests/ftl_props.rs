@@ -61,7 +61,13 @@ fn workload(cmds: &[Cmd]) -> (Workload, HashMap<u32, u32>) {
         let t = Nanos(i as u64 * 50_000);
         match c {
             Cmd::Write { lpn, contents: cs } => {
-                reqs.push(Request { arrival: t, op: Op::Write, lpn: *lpn, pages: cs.len() as u32, content: contents.len() as u32 });
+                reqs.push(Request {
+                    arrival: t,
+                    op: Op::Write,
+                    lpn: *lpn,
+                    pages: cs.len() as u32,
+                    content: contents.len() as u32,
+                });
                 for (k, &x) in cs.iter().enumerate() {
                     contents.push(ContentId(x));
                     model.insert(lpn + k as u32, x);
@@ -145,7 +151,11 @@ fn the_tiny_geometry_exercises_gc() {
         let p = policy::build(name, &cfg).unwrap();
         let sim = Simulation::new(&cfg, &w, p, RunOptions { check: true, check_every: 1 }).unwrap();
         let (out, ftl) = sim.run_keep(&mut |_, _| {}).unwrap();
-        assert!(out.metrics.counters.gc_invocations > 10, "{name}: GC ran {} times", out.metrics.counters.gc_invocations);
+        assert!(
+            out.metrics.counters.gc_invocations > 10,
+            "{name}: GC ran {} times",
+            out.metrics.counters.gc_invocations
+        );
         assert!(out.metrics.counters.programs.gc > 0, "{name}: GC moved no page");
         check_final(&ftl, &model).unwrap();
     }

@@ -1,19 +1,14 @@
 //! Synthetic workload generator and content models: determinism, realized
 //! statistics, and the FAD §IV-A Zipf facts.
 
-use dedupsim::content::{
-    assign_content, realized_dedup_rate, try_assign_content, ContentModel, ZipfN,
-};
+use dedupsim::content::{assign_content, realized_dedup_rate, try_assign_content, ContentModel, ZipfN};
 use dedupsim::synth::{generate, Interarrival, SizeDist, SynthError, SynthSpec};
 use dedupsim::units::{ContentId, Nanos, Op};
 use dedupsim::workload::{Provenance, Request, Workload, NO_CONTENT};
 use std::collections::HashSet;
 
 fn small(requests: u64) -> SynthSpec {
-    SynthSpec {
-        requests,
-        ..SynthSpec::default_small()
-    }
+    SynthSpec { requests, ..SynthSpec::default_small() }
 }
 
 #[test]
@@ -27,10 +22,7 @@ fn generation_is_deterministic_per_seed() {
     assert_eq!(a.provenance.name, "default-small");
     assert_eq!(a.provenance.source, "synthetic (seed 7)");
     // A pinned seed overrides the run seed.
-    let pinned = SynthSpec {
-        seed: Some(7),
-        ..spec.clone()
-    };
+    let pinned = SynthSpec { seed: Some(7), ..spec.clone() };
     assert_eq!(generate(&pinned, 1234).unwrap().requests, a.requests);
 }
 
@@ -44,30 +36,18 @@ fn benchmark_statistics() {
 
     let reads = rs.iter().filter(|r| r.op == Op::Read).count() as f64;
     assert!((reads / n - 0.5).abs() < 0.01, "read ratio {}", reads / n);
-    assert!(rs
-        .iter()
-        .all(|r| r.op != Op::Trim && r.content == NO_CONTENT));
+    assert!(rs.iter().all(|r| r.op != Op::Trim && r.content == NO_CONTENT));
 
     let h16: f64 = (1..=16).map(|i| 1.0 / i as f64).sum();
     let expect = 16.0 / h16;
     let mean = rs.iter().map(|r| r.pages as f64).sum::<f64>() / n;
-    assert!(
-        (mean / expect - 1.0).abs() < 0.02,
-        "mean size {mean} vs {expect}"
-    );
+    assert!((mean / expect - 1.0).abs() < 0.02, "mean size {mean} vs {expect}");
     assert!(rs.iter().all(|r| (1..=16).contains(&r.pages)));
 
     // Sequential continuations: start exactly at the previous request's end
     // (random placements land there only by coincidence, ~1e-6).
-    let seq = rs
-        .windows(2)
-        .filter(|p| p[1].lpn as u64 == p[0].lpn as u64 + p[0].pages as u64)
-        .count() as f64;
-    assert!(
-        (seq / (n - 1.0) - 0.3).abs() < 0.01,
-        "sequential {}",
-        seq / n
-    );
+    let seq = rs.windows(2).filter(|p| p[1].lpn as u64 == p[0].lpn as u64 + p[0].pages as u64).count() as f64;
+    assert!((seq / (n - 1.0) - 0.3).abs() < 0.01, "sequential {}", seq / n);
 
     // Footprint bounds: 50 GiB of 4 KiB pages.
     let fp = 50u64 << 18;
@@ -77,11 +57,7 @@ fn benchmark_statistics() {
     // Hot region (5 GiB): 40% land there by choice, plus 10% of the 30%
     // uniform requests, plus sequential ones following hot requests.
     let hot = 5u64 << 18;
-    let in_hot = rs
-        .iter()
-        .filter(|r| r.lpn as u64 + r.pages as u64 <= hot)
-        .count() as f64
-        / n;
+    let in_hot = rs.iter().filter(|r| r.lpn as u64 + r.pages as u64 <= hot).count() as f64 / n;
     assert!(in_hot > 0.43 && in_hot < 0.65, "in hot region {in_hot}");
 
     // Arrivals: non-decreasing, starting at 0, mean gap 100 us.
@@ -95,17 +71,10 @@ fn benchmark_statistics() {
 fn requests_stay_inside_tiny_footprints() {
     // Footprint barely larger than the largest request, everything sequential
     // or hot: continuations must wrap instead of crossing the end.
-    let spec: SynthSpec = "requests=20000,size=uni:1-8,seq=0.6,hot=0.4:40KiB,footprint=40KiB"
-        .parse()
-        .unwrap();
+    let spec: SynthSpec = "requests=20000,size=uni:1-8,seq=0.6,hot=0.4:40KiB,footprint=40KiB".parse().unwrap();
     let w = generate(&spec, 1).unwrap();
-    assert!(w
-        .requests
-        .iter()
-        .all(|r| r.pages >= 1 && r.lpn + r.pages <= 10));
-    let spec: SynthSpec = "requests=1000,size=3,seq=1,hot=0,footprint=12KiB,iat=fixed:5us"
-        .parse()
-        .unwrap();
+    assert!(w.requests.iter().all(|r| r.pages >= 1 && r.lpn + r.pages <= 10));
+    let spec: SynthSpec = "requests=1000,size=3,seq=1,hot=0,footprint=12KiB,iat=fixed:5us".parse().unwrap();
     let w = generate(&spec, 1).unwrap();
     assert!(w.requests.iter().all(|r| r.lpn == 0 && r.pages == 3));
     assert_eq!(w.requests[10].arrival, Nanos::from_us(50));
@@ -114,31 +83,14 @@ fn requests_stay_inside_tiny_footprints() {
 #[test]
 fn parsed_spec_matches_literal() {
     let s: SynthSpec =
-        "requests=1000,read=0.5,size=inv:16,seq=0.3,hot=0.4:5GiB,footprint=50GiB,iat=exp:100us"
-            .parse()
-            .unwrap();
-    assert_eq!(
-        s,
-        SynthSpec {
-            name: "synthetic".into(),
-            requests: 1000,
-            ..SynthSpec::benchmark()
-        }
-    );
+        "requests=1000,read=0.5,size=inv:16,seq=0.3,hot=0.4:5GiB,footprint=50GiB,iat=exp:100us".parse().unwrap();
+    assert_eq!(s, SynthSpec { name: "synthetic".into(), requests: 1000, ..SynthSpec::benchmark() });
     let b: SynthSpec = "benchmark".parse().unwrap();
     assert_eq!(b, SynthSpec::benchmark());
     let b: SynthSpec = "benchmark,requests=1k,iat=uni:10us-1ms".parse().unwrap();
     assert_eq!(b.requests, 1000);
-    assert_eq!(
-        b.interarrival,
-        Interarrival::Uniform {
-            min_us: 10.0,
-            max_us: 1000.0
-        }
-    );
-    let l: SynthSpec = "size=list:1:3/8:1,footprint=1GiB,hot=0.2:64MiB"
-        .parse()
-        .unwrap();
+    assert_eq!(b.interarrival, Interarrival::Uniform { min_us: 10.0, max_us: 1000.0 });
+    let l: SynthSpec = "size=list:1:3/8:1,footprint=1GiB,hot=0.2:64MiB".parse().unwrap();
     assert_eq!(l.size, SizeDist::Explicit(vec![(1, 3.0), (8, 1.0)]));
 }
 
@@ -169,42 +121,24 @@ fn bad_spec_strings_give_clear_errors() {
     ] {
         let e: SynthError = s.parse::<SynthSpec>().unwrap_err();
         let msg = e.to_string();
-        assert!(
-            msg.contains(needle),
-            "`{s}` gave `{msg}`, expected `{needle}`"
-        );
+        assert!(msg.contains(needle), "`{s}` gave `{msg}`, expected `{needle}`");
     }
 }
 
 #[test]
 fn generate_rejects_invalid_specs_without_panicking() {
-    let bad = SynthSpec {
-        read_ratio: f64::NAN,
-        ..SynthSpec::benchmark()
-    };
+    let bad = SynthSpec { read_ratio: f64::NAN, ..SynthSpec::benchmark() };
     assert!(generate(&bad, 1).is_err());
-    let bad = SynthSpec {
-        interarrival: Interarrival::Exponential { mean_us: -1.0 },
-        ..SynthSpec::benchmark()
-    };
+    let bad = SynthSpec { interarrival: Interarrival::Exponential { mean_us: -1.0 }, ..SynthSpec::benchmark() };
     assert!(generate(&bad, 1).is_err());
-    let bad = SynthSpec {
-        size: SizeDist::Explicit(vec![(4, 0.0)]),
-        ..SynthSpec::benchmark()
-    };
+    let bad = SynthSpec { size: SizeDist::Explicit(vec![(4, 0.0)]), ..SynthSpec::benchmark() };
     assert!(generate(&bad, 1).is_err());
 }
 
 /// `count` back-to-back writes of `pages` pages each, without content.
 fn writes(count: u32, pages: u32) -> Workload {
     let reqs = (0..count)
-        .map(|i| Request {
-            arrival: Nanos(i as u64),
-            op: Op::Write,
-            lpn: i * pages,
-            pages,
-            content: NO_CONTENT,
-        })
+        .map(|i| Request { arrival: Nanos(i as u64), op: Op::Write, lpn: i * pages, pages, content: NO_CONTENT })
         .collect();
     Workload::from_requests(Provenance::default(), reqs)
 }
@@ -220,11 +154,7 @@ fn fad_literal_zipf_gives_57_percent_not_50() {
     assert_eq!(s.pages_drawn, 1_000_000);
     assert_eq!(s.n_used, 500_000);
     assert_eq!(w.content_space, 500_000);
-    assert!(
-        (s.realized_dedup_rate - 0.57).abs() < 0.01,
-        "realized {}",
-        s.realized_dedup_rate
-    );
+    assert!((s.realized_dedup_rate - 0.57).abs() < 0.01, "realized {}", s.realized_dedup_rate);
     assert!((realized_dedup_rate(&w) - s.realized_dedup_rate).abs() < 1e-12);
     assert!(w.has_content());
     assert!(w.contents.iter().all(|c| c.0 < 500_000));
@@ -235,22 +165,13 @@ fn calibrated_zipf_hits_target_dedup() {
     let mut w = writes(1_000_000, 1);
     let model: ContentModel = "zipf:a=0.2,dedup=0.5".parse().unwrap();
     let s = assign_content(&mut w, &model, 42);
-    assert!(
-        (s.realized_dedup_rate - 0.5).abs() < 0.01,
-        "realized {} with N = {}",
-        s.realized_dedup_rate,
-        s.n_used
-    );
+    assert!((s.realized_dedup_rate - 0.5).abs() < 0.01, "realized {} with N = {}", s.realized_dedup_rate, s.n_used);
     assert!(s.n_used > 500_000, "N = {}", s.n_used);
     // Calibration also holds with copies mixed in, on a generated workload.
     let mut w = generate(&small(200_000), 3).unwrap();
     let s = assign_content(&mut w, &"zipf:a=0.2,dedup=0.5,copy=0.2".parse().unwrap(), 3);
     assert!(s.copied_pages > 0);
-    assert!(
-        (s.realized_dedup_rate - 0.5).abs() < 0.01,
-        "realized {} with copies",
-        s.realized_dedup_rate
-    );
+    assert!((s.realized_dedup_rate - 0.5).abs() < 0.01, "realized {} with copies", s.realized_dedup_rate);
 }
 
 #[test]
@@ -271,19 +192,11 @@ fn content_is_deterministic_per_seed() {
     assert_ne!(a.contents, c.contents);
     // Every write got content, reads did not; the request order is kept.
     for (r, r0) in a.requests.iter().zip(&base.requests) {
-        assert_eq!(
-            (r.op, r.lpn, r.pages, r.arrival),
-            (r0.op, r0.lpn, r0.pages, r0.arrival)
-        );
+        assert_eq!((r.op, r.lpn, r.pages, r.arrival), (r0.op, r0.lpn, r0.pages, r0.arrival));
         assert_eq!(r.op == Op::Write, r.content != NO_CONTENT);
     }
     // Contents are laid out in request order.
-    let starts: Vec<u32> = a
-        .requests
-        .iter()
-        .filter(|r| r.op == Op::Write)
-        .map(|r| r.content)
-        .collect();
+    let starts: Vec<u32> = a.requests.iter().filter(|r| r.op == Op::Write).map(|r| r.content).collect();
     assert!(starts.windows(2).all(|p| p[0] < p[1]));
 }
 
@@ -293,11 +206,7 @@ fn copies_produce_repeated_runs() {
     // repeated pairs of consecutive ids come only from copies.
     let run = |copy: f64| {
         let mut w = writes(20_000, 4);
-        let model = ContentModel::Zipf {
-            a: 0.2,
-            n: ZipfN::Fraction(100.0),
-            copy,
-        };
+        let model = ContentModel::Zipf { a: 0.2, n: ZipfN::Fraction(100.0), copy };
         let s = assign_content(&mut w, &model, 11);
         assert_eq!(s.error, None);
         let mut seen: HashSet<(ContentId, ContentId, ContentId, ContentId)> = HashSet::new();
@@ -338,11 +247,8 @@ fn copies_of_shorter_extents_are_extended_with_fresh_draws() {
     assert!(s.copied_pages < 6 * 1999);
     assert_eq!(s.pages_drawn, 1000 * 2 + 1000 * 6);
     // Each request's prefix repeats an earlier request's prefix.
-    let prefixes: Vec<(ContentId, ContentId)> = w
-        .requests
-        .iter()
-        .map(|r| (w.content_of(r)[0], w.content_of(r)[1]))
-        .collect();
+    let prefixes: Vec<(ContentId, ContentId)> =
+        w.requests.iter().map(|r| (w.content_of(r)[0], w.content_of(r)[1])).collect();
     for k in 1..prefixes.len() {
         assert!(prefixes[..k].contains(&prefixes[k]), "request {k}");
     }
@@ -352,34 +258,10 @@ fn copies_of_shorter_extents_are_extended_with_fresh_draws() {
 fn existing_content_is_kept_and_new_ids_do_not_collide() {
     // Two writes with "real" content (ids 0..3), one without, one read.
     let reqs = vec![
-        Request {
-            arrival: Nanos(0),
-            op: Op::Write,
-            lpn: 0,
-            pages: 2,
-            content: 0,
-        },
-        Request {
-            arrival: Nanos(1),
-            op: Op::Write,
-            lpn: 8,
-            pages: 3,
-            content: NO_CONTENT,
-        },
-        Request {
-            arrival: Nanos(2),
-            op: Op::Read,
-            lpn: 0,
-            pages: 2,
-            content: NO_CONTENT,
-        },
-        Request {
-            arrival: Nanos(3),
-            op: Op::Write,
-            lpn: 4,
-            pages: 2,
-            content: 2,
-        },
+        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 2, content: 0 },
+        Request { arrival: Nanos(1), op: Op::Write, lpn: 8, pages: 3, content: NO_CONTENT },
+        Request { arrival: Nanos(2), op: Op::Read, lpn: 0, pages: 2, content: NO_CONTENT },
+        Request { arrival: Nanos(3), op: Op::Write, lpn: 4, pages: 2, content: 2 },
     ];
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = vec![ContentId(0), ContentId(1), ContentId(2), ContentId(0)];
@@ -393,14 +275,8 @@ fn existing_content_is_kept_and_new_ids_do_not_collide() {
     assert_eq!(w.requests[3].content, 2);
     assert_eq!(w.requests[2].content, NO_CONTENT);
     assert_eq!(w.requests[1].content, 4);
-    assert_eq!(
-        w.content_of(&w.requests[1]),
-        &[ContentId(3), ContentId(4), ContentId(5)]
-    );
-    assert_eq!(
-        &w.contents[..4],
-        &[ContentId(0), ContentId(1), ContentId(2), ContentId(0)]
-    );
+    assert_eq!(w.content_of(&w.requests[1]), &[ContentId(3), ContentId(4), ContentId(5)]);
+    assert_eq!(&w.contents[..4], &[ContentId(0), ContentId(1), ContentId(2), ContentId(0)]);
     // Over all written pages: 7 pages, 6 distinct ids.
     assert!((realized_dedup_rate(&w) - (1.0 - 6.0 / 7.0)).abs() < 1e-12);
 
@@ -424,17 +300,9 @@ fn unique_model_has_no_duplicates() {
 fn invalid_hand_built_model_reports_error_and_leaves_workload() {
     let mut w = writes(100, 2);
     let before = w.clone();
-    let bad = ContentModel::Zipf {
-        a: f64::NAN,
-        n: ZipfN::Fraction(0.5),
-        copy: 0.0,
-    };
+    let bad = ContentModel::Zipf { a: f64::NAN, n: ZipfN::Fraction(0.5), copy: 0.0 };
     let s = assign_content(&mut w, &bad, 1);
-    assert!(
-        s.error.as_deref().unwrap_or("").contains("`a`"),
-        "{:?}",
-        s.error
-    );
+    assert!(s.error.as_deref().unwrap_or("").contains("`a`"), "{:?}", s.error);
     assert_eq!(w.requests, before.requests);
     assert!(w.contents.is_empty());
     assert!(try_assign_content(&mut w, &bad, 1).is_err());
@@ -456,11 +324,7 @@ fn sparse_populations_keep_the_id_space_dense() {
         assert!(s.n_used > 20_000, "{model}: N = {}", s.n_used);
         assert_eq!(s.ids_added, s.distinct);
         assert_eq!(w.content_space as u64, 5 + s.distinct);
-        assert!(
-            s.realized_dedup_rate < 0.01,
-            "{model}: {}",
-            s.realized_dedup_rate
-        );
+        assert!(s.realized_dedup_rate < 0.01, "{model}: {}", s.realized_dedup_rate);
         let ids: HashSet<u32> = w.contents.iter().map(|c| c.0).collect();
         assert_eq!(ids.len() as u64, s.distinct);
         assert!(ids.iter().all(|&i| (5..w.content_space).contains(&i)));

@@ -8,8 +8,8 @@
 //! `DEDUPSIM_TRACES` to point elsewhere.
 
 use dedupsim::trace::{
-    content_id_hash, load, load_from_reader, read_records, stats, write_native,
-    write_native_workload, LoadOptions, TraceError, TraceFormat, TraceRecord, VolumeSelect,
+    content_id_hash, load, load_from_reader, read_records, stats, write_native, write_native_workload, LoadOptions,
+    TraceError, TraceFormat, TraceRecord, VolumeSelect,
 };
 use dedupsim::units::{ContentId, Nanos, Op};
 use dedupsim::workload::NO_CONTENT;
@@ -20,11 +20,7 @@ fn opts() -> LoadOptions {
     LoadOptions::default()
 }
 
-fn load_str(
-    name: &str,
-    text: &str,
-    o: &LoadOptions,
-) -> Result<dedupsim::trace::Loaded, TraceError> {
+fn load_str(name: &str, text: &str, o: &LoadOptions) -> Result<dedupsim::trace::Loaded, TraceError> {
     load_from_reader(text.as_bytes(), Path::new(name), o)
 }
 
@@ -33,16 +29,12 @@ fn load_str(
 // ---------------------------------------------------------------------------
 
 fn traces_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("DEDUPSIM_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/traces"));
+    let dir =
+        std::env::var_os("DEDUPSIM_TRACES").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/shared/traces"));
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "note: {} is absent; skipping the real-trace sample checks",
-            dir.display()
-        );
+        eprintln!("note: {} is absent; skipping the real-trace sample checks", dir.display());
         None
     }
 }
@@ -153,21 +145,14 @@ fn byte_averages(records: &[TraceRecord]) -> (f64, f64, f64) {
             v.iter().sum::<u64>() as f64 / 1024.0 / v.len() as f64
         }
     };
-    (
-        sum(&|_| true),
-        sum(&|r| r.op == Op::Read),
-        sum(&|r| r.op == Op::Write),
-    )
+    (sum(&|_| true), sum(&|r| r.op == Op::Read), sum(&|r| r.op == Op::Write))
 }
 
 fn close(got: f64, want: f64, what: &str, file: &str) {
     if want.is_nan() {
         return;
     }
-    assert!(
-        (got - want).abs() <= 0.006,
-        "{file}: {what} = {got:.4}, SOURCE.md says {want}"
-    );
+    assert!((got - want).abs() <= 0.006, "{file}: {what} = {got:.4}, SOURCE.md says {want}");
 }
 
 #[test]
@@ -206,10 +191,7 @@ fn real_samples_match_source_notes() {
             assert_eq!(s.requests, e.requests, "{name}: requests");
             assert_eq!(s.reads, e.reads, "{name}: reads");
             assert_eq!(s.reads + s.writes, s.requests, "{name}");
-            assert_eq!(
-                loaded.workload.provenance.source,
-                format!("trace: {} ({})", path.display(), e.format)
-            );
+            assert_eq!(loaded.workload.provenance.source, format!("trace: {} ({})", path.display(), e.format));
             match e.dedup {
                 Some(d) => {
                     assert!(loaded.workload.has_content(), "{name}: content");
@@ -248,17 +230,11 @@ fn fiu_mail_sample_details() {
     assert!((s.read_ratio - 0.564).abs() < 0.0005);
     assert!((s.duration_s - 0.6).abs() < 0.05, "{}", s.duration_s);
     // Merging off (gap 0 still merges equal timestamps): many more requests.
-    let no_merge = LoadOptions {
-        fiu_merge_gap: Nanos::ZERO,
-        ..opts()
-    };
+    let no_merge = LoadOptions { fiu_merge_gap: Nanos::ZERO, ..opts() };
     let l0 = load(&path, &no_merge).unwrap();
     assert!(l0.workload.requests.len() > 94);
     // Volume selection by major:minor.
-    let one = LoadOptions {
-        volume: "6:0".parse().unwrap(),
-        ..opts()
-    };
+    let one = LoadOptions { volume: "6:0".parse().unwrap(), ..opts() };
     let l1 = load(&path, &one).unwrap();
     assert!(!l1.workload.requests.is_empty());
     assert_eq!(l.workload.provenance.name, "mail-02-sample");
@@ -270,11 +246,7 @@ fn fiu_mail_sample_details() {
 
 /// (arrival ns, op, lpn, pages) of every request.
 fn shape(l: &dedupsim::trace::Loaded) -> Vec<(u64, Op, u32, u32)> {
-    l.workload
-        .requests
-        .iter()
-        .map(|r| (r.arrival.0, r.op, r.lpn, r.pages))
-        .collect()
+    l.workload.requests.iter().map(|r| (r.arrival.0, r.op, r.lpn, r.pages)).collect()
 }
 
 #[test]
@@ -287,14 +259,7 @@ fn inline_msr() {
     let l = load_str("hm.csv", text, &opts()).unwrap();
     assert_eq!(l.format, TraceFormat::Msr);
     // Disk 0 spans 3 pages (max end 10240), disk 1 starts at page 3.
-    assert_eq!(
-        shape(&l),
-        vec![
-            (0, Op::Write, 2, 1),
-            (1_000_000, Op::Read, 0, 2),
-            (2_000_000, Op::Read, 4, 1)
-        ]
-    );
+    assert_eq!(shape(&l), vec![(0, Op::Write, 2, 1), (1_000_000, Op::Read, 0, 2), (2_000_000, Op::Read, 4, 1)]);
     assert_eq!(l.volumes, vec![(0, 0), (1, 3)]);
 }
 
@@ -310,16 +275,10 @@ fn inline_fiu_and_homes() {
     );
     let l = load_str("mail.blkparse", &text, &opts()).unwrap();
     assert_eq!(l.format, TraceFormat::Fiu);
-    assert_eq!(
-        shape(&l),
-        vec![(0, Op::Write, 2, 3), (20_000_300, Op::Read, 5, 1)]
-    );
+    assert_eq!(shape(&l), vec![(0, Op::Write, 2, 3), (20_000_300, Op::Read, 5, 1)]);
     let w = &l.workload;
     assert!(w.has_content());
-    assert_eq!(
-        w.content_of(&w.requests[0]),
-        &[ContentId(0), ContentId(1), ContentId(0)]
-    );
+    assert_eq!(w.content_of(&w.requests[0]), &[ContentId(0), ContentId(1), ContentId(0)]);
     assert_eq!(w.requests[1].content, NO_CONTENT);
     assert_eq!(w.content_space, 2);
 
@@ -389,16 +348,8 @@ fn inline_ssdsim_and_mqsim() {
     assert_eq!(l.format, TraceFormat::Ssdsim);
     // 303567 sectors = byte 155426304 = page 37945.5: 3584 bytes straddle
     // pages 37945-37946; 303574 sectors = page 37946.75, straddling 37946-37947.
-    assert_eq!(
-        shape(&l),
-        vec![(0, Op::Write, 37945, 2), (26_214_000, Op::Read, 37946, 2)]
-    );
-    let l = load_str(
-        "wsrch.trace",
-        "11413000 0 657728 16 1\n11565000 1 8 64 0\n",
-        &opts(),
-    )
-    .unwrap();
+    assert_eq!(shape(&l), vec![(0, Op::Write, 37945, 2), (26_214_000, Op::Read, 37946, 2)]);
+    let l = load_str("wsrch.trace", "11413000 0 657728 16 1\n11565000 1 8 64 0\n", &opts()).unwrap();
     assert_eq!(l.format, TraceFormat::Mqsim);
     assert_eq!(l.workload.requests[1].pages, 8);
 }
@@ -418,21 +369,12 @@ fn inline_native() {
     let w = &l.workload;
     assert_eq!(
         shape(&l),
-        vec![
-            (0, Op::Write, 0, 2),
-            (500, Op::Read, 1, 1),
-            (1000, Op::Trim, 0, 2),
-            (2000, Op::Write, 2, 1)
-        ]
+        vec![(0, Op::Write, 0, 2), (500, Op::Read, 1, 1), (1000, Op::Trim, 0, 2), (2000, Op::Write, 2, 1)]
     );
     assert_eq!(w.content_of(&w.requests[3]), &[ContentId(1)]);
     assert_eq!(w.content_space, 2);
     let e = load_str("x.trace", "# dedupsim-trace v9\n0 R 0 1\n", &opts()).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("x.trace:1: unsupported native trace version"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("x.trace:1: unsupported native trace version"), "{e}");
 }
 
 #[test]
@@ -442,22 +384,15 @@ fn forced_format_overrides_detection() {
     let line = "1 0 8 1 0\n";
     let l = load_str("t.txt", line, &opts()).unwrap();
     assert_eq!(l.format, TraceFormat::Mqsim);
-    let forced = LoadOptions {
-        format: Some(TraceFormat::Ssdsim),
-        ..opts()
-    };
-    assert_eq!(
-        load_str("t.txt", line, &forced).unwrap().format,
-        TraceFormat::Ssdsim
-    );
+    let forced = LoadOptions { format: Some(TraceFormat::Ssdsim), ..opts() };
+    assert_eq!(load_str("t.txt", line, &forced).unwrap().format, TraceFormat::Ssdsim);
 }
 
 // ---------------------------------------------------------------------------
 // Compression and the native writer
 // ---------------------------------------------------------------------------
 
-const SMALL_NATIVE: &str =
-    "# dedupsim-trace v1\n0 W 0 4096 0 1\n10 R 0 4096\n20 W 4096 8192 0 1,2\n";
+const SMALL_NATIVE: &str = "# dedupsim-trace v1\n0 W 0 4096 0 1\n10 R 0 4096\n20 W 4096 8192 0 1,2\n";
 
 #[test]
 fn gzip_round_trip_including_multi_member() {
@@ -500,22 +435,8 @@ fn native_writer_reader_round_trip() {
             volume: 2,
             content: Some(vec![[0x11; 16], content_id_hash(3), [0x11; 16]]),
         },
-        TraceRecord {
-            time: Nanos(6),
-            op: Op::Read,
-            offset: 100,
-            size: 5000,
-            volume: 0,
-            content: None,
-        },
-        TraceRecord {
-            time: Nanos(9),
-            op: Op::Trim,
-            offset: 0,
-            size: 4096,
-            volume: 1,
-            content: None,
-        },
+        TraceRecord { time: Nanos(6), op: Op::Read, offset: 100, size: 5000, volume: 0, content: None },
+        TraceRecord { time: Nanos(9), op: Op::Trim, offset: 0, size: 4096, volume: 1, content: None },
     ];
     let mut buf = Vec::new();
     write_native(&records, &mut buf).unwrap();
@@ -534,10 +455,7 @@ fn native_writer_reader_round_trip() {
     assert_eq!(l2.workload.content_space, 2);
 
     // Larger pages: each id still maps to one content after a reload.
-    let big = LoadOptions {
-        page_size: 8192,
-        ..opts()
-    };
+    let big = LoadOptions { page_size: 8192, ..opts() };
     let lb = load_str("rt.trace", std::str::from_utf8(&buf).unwrap(), &big).unwrap();
     let mut out = Vec::new();
     write_native_workload(&lb.workload, 8192, &mut out).unwrap();
@@ -554,15 +472,9 @@ fn malformed_field_names_file_line_and_field() {
     let text = "128166385295514663,hm,0,Write,0,2048,1\n128166385295514700,hm,0,Read,0,12x,1\n";
     let e = load_str("trace.csv", text, &opts()).unwrap_err();
     assert!(matches!(e, TraceError::Parse { line: 2, .. }));
-    assert_eq!(
-        e.to_string(),
-        "trace.csv:2: field 6 (Size) is not an integer: \"12x\""
-    );
+    assert_eq!(e.to_string(), "trace.csv:2: field 6 (Size) is not an integer: \"12x\"");
     // With skip_bad_lines the line is counted and reported instead.
-    let skip = LoadOptions {
-        skip_bad_lines: true,
-        ..opts()
-    };
+    let skip = LoadOptions { skip_bad_lines: true, ..opts() };
     let l = load_str("trace.csv", text, &skip).unwrap();
     assert_eq!((l.bad_lines, l.workload.requests.len()), (1, 1));
     assert!(l.warnings[0].starts_with("trace.csv:2: skipped: field 6 (Size)"));
@@ -576,49 +488,26 @@ fn empty_trace_is_an_error() {
         assert_eq!(e.to_string(), "empty.trace: contains no requests");
     }
     // Only bad lines, skipped: still empty, with the count.
-    let skip = LoadOptions {
-        skip_bad_lines: true,
-        format: Some(TraceFormat::Msr),
-        ..opts()
-    };
+    let skip = LoadOptions { skip_bad_lines: true, format: Some(TraceFormat::Msr), ..opts() };
     let e = load_str("bad.csv", "x\ny\n", &skip).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("contains no requests (2 bad lines skipped)"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("contains no requests (2 bad lines skipped)"), "{e}");
 }
 
 #[test]
 fn address_beyond_capacity_suggests_wrap() {
     let text = "# dedupsim-trace v1\n0 W 0 4096\n1 W 40960 8192\n";
-    let cap = LoadOptions {
-        capacity_pages: Some(8),
-        ..opts()
-    };
+    let cap = LoadOptions { capacity_pages: Some(8), ..opts() };
     let e = load_str("big.trace", text, &cap).unwrap_err();
-    assert!(
-        matches!(e, TraceError::BeyondCapacity { line: 3, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, TraceError::BeyondCapacity { line: 3, .. }), "{e:?}");
     let msg = e.to_string();
-    assert!(
-        msg.starts_with("big.trace:3: request at LPN 10 (2 pages)"),
-        "{msg}"
-    );
+    assert!(msg.starts_with("big.trace:3: request at LPN 10 (2 pages)"), "{msg}");
     assert!(msg.contains("--wrap"), "{msg}");
-    let wrapped = LoadOptions {
-        wrap_to_pages: Some(8),
-        ..cap
-    };
+    let wrapped = LoadOptions { wrap_to_pages: Some(8), ..cap };
     let l = load_str("big.trace", text, &wrapped).unwrap();
     assert_eq!(shape(&l)[1], (1, Op::Write, 2, 2));
     // Beyond the 32-bit page space even without a capacity.
     let e = load_str("huge.trace", "0 R 17592186044416 4096\n", &opts()).unwrap_err();
-    assert!(
-        matches!(e, TraceError::AddressOverflow { line: 1, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, TraceError::AddressOverflow { line: 1, .. }), "{e:?}");
     assert!(e.to_string().contains("--wrap"));
 }
 
@@ -632,9 +521,7 @@ fn unknown_format_lists_formats() {
     );
     let e = load_str("odd.txt", "\nhello there\n", &opts()).unwrap_err();
     assert!(matches!(e, TraceError::Undetected { line: 2, .. }), "{e:?}");
-    assert!(e
-        .to_string()
-        .contains("odd.txt:2: cannot detect the trace format"));
+    assert!(e.to_string().contains("odd.txt:2: cannot detect the trace format"));
     assert!(e.to_string().contains("msr, fiu"));
 }
 
@@ -647,22 +534,9 @@ fn missing_file_is_an_io_error_with_path() {
 
 #[test]
 fn bad_options_and_volume_select() {
-    let bad = LoadOptions {
-        page_size: 3000,
-        ..opts()
-    };
-    assert!(matches!(
-        load_str("x", SMALL_NATIVE, &bad),
-        Err(TraceError::InvalidOptions(_))
-    ));
-    let one = LoadOptions {
-        volume: VolumeSelect::One(4),
-        ..opts()
-    };
+    let bad = LoadOptions { page_size: 3000, ..opts() };
+    assert!(matches!(load_str("x", SMALL_NATIVE, &bad), Err(TraceError::InvalidOptions(_))));
+    let one = LoadOptions { volume: VolumeSelect::One(4), ..opts() };
     let e = load_str("x", SMALL_NATIVE, &one).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("no requests for volume 4 (volumes present: 0)"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("no requests for volume 4 (volumes present: 0)"), "{e}");
 }

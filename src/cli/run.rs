@@ -172,10 +172,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let policies = policy_list(&a.policy)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
     let prepared = runner::prepare(workload, &a.workload.content, cfg.seed)?;
-    let opts = RunOptions {
-        check: a.check,
-        check_every: a.check_every,
-    };
+    let opts = RunOptions { check: a.check, check_every: a.check_every };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
     let mut o = String::new();
@@ -273,8 +270,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             let r = runner::run_one(&cfg, &prepared, p, &RunOptions::default(), &mut |_, _| {})?;
             best = best.min(t.elapsed().as_secs_f64());
             let c = &r.counters;
-            ops = c.flash_reads_host + c.programs.host_unique + c.programs.host_rewrite + c.programs.gc
-                + c.programs.precondition + c.dedup_pages;
+            ops = c.flash_reads_host
+                + c.programs.host_unique
+                + c.programs.host_rewrite
+                + c.programs.gc
+                + c.programs.precondition
+                + c.dedup_pages;
         }
         let _ = writeln!(o, "| {p} | {best:.3} | {:.0} | {:.0} |", n / best, ops as f64 / best);
     }

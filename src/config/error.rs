@@ -54,9 +54,6 @@ pub enum ConfigError {
 
 impl ConfigError {
     pub(crate) fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
-        ConfigError::Invalid {
-            key: key.into(),
-            message: message.into(),
-        }
+        ConfigError::Invalid { key: key.into(), message: message.into() }
     }
 }

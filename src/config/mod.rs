@@ -146,17 +146,10 @@ impl Config {
                 transfer_ps_per_byte,
                 page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
             },
-            gc: GcConfig {
-                min_free_blocks: 64,
-                copyback: true,
-                wear_leveling: true,
-            },
+            gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true },
             alloc_unit: ParallelUnit::Chip,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
-            dedup: DedupConfig {
-                fingerprint: Nanos::from_us(32),
-                hash_engines: 1,
-            },
+            dedup: DedupConfig { fingerprint: Nanos::from_us(32), hash_engines: 1 },
             policy: toml::Table::new(),
             seed: 42,
         }
@@ -172,18 +165,9 @@ pub fn page_transfer_time(page_size: u32, transfer_ps_per_byte: u64) -> Nanos {
 
 /// Name and one-line description of every built-in preset.
 const PRESET_LIST: &[(&str, &str)] = &[
-    (
-        "fad-table1",
-        "FAD Table I: 8 ch x 2 chips x 10 planes, 80 GiB raw, 20% OP, SSDsim 25 ns/B bus",
-    ),
-    (
-        "fad-onfi800",
-        "fad-table1 with a modern 800 MB/s ONFI channel (1.25 ns/B)",
-    ),
-    (
-        "tiny",
-        "2 channels x 1 chip, 16 blocks x 8 pages per plane (1 MiB raw): for tests",
-    ),
+    ("fad-table1", "FAD Table I: 8 ch x 2 chips x 10 planes, 80 GiB raw, 20% OP, SSDsim 25 ns/B bus"),
+    ("fad-onfi800", "fad-table1 with a modern 800 MB/s ONFI channel (1.25 ns/B)"),
+    ("tiny", "2 channels x 1 chip, 16 blocks x 8 pages per plane (1 MiB raw): for tests"),
 ];
 
 /// The embedded TOML text of a preset (compiled in: no files needed at run time).
@@ -197,11 +181,7 @@ fn preset_text(name: &str) -> Option<&'static str> {
 }
 
 fn preset_names() -> String {
-    PRESET_LIST
-        .iter()
-        .map(|(n, d)| format!("{n} ({d})"))
-        .collect::<Vec<_>>()
-        .join("; ")
+    PRESET_LIST.iter().map(|(n, d)| format!("{n} ({d})")).collect::<Vec<_>>().join("; ")
 }
 
 /// A TOML document to load: its text and where it came from.
@@ -229,10 +209,8 @@ impl Doc {
     }
 
     fn file(path: &Path) -> Result<Doc, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| ConfigError::Io { path: path.display().to_string(), error })?;
         let id = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(Doc {
             origin: path.display().to_string(),
@@ -270,11 +248,8 @@ impl Doc {
     fn load(self, overrides: &[String]) -> Result<Config, ConfigError> {
         let mut top = RawConfig::parse(&self.text, &self.origin)?;
         if !overrides.is_empty() {
-            let mut table: toml::Table =
-                toml::from_str(&self.text).map_err(|e| ConfigError::Parse {
-                    origin: self.origin.clone(),
-                    message: e.to_string(),
-                })?;
+            let mut table: toml::Table = toml::from_str(&self.text)
+                .map_err(|e| ConfigError::Parse { origin: self.origin.clone(), message: e.to_string() })?;
             for o in overrides {
                 apply_override(&mut table, o)?;
             }
@@ -294,9 +269,7 @@ impl Doc {
             let doc = Doc::base(base, dir.as_deref(), &from)?;
             chain.push(doc.origin.clone());
             if seen.contains(&doc.id) {
-                return Err(ConfigError::BaseCycle {
-                    chain: chain.join(" -> "),
-                });
+                return Err(ConfigError::BaseCycle { chain: chain.join(" -> ") });
             }
             seen.push(doc.id.clone());
             let raw = RawConfig::parse(&doc.text, &doc.origin)?;
@@ -315,10 +288,7 @@ impl Config {
     /// A built-in preset by name (see [`Config::presets`]).
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
         Doc::preset(name)
-            .ok_or_else(|| ConfigError::UnknownPreset {
-                name: name.to_string(),
-                presets: preset_names(),
-            })?
+            .ok_or_else(|| ConfigError::UnknownPreset { name: name.to_string(), presets: preset_names() })?
             .load(&[])
     }
 
@@ -371,8 +341,7 @@ impl Config {
     /// Recomputes the derived fields (`timing.page_transfer`) after a
     /// config was edited in code.
     pub fn refresh_derived(&mut self) {
-        self.timing.page_transfer =
-            page_transfer_time(self.geometry.page_size, self.timing.transfer_ps_per_byte);
+        self.timing.page_transfer = page_transfer_time(self.geometry.page_size, self.timing.transfer_ps_per_byte);
     }
 
     /// Checks that the configuration can be simulated. Loaders call it; code
@@ -385,29 +354,14 @@ impl Config {
         let g = &self.geometry;
         for (key, v, what) in [
             ("geometry.channels", g.channels, "channel"),
-            (
-                "geometry.chips_per_channel",
-                g.chips_per_channel,
-                "chip per channel",
-            ),
+            ("geometry.chips_per_channel", g.chips_per_channel, "chip per channel"),
             ("geometry.dies_per_chip", g.dies_per_chip, "die per chip"),
             ("geometry.planes_per_die", g.planes_per_die, "plane per die"),
-            (
-                "geometry.blocks_per_plane",
-                g.blocks_per_plane,
-                "block per plane",
-            ),
-            (
-                "geometry.pages_per_block",
-                g.pages_per_block,
-                "page per block",
-            ),
+            ("geometry.blocks_per_plane", g.blocks_per_plane, "block per plane"),
+            ("geometry.pages_per_block", g.pages_per_block, "page per block"),
         ] {
             if v == 0 {
-                return bad(
-                    key,
-                    format!("{key} = 0: must be at least 1 (the array needs at least one {what})"),
-                );
+                return bad(key, format!("{key} = 0: must be at least 1 (the array needs at least one {what})"));
             }
         }
         if g.page_size == 0 || g.page_size % 4096 != 0 {
@@ -428,16 +382,10 @@ impl Config {
                 ),
             );
         }
-        let raw = [
-            g.channels,
-            g.chips_per_channel,
-            g.dies_per_chip,
-            g.planes_per_die,
-            g.blocks_per_plane,
-            g.pages_per_block,
-        ]
-        .iter()
-        .fold(1u128, |acc, &v| acc * u128::from(v));
+        let raw =
+            [g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die, g.blocks_per_plane, g.pages_per_block]
+                .iter()
+                .fold(1u128, |acc, &v| acc * u128::from(v));
         if raw > u128::from(u32::MAX) {
             return bad(
                 "geometry",
@@ -457,9 +405,7 @@ impl Config {
         if op.is_nan() || op < 0.0 {
             return bad(
                 "over_provisioning",
-                format!(
-                    "over_provisioning = {op:?}: must be a fraction in [0, 1), e.g. 0.2 or \"20%\""
-                ),
+                format!("over_provisioning = {op:?}: must be a fraction in [0, 1), e.g. 0.2 or \"20%\""),
             );
         }
         if self.logical_pages() == 0 {
@@ -489,10 +435,7 @@ impl Config {
         let spare = self.spare_blocks_per_plane();
         if u64::from(m) + 2 > spare {
             let fix = if spare >= 3 {
-                format!(
-                    "set gc.min_free_blocks <= {} or raise over_provisioning",
-                    spare - 2
-                )
+                format!("set gc.min_free_blocks <= {} or raise over_provisioning", spare - 2)
             } else {
                 "raise over_provisioning (or blocks_per_plane)".to_string()
             };
@@ -506,20 +449,22 @@ impl Config {
 
         const MAX_OP: Nanos = Nanos(1_000_000_000);
         let t = &self.timing;
-        for (key, v) in [
-            ("timing.read", t.read),
-            ("timing.program", t.program),
-            ("timing.erase", t.erase),
-        ] {
+        for (key, v) in [("timing.read", t.read), ("timing.program", t.program), ("timing.erase", t.erase)] {
             if v == Nanos::ZERO {
-                return bad(key, format!("{key} = 0: flash operations take time; use the chip's datasheet value, e.g. \"20us\""));
+                return bad(
+                    key,
+                    format!("{key} = 0: flash operations take time; use the chip's datasheet value, e.g. \"20us\""),
+                );
             }
             if v > MAX_OP {
                 return bad(key, format!("{key} = {}: more than 1 s is not a flash latency; check the unit (\"20us\", \"1.5ms\"; bare integers are nanoseconds)", parse::format_time_ns(v.0)));
             }
         }
         if t.transfer_ps_per_byte == 0 {
-            return bad("timing.transfer", "timing.transfer = 0: the channel bus needs a speed, e.g. \"25ns/B\" or \"800MB/s\"".into());
+            return bad(
+                "timing.transfer",
+                "timing.transfer = 0: the channel bus needs a speed, e.g. \"25ns/B\" or \"800MB/s\"".into(),
+            );
         }
         let derived = page_transfer_time(g.page_size, t.transfer_ps_per_byte);
         if derived > MAX_OP {
@@ -553,7 +498,10 @@ impl Config {
         if d.fingerprint > MAX_OP {
             return bad(
                 "dedup.fingerprint",
-                format!("dedup.fingerprint = {}: more than 1 s per page; check the unit (e.g. \"32us\")", parse::format_time_ns(d.fingerprint.0)),
+                format!(
+                    "dedup.fingerprint = {}: more than 1 s per page; check the unit (e.g. \"32us\")",
+                    parse::format_time_ns(d.fingerprint.0)
+                ),
             );
         }
 
@@ -565,7 +513,10 @@ impl Config {
                 }
             }
             ReplayConfig::ClosedLoop { queue_depth: 0 } => {
-                return bad("replay.queue_depth", "replay.queue_depth = 0: closed-loop replay needs at least 1 outstanding request".into());
+                return bad(
+                    "replay.queue_depth",
+                    "replay.queue_depth = 0: closed-loop replay needs at least 1 outstanding request".into(),
+                );
             }
             ReplayConfig::ClosedLoop { .. } => {}
         }
@@ -575,9 +526,7 @@ impl Config {
 
     /// Chips in the array (channels × chips per channel; saturating).
     pub fn chips(&self) -> u32 {
-        self.geometry
-            .channels
-            .saturating_mul(self.geometry.chips_per_channel)
+        self.geometry.channels.saturating_mul(self.geometry.chips_per_channel)
     }
 
     /// Dies in the array.
@@ -598,8 +547,7 @@ impl Config {
     /// Physical pages in the array (at most `u32::MAX` once validated, so page
     /// numbers and page counts both fit `u32`).
     pub fn raw_pages(&self) -> u64 {
-        self.blocks()
-            .saturating_mul(self.geometry.pages_per_block.into())
+        self.blocks().saturating_mul(self.geometry.pages_per_block.into())
     }
 
     /// Pages visible to the host: `floor(raw_pages × (1 − over_provisioning))`.
@@ -618,23 +566,19 @@ impl Config {
 
     /// Raw capacity in bytes.
     pub fn raw_bytes(&self) -> u64 {
-        self.raw_pages()
-            .saturating_mul(self.geometry.page_size.into())
+        self.raw_pages().saturating_mul(self.geometry.page_size.into())
     }
 
     /// Host-visible capacity in bytes.
     pub fn logical_bytes(&self) -> u64 {
-        self.logical_pages()
-            .saturating_mul(self.geometry.page_size.into())
+        self.logical_pages().saturating_mul(self.geometry.page_size.into())
     }
 
     /// Whole blocks per plane not backing host capacity (the spare area GC
     /// works with): `(raw_pages − logical_pages) / pages_per_block / planes`.
     pub fn spare_blocks_per_plane(&self) -> u64 {
         let per = u64::from(self.geometry.pages_per_block).saturating_mul(self.planes().into());
-        (self.raw_pages() - self.logical_pages())
-            .checked_div(per)
-            .unwrap_or(0)
+        (self.raw_pages() - self.logical_pages()).checked_div(per).unwrap_or(0)
     }
 
     /// Stable 64-bit hash (xxh3) of the canonical TOML serialization,
@@ -668,44 +612,18 @@ impl Config {
         s.push_str("# ---- derived values (not keys: computed from the above) ----\n");
         let mut line = |k: &str, v: String| s.push_str(&format!("# {k:<22} {v}\n"));
         line("config hash", self.config_hash_hex());
-        line(
-            "chips",
-            format!(
-                "{} ({} channels x {})",
-                self.chips(),
-                g.channels,
-                g.chips_per_channel
-            ),
-        );
+        line("chips", format!("{} ({} channels x {})", self.chips(), g.channels, g.chips_per_channel));
         line("dies", self.dies().to_string());
         line("planes", self.planes().to_string());
-        line(
-            "blocks",
-            format!("{} ({} per plane)", self.blocks(), g.blocks_per_plane),
-        );
-        line(
-            "raw capacity",
-            format!(
-                "{:.3} GiB ({} pages)",
-                self.raw_bytes() as f64 / GIB,
-                self.raw_pages()
-            ),
-        );
+        line("blocks", format!("{} ({} per plane)", self.blocks(), g.blocks_per_plane));
+        line("raw capacity", format!("{:.3} GiB ({} pages)", self.raw_bytes() as f64 / GIB, self.raw_pages()));
         line(
             "logical capacity",
-            format!(
-                "{:.3} GiB ({} pages)",
-                self.logical_bytes() as f64 / GIB,
-                self.logical_pages()
-            ),
+            format!("{:.3} GiB ({} pages)", self.logical_bytes() as f64 / GIB, self.logical_pages()),
         );
         line(
             "spare blocks per plane",
-            format!(
-                "{} (gc.min_free_blocks = {})",
-                self.spare_blocks_per_plane(),
-                self.gc.min_free_blocks
-            ),
+            format!("{} (gc.min_free_blocks = {})", self.spare_blocks_per_plane(), self.gc.min_free_blocks),
         );
         line(
             "page transfer",

@@ -25,13 +25,9 @@ fn parse_value(v: &str) -> toml::Value {
 /// (any depth below `policy.<name>`) is stored untouched for the policy to
 /// validate.
 pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigError> {
-    let err = |message: String| ConfigError::Override {
-        arg: arg.to_string(),
-        message,
-    };
-    let (key, value) = arg
-        .split_once('=')
-        .ok_or_else(|| err("expected key=value, e.g. --set geometry.channels=4".into()))?;
+    let err = |message: String| ConfigError::Override { arg: arg.to_string(), message };
+    let (key, value) =
+        arg.split_once('=').ok_or_else(|| err("expected key=value, e.g. --set geometry.channels=4".into()))?;
     let (key, value) = (key.trim(), value.trim());
     if value.is_empty() {
         return Err(err(format!("no value given for `{key}`")));
@@ -43,11 +39,7 @@ pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigErro
     let unknown = |key: &str, section: &str, valid: &[&str]| ConfigError::UnknownKey {
         arg: arg.to_string(),
         key: key.to_string(),
-        section: if section.is_empty() {
-            String::new()
-        } else {
-            format!(" in [{section}]")
-        },
+        section: if section.is_empty() { String::new() } else { format!(" in [{section}]") },
         valid: valid.join(", "),
     };
     let sections: Vec<&str> = SCHEMA.iter().skip(1).map(|(s, _)| *s).collect();
@@ -66,14 +58,9 @@ pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigErro
     };
     let min_depth = if section == "policy" { 3 } else { 2 };
     if path.len() < min_depth {
-        let example = if section == "policy" {
-            "policy.<name>.<param>".to_string()
-        } else {
-            format!("{section}.{}", keys[0])
-        };
-        return Err(err(format!(
-            "`{key}` is a section; set one of its keys, e.g. {example}=<value>"
-        )));
+        let example =
+            if section == "policy" { "policy.<name>.<param>".to_string() } else { format!("{section}.{}", keys[0]) };
+        return Err(err(format!("`{key}` is a section; set one of its keys, e.g. {example}=<value>")));
     }
     if section != "policy" && (path.len() > 2 || !keys.contains(&path[1])) {
         let mut e = unknown(key, section, keys);
@@ -87,14 +74,9 @@ pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigErro
     // Walk/create the nested tables down to the parent of the last segment.
     let mut table = doc;
     for (i, seg) in path[..path.len() - 1].iter().enumerate() {
-        let entry = table
-            .entry(seg.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = table.entry(seg.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         table = entry.as_table_mut().ok_or_else(|| {
-            err(format!(
-                "`{}` is not a table in the document; cannot set `{key}`",
-                path[..=i].join(".")
-            ))
+            err(format!("`{}` is not a table in the document; cannot set `{key}`", path[..=i].join(".")))
         })?;
     }
     table.insert(path[path.len() - 1].to_string(), parse_value(value));
@@ -113,10 +95,7 @@ mod tests {
         assert_eq!(parse_value("\"a b\""), toml::Value::String("a b".into()));
         assert_eq!(parse_value("1.5ms"), toml::Value::String("1.5ms".into()));
         assert_eq!(parse_value("20%"), toml::Value::String("20%".into()));
-        assert_eq!(
-            parse_value("closed-loop"),
-            toml::Value::String("closed-loop".into())
-        );
+        assert_eq!(parse_value("closed-loop"), toml::Value::String("closed-loop".into()));
     }
 
     #[test]
@@ -129,16 +108,9 @@ mod tests {
         assert_eq!(doc["seed"].as_integer(), Some(7));
         assert_eq!(doc["policy"]["fad"]["threshold"].as_float(), Some(0.5));
 
-        let e = apply_override(&mut doc, "geometry.chanels=4")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("chanels") && e.contains("chips_per_channel"),
-            "{e}"
-        );
-        let e = apply_override(&mut doc, "geometri.channels=4")
-            .unwrap_err()
-            .to_string();
+        let e = apply_override(&mut doc, "geometry.chanels=4").unwrap_err().to_string();
+        assert!(e.contains("chanels") && e.contains("chips_per_channel"), "{e}");
+        let e = apply_override(&mut doc, "geometri.channels=4").unwrap_err().to_string();
         assert!(e.contains("geometry"), "{e}");
         assert!(apply_override(&mut doc, "geometry=4").is_err());
         assert!(apply_override(&mut doc, "policy.fad=4").is_err());
@@ -146,9 +118,7 @@ mod tests {
         assert!(apply_override(&mut doc, "seed").is_err());
         assert!(apply_override(&mut doc, "seed=").is_err());
         assert!(apply_override(&mut doc, "geometry..x=1").is_err());
-        let e = apply_override(&mut doc, "timing.page_transfer=1us")
-            .unwrap_err()
-            .to_string();
+        let e = apply_override(&mut doc, "timing.page_transfer=1us").unwrap_err().to_string();
         assert!(e.contains("derived"), "{e}");
         doc.insert("gc".into(), toml::Value::Integer(1));
         assert!(apply_override(&mut doc, "gc.copyback=false").is_err());

@@ -47,14 +47,9 @@ fn parse_decimal(s: &str) -> Option<Decimal> {
     }
     let mut mantissa: u128 = 0;
     for c in int.bytes().chain(frac.bytes()) {
-        mantissa = mantissa
-            .checked_mul(10)?
-            .checked_add(u128::from(c - b'0'))?;
+        mantissa = mantissa.checked_mul(10)?.checked_add(u128::from(c - b'0'))?;
     }
-    Some(Decimal {
-        mantissa,
-        scale: frac.len() as u32,
-    })
+    Some(Decimal { mantissa, scale: frac.len() as u32 })
 }
 
 /// `d × factor`, which must come out integral (`None` if it does not or overflows).
@@ -68,19 +63,12 @@ fn scale_exact(d: Decimal, factor: u128) -> Option<u128> {
 /// digits, `.` and `_`.
 fn split_number(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
     (s[..end].trim(), s[end..].trim())
 }
 
 fn unit_names(units: &[(&str, u128)]) -> String {
-    units
-        .iter()
-        .map(|(u, _)| *u)
-        .filter(|u| !u.starts_with(['µ', 'μ']))
-        .collect::<Vec<_>>()
-        .join(", ")
+    units.iter().map(|(u, _)| *u).filter(|u| !u.starts_with(['µ', 'μ'])).collect::<Vec<_>>().join(", ")
 }
 
 /// Parses a duration string to picoseconds (sub-nanosecond precision is
@@ -88,9 +76,7 @@ fn unit_names(units: &[(&str, u128)]) -> String {
 fn parse_duration_ps(s: &str) -> Result<u128, String> {
     let (num, unit) = split_number(s);
     let d = parse_decimal(num).ok_or_else(|| {
-        format!(
-            "`{s}` is not a time: expected a non-negative number and a unit, e.g. \"20us\" or \"1.5ms\""
-        )
+        format!("`{s}` is not a time: expected a non-negative number and a unit, e.g. \"20us\" or \"1.5ms\"")
     })?;
     if unit.is_empty() {
         return Err(format!(
@@ -102,12 +88,7 @@ fn parse_duration_ps(s: &str) -> Result<u128, String> {
         .iter()
         .find(|(u, _)| *u == unit)
         .map(|&(_, f)| f)
-        .ok_or_else(|| {
-            format!(
-                "`{s}`: unknown time unit `{unit}` (units: {})",
-                unit_names(TIME_UNITS)
-            )
-        })?;
+        .ok_or_else(|| format!("`{s}`: unknown time unit `{unit}` (units: {})", unit_names(TIME_UNITS)))?;
     scale_exact(d, factor).ok_or_else(|| format!("`{s}`: too precise (below 1 ps) or too large"))
 }
 
@@ -115,9 +96,7 @@ fn parse_duration_ps(s: &str) -> Result<u128, String> {
 pub(crate) fn parse_time_ns(s: &str) -> Result<u64, String> {
     let ps = parse_duration_ps(s)?;
     if ps % 1000 != 0 {
-        return Err(format!(
-            "`{s}`: simulated times are integer nanoseconds; round to a whole ns"
-        ));
+        return Err(format!("`{s}`: simulated times are integer nanoseconds; round to a whole ns"));
     }
     u64::try_from(ps / 1000).map_err(|_| format!("`{s}`: too large"))
 }
@@ -150,15 +129,10 @@ pub(crate) fn parse_transfer_ps(s: &str) -> Result<u64, String> {
             .checked_pow(d.scale)
             .and_then(|p| p.checked_mul(1_000_000_000_000))
             .ok_or_else(|| format!("`{s}`: too many decimals"))?;
-        let den = d
-            .mantissa
-            .checked_mul(bytes_per_unit)
-            .ok_or_else(|| format!("`{s}`: too large"))?;
+        let den = d.mantissa.checked_mul(bytes_per_unit).ok_or_else(|| format!("`{s}`: too large"))?;
         let ps = (num + den / 2) / den;
         if ps == 0 {
-            return Err(format!(
-                "`{s}`: faster than 1 ps per byte, which the simulator cannot represent"
-            ));
+            return Err(format!("`{s}`: faster than 1 ps per byte, which the simulator cannot represent"));
         }
         return u64::try_from(ps).map_err(|_| format!("`{s}`: too slow"));
     }
@@ -183,16 +157,10 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
                 "`{s}`: `{unit}` is ambiguous (1000 or 1024?); write binary units, e.g. \"4KiB\" = 4096 bytes"
             ))
         }
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown size unit `{unit}` (units: B, KiB, MiB, GiB)"
-            ))
-        }
+        _ => return Err(format!("`{s}`: unknown size unit `{unit}` (units: B, KiB, MiB, GiB)")),
     };
-    let d = parse_decimal(num)
-        .ok_or_else(|| format!("`{s}` is not a size: expected e.g. \"4KiB\" or 4096"))?;
-    let bytes = scale_exact(d, factor)
-        .ok_or_else(|| format!("`{s}`: not a whole number of bytes, or too large"))?;
+    let d = parse_decimal(num).ok_or_else(|| format!("`{s}` is not a size: expected e.g. \"4KiB\" or 4096"))?;
+    let bytes = scale_exact(d, factor).ok_or_else(|| format!("`{s}`: not a whole number of bytes, or too large"))?;
     u64::try_from(bytes).map_err(|_| format!("`{s}`: too large"))
 }
 
@@ -203,9 +171,7 @@ pub(crate) fn parse_fraction(s: &str) -> Result<f64, String> {
         Some(p) => (p.trim(), 100.0),
         None => (t, 1.0),
     };
-    num.parse::<f64>()
-        .map(|v| v / div)
-        .map_err(|_| format!("`{s}` is not a fraction: write e.g. 0.2 or \"20%\""))
+    num.parse::<f64>().map(|v| v / div).map_err(|_| format!("`{s}` is not a fraction: write e.g. 0.2 or \"20%\""))
 }
 
 /// Formats `value` (in base units) in `unit` worth `factor` base units,
@@ -223,19 +189,10 @@ fn format_exact(value: u128, factor: u128, unit: &str) -> String {
 
 /// Picks the largest unit not exceeding `ps` (at least `min_unit`).
 fn format_ps(ps: u128, min_unit: &str) -> String {
-    let units: Vec<&(&str, u128)> = TIME_UNITS
-        .iter()
-        .filter(|(u, _)| !u.starts_with(['µ', 'μ']))
-        .collect();
-    let min_factor = units
-        .iter()
-        .find(|(u, _)| *u == min_unit)
-        .map_or(1, |&&(_, f)| f);
-    let &&(unit, factor) = units
-        .iter()
-        .rev()
-        .find(|&&&(_, f)| f <= ps.max(min_factor) && f >= min_factor)
-        .unwrap_or(&units[0]);
+    let units: Vec<&(&str, u128)> = TIME_UNITS.iter().filter(|(u, _)| !u.starts_with(['µ', 'μ'])).collect();
+    let min_factor = units.iter().find(|(u, _)| *u == min_unit).map_or(1, |&&(_, f)| f);
+    let &&(unit, factor) =
+        units.iter().rev().find(|&&&(_, f)| f <= ps.max(min_factor) && f >= min_factor).unwrap_or(&units[0]);
     format_exact(ps, factor, unit)
 }
 
@@ -272,27 +229,13 @@ mod tests {
         assert_eq!(parse_time_ns("1_000ns"), Ok(1_000));
         assert_eq!(parse_time_ns(".5s"), Ok(500_000_000));
         assert!(parse_time_ns("20").unwrap_err().contains("no unit"));
-        assert!(parse_time_ns("20 sec")
-            .unwrap_err()
-            .contains("unknown time unit"));
-        assert!(parse_time_ns("0.5ns")
-            .unwrap_err()
-            .contains("integer nanoseconds"));
+        assert!(parse_time_ns("20 sec").unwrap_err().contains("unknown time unit"));
+        assert!(parse_time_ns("0.5ns").unwrap_err().contains("integer nanoseconds"));
         assert!(parse_time_ns("-1us").is_err());
         assert!(parse_time_ns("1e3us").is_err());
         assert!(parse_time_ns("99999999999999999999999999s").is_err());
         assert!(parse_time_ns("").is_err());
-        for ns in [
-            0,
-            1,
-            999,
-            1_000,
-            20_000,
-            102_400,
-            1_500_000,
-            1_000_000_001,
-            u64::MAX,
-        ] {
+        for ns in [0, 1, 999, 1_000, 20_000, 102_400, 1_500_000, 1_000_000_001, u64::MAX] {
             assert_eq!(parse_time_ns(&format_time_ns(ns)), Ok(ns), "{ns}");
         }
         assert_eq!(format_time_ns(1_500_000), "1.5ms");

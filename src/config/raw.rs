@@ -13,8 +13,8 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GeometryConfig, ParallelUnit,
-    ReplayConfig, TimingConfig,
+    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GeometryConfig, ParallelUnit, ReplayConfig,
+    TimingConfig,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -271,10 +271,7 @@ pub struct RawConfig {
 ///
 /// Kept in sync with the structs above by a unit test.
 pub const SCHEMA: &[(&str, &[&str])] = &[
-    (
-        "",
-        &["base", "name", "seed", "over_provisioning", "alloc_unit"],
-    ),
+    ("", &["base", "name", "seed", "over_provisioning", "alloc_unit"]),
     (
         "geometry",
         &[
@@ -325,30 +322,22 @@ impl RawConfig {
     /// Parses one TOML document; errors carry `origin` (a file name or
     /// preset) and toml's line/column report.
     pub fn parse(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            origin: origin.to_string(),
-            message: e.to_string(),
-        })
+        toml::from_str(text).map_err(|e| ConfigError::Parse { origin: origin.to_string(), message: e.to_string() })
     }
 
     /// Converts an already-parsed TOML table (e.g. after `--set` overrides).
     /// Such errors have no line to show, so the key path toml reports on a
     /// second line (`in `timing.read``) is moved to the front.
     pub fn from_table(table: toml::Table, origin: &str) -> Result<RawConfig, ConfigError> {
-        toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                let m = e.to_string();
-                let m = m.trim_end();
-                let message = match m.rsplit_once("\nin `") {
-                    Some((msg, key)) => format!("{}: {msg}", key.trim_end_matches('`')),
-                    None => m.to_string(),
-                };
-                ConfigError::Parse {
-                    origin: origin.to_string(),
-                    message,
-                }
-            })
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
+            let m = e.to_string();
+            let m = m.trim_end();
+            let message = match m.rsplit_once("\nin `") {
+                Some((msg, key)) => format!("{}: {msg}", key.trim_end_matches('`')),
+                None => m.to_string(),
+            };
+            ConfigError::Parse { origin: origin.to_string(), message }
+        })
     }
 
     /// Lays `self` over `base`: every key `self` sets wins, the rest comes
@@ -384,48 +373,16 @@ impl RawConfig {
                 )
             }),
             timing: overlay_section(self.timing, base.timing, |t, b| {
-                overlay_fields!(
-                    t,
-                    b,
-                    RawTiming {
-                        read,
-                        program,
-                        erase,
-                        transfer
-                    }
-                )
+                overlay_fields!(t, b, RawTiming { read, program, erase, transfer })
             }),
             gc: overlay_section(self.gc, base.gc, |t, b| {
-                overlay_fields!(
-                    t,
-                    b,
-                    RawGc {
-                        min_free_blocks,
-                        copyback,
-                        wear_leveling
-                    }
-                )
+                overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling })
             }),
             replay: overlay_section(self.replay, base.replay, |t, b| {
-                overlay_fields!(
-                    t,
-                    b,
-                    RawReplay {
-                        mode,
-                        time_scale,
-                        queue_depth
-                    }
-                )
+                overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
             }),
             dedup: overlay_section(self.dedup, base.dedup, |t, b| {
-                overlay_fields!(
-                    t,
-                    b,
-                    RawDedup {
-                        fingerprint,
-                        hash_engines
-                    }
-                )
+                overlay_fields!(t, b, RawDedup { fingerprint, hash_engines })
             }),
             policy,
         }
@@ -438,9 +395,7 @@ impl RawConfig {
     /// semantic checks are [`Config::validate`], which loaders run next.
     pub fn resolve(self, name: &str) -> Result<Config, ConfigError> {
         fn need<T>(v: Option<T>, key: &str) -> Result<T, ConfigError> {
-            v.ok_or_else(|| ConfigError::Missing {
-                key: key.to_string(),
-            })
+            v.ok_or_else(|| ConfigError::Missing { key: key.to_string() })
         }
         let g = self.geometry.unwrap_or_default();
         let t = self.timing.unwrap_or_default();
@@ -469,12 +424,10 @@ impl RawConfig {
             check_time_scale(s)?;
         }
         let replay = match need(r.mode, "replay.mode")? {
-            RawReplayMode::OpenLoop => ReplayConfig::OpenLoop {
-                time_scale: need(r.time_scale, "replay.time_scale")?,
-            },
-            RawReplayMode::ClosedLoop => ReplayConfig::ClosedLoop {
-                queue_depth: need(r.queue_depth, "replay.queue_depth")?,
-            },
+            RawReplayMode::OpenLoop => ReplayConfig::OpenLoop { time_scale: need(r.time_scale, "replay.time_scale")? },
+            RawReplayMode::ClosedLoop => {
+                ReplayConfig::ClosedLoop { queue_depth: need(r.queue_depth, "replay.queue_depth")? }
+            }
         };
 
         let policy = normalize_policy(self.policy.unwrap_or_default())?;
@@ -519,12 +472,8 @@ impl RawConfig {
     pub fn from_config(c: &Config) -> RawConfig {
         let g = &c.geometry;
         let (mode, time_scale, queue_depth) = match c.replay {
-            ReplayConfig::OpenLoop { time_scale } => {
-                (RawReplayMode::OpenLoop, Some(time_scale), None)
-            }
-            ReplayConfig::ClosedLoop { queue_depth } => {
-                (RawReplayMode::ClosedLoop, None, Some(queue_depth))
-            }
+            ReplayConfig::OpenLoop { time_scale } => (RawReplayMode::OpenLoop, Some(time_scale), None),
+            ReplayConfig::ClosedLoop { queue_depth } => (RawReplayMode::ClosedLoop, None, Some(queue_depth)),
         };
         RawConfig {
             base: Some("none".into()),
@@ -552,11 +501,7 @@ impl RawConfig {
                 copyback: Some(c.gc.copyback),
                 wear_leveling: Some(c.gc.wear_leveling),
             }),
-            replay: Some(RawReplay {
-                mode: Some(mode),
-                time_scale,
-                queue_depth,
-            }),
+            replay: Some(RawReplay { mode: Some(mode), time_scale, queue_depth }),
             dedup: Some(RawDedup {
                 fingerprint: Some(RawTime(c.dedup.fingerprint)),
                 hash_engines: Some(c.dedup.hash_engines),
@@ -569,8 +514,7 @@ impl RawConfig {
     /// field is a string, integer, float, bool or table; the error branch
     /// degrades to a TOML comment instead of panicking.
     pub fn to_toml_string(&self) -> String {
-        toml::to_string(self)
-            .unwrap_or_else(|e| format!("# (config could not be serialized: {e})\n"))
+        toml::to_string(self).unwrap_or_else(|e| format!("# (config could not be serialized: {e})\n"))
     }
 }
 
@@ -621,23 +565,12 @@ mod tests {
     fn schema_matches_structs() {
         for &(section, keys) in SCHEMA {
             for key in keys {
-                let text = if section.is_empty() {
-                    format!("{key} = 1")
-                } else {
-                    format!("[{section}]\n{key} = 1")
-                };
+                let text = if section.is_empty() { format!("{key} = 1") } else { format!("[{section}]\n{key} = 1") };
                 if let Err(ConfigError::Parse { message, .. }) = RawConfig::parse(&text, "t") {
-                    assert!(
-                        !message.contains("unknown field"),
-                        "{section}.{key}: {message}"
-                    );
+                    assert!(!message.contains("unknown field"), "{section}.{key}: {message}");
                 }
             }
-            let text = if section.is_empty() {
-                "bogus = 1".to_string()
-            } else {
-                format!("[{section}]\nbogus = 1")
-            };
+            let text = if section.is_empty() { "bogus = 1".to_string() } else { format!("[{section}]\nbogus = 1") };
             if section != "policy" {
                 assert!(RawConfig::parse(&text, "t").is_err(), "{section}");
             }
@@ -665,11 +598,7 @@ mod tests {
             "base",
         )
         .unwrap();
-        let top = RawConfig::parse(
-            "name = \"x\"\n[geometry]\nchannels = 4\n[policy.fad]\nb = 3",
-            "top",
-        )
-        .unwrap();
+        let top = RawConfig::parse("name = \"x\"\n[geometry]\nchannels = 4\n[policy.fad]\nb = 3", "top").unwrap();
         let m = top.overlay(base);
         assert_eq!(m.seed, Some(RawSeed(1)));
         let g = m.geometry.unwrap();

@@ -1,6 +1,6 @@
 //! Full-state invariant checks for the FTL (used by `--check` and tests).
 
-use super::{Ftl, EntryId};
+use super::{EntryId, Ftl};
 use thiserror::Error;
 
 /// A broken FTL invariant: a simulator bug, never a user error.
@@ -39,12 +39,7 @@ impl Ftl {
         }
         let mut live = 0u64;
         for (e, ent) in self.entries.iter().enumerate() {
-            ensure!(
-                ent.refs == refs[e],
-                "entry {e} has refcount {} but {} LPNs map to it",
-                ent.refs,
-                refs[e]
-            );
+            ensure!(ent.refs == refs[e], "entry {e} has refcount {} but {} LPNs map to it", ent.refs, refs[e]);
             if ent.refs > 0 {
                 live += 1;
                 ensure!(
@@ -55,16 +50,9 @@ impl Ftl {
                 );
             }
         }
-        ensure!(
-            live == self.live_entries,
-            "live entry count {} != counted {live}",
-            self.live_entries
-        );
+        ensure!(live == self.live_entries, "live entry count {} != counted {live}", self.live_entries);
         let free: std::collections::HashSet<EntryId> = self.free_entries.iter().copied().collect();
-        ensure!(
-            free.len() == self.free_entries.len(),
-            "an entry id is on the free list twice"
-        );
+        ensure!(free.len() == self.free_entries.len(), "an entry id is on the free list twice");
         for &e in &free {
             ensure!(refs[e as usize] == 0, "free entry {e} is still mapped");
         }
@@ -83,10 +71,7 @@ impl Ftl {
                 let b = b as usize;
                 n += 1;
                 ensure!(!is_free[b], "block {b} is free twice");
-                ensure!(
-                    self.geo.plane_of_block(b as u32) == q as u32,
-                    "block {b} on plane {q}'s free list"
-                );
+                ensure!(self.geo.plane_of_block(b as u32) == q as u32, "block {b} on plane {q}'s free list");
                 is_free[b] = true;
             }
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
@@ -100,11 +85,7 @@ impl Ftl {
                 if e == 0 {
                     continue;
                 }
-                ensure!(
-                    p - base < m.written as u32,
-                    "page {p} is valid past block {b}'s write pointer {}",
-                    m.written
-                );
+                ensure!(p - base < m.written as u32, "page {p} is valid past block {b}'s write pointer {}", m.written);
                 let ent = &self.entries[(e - 1) as usize];
                 ensure!(
                     ent.ppn.0 == p && ent.refs > 0,
@@ -113,11 +94,7 @@ impl Ftl {
                 );
                 valid += 1;
             }
-            ensure!(
-                valid == m.valid as u32,
-                "block {b} counts {} valid pages, has {valid}",
-                m.valid
-            );
+            ensure!(valid == m.valid as u32, "block {b} counts {} valid pages, has {valid}", m.valid);
             if is_free[b] {
                 ensure!(m.written == 0, "free block {b} is not erased");
             }

@@ -176,10 +176,7 @@ impl Ftl {
                 for b in (first + 1..first + bpp).rev() {
                     free.push(0, b);
                 }
-                Plane {
-                    free,
-                    active: first,
-                }
+                Plane { free, active: first }
             })
             .collect();
         Ftl {
@@ -213,10 +210,7 @@ impl Ftl {
     pub fn check_range(&self, lpn: u64, pages: u32) -> Result<(), FtlError> {
         let end = lpn + pages as u64;
         if end > self.logical_pages as u64 {
-            return Err(FtlError::OutOfRange {
-                lpn: end - 1,
-                capacity: self.logical_pages as u64,
-            });
+            return Err(FtlError::OutOfRange { lpn: end - 1, capacity: self.logical_pages as u64 });
         }
         Ok(())
     }
@@ -337,19 +331,11 @@ impl Ftl {
         let ppn = self.alloc_page(plane)?;
         let e = match self.free_entries.pop() {
             Some(e) => {
-                self.entries[e as usize] = Entry {
-                    ppn,
-                    refs: 1,
-                    content,
-                };
+                self.entries[e as usize] = Entry { ppn, refs: 1, content };
                 e
             }
             None => {
-                self.entries.push(Entry {
-                    ppn,
-                    refs: 1,
-                    content,
-                });
+                self.entries.push(Entry { ppn, refs: 1, content });
                 (self.entries.len() - 1) as u32
             }
         };
@@ -365,11 +351,8 @@ impl Ftl {
                 self.indexed += 1;
             }
         }
-        let gc = if (self.planes[plane as usize].free.len()) < self.min_free {
-            Some(self.collect(plane)?)
-        } else {
-            None
-        };
+        let gc =
+            if (self.planes[plane as usize].free.len()) < self.min_free { Some(self.collect(plane)?) } else { None };
         Ok((e, ppn, gc))
     }
 
@@ -401,14 +384,8 @@ impl Ftl {
     fn full_error(&self, plane: u32) -> FtlError {
         let bpp = self.geo.blocks_per_plane;
         let first = plane * bpp;
-        let live = (first..first + bpp)
-            .map(|b| self.blocks[b as usize].valid as u64)
-            .sum();
-        FtlError::DeviceFull {
-            plane,
-            live,
-            blocks: bpp,
-        }
+        let live = (first..first + bpp).map(|b| self.blocks[b as usize].valid as u64).sum();
+        FtlError::DeviceFull { plane, live, blocks: bpp }
     }
 
     /// Greedy GC on one plane until its free blocks reach the threshold.
@@ -449,10 +426,7 @@ impl Ftl {
 
     /// Greedy GC on one plane until it has `target` free blocks.
     fn collect_until(&mut self, plane: u32, target: u32) -> Result<GcWork, FtlError> {
-        let mut work = GcWork {
-            plane,
-            ..GcWork::default()
-        };
+        let mut work = GcWork { plane, ..GcWork::default() };
         let ppb = self.geo.pages_per_block;
         while (self.planes[plane as usize].free.len()) < target {
             let victim = match self.pick_victim(plane) {
@@ -493,11 +467,7 @@ impl Ftl {
     /// greedy victim. Returns `None` (no error) when no plane qualifies or
     /// the victim would have no invalid page.
     pub fn soft_collect(&mut self, unit: u32, margin: u32) -> Result<Option<GcWork>, FtlError> {
-        let Some(&plane) = self
-            .geo
-            .unit_planes(unit)
-            .iter()
-            .min_by_key(|&&q| self.planes[q as usize].free.len())
+        let Some(&plane) = self.geo.unit_planes(unit).iter().min_by_key(|&&q| self.planes[q as usize].free.len())
         else {
             return Ok(None);
         };

@@ -18,9 +18,7 @@ impl Policy for Dedup {
     }
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
         out.extend(file.iter().map(|p| match p.dup {
-            Dup::None => Action::Program {
-                unit: self.next.take(units),
-            },
+            Dup::None => Action::Program { unit: self.next.take(units) },
             _ => Action::Reference,
         }));
     }

@@ -77,11 +77,7 @@ pub struct FadParams {
 
 impl Default for FadParams {
     fn default() -> Self {
-        FadParams {
-            rho: 0.30,
-            wstl_cap: 256,
-            gc_soft_margin: 8,
-        }
+        FadParams { rho: 0.30, wstl_cap: 256, gc_soft_margin: 8 }
     }
 }
 
@@ -140,10 +136,7 @@ pub struct Wstl {
 
 impl Wstl {
     pub fn with_cap(cap: usize) -> Wstl {
-        Wstl {
-            cap,
-            ..Wstl::default()
-        }
+        Wstl { cap, ..Wstl::default() }
     }
     /// Appends a skipped unit; drops the oldest entry when full.
     pub fn push(&mut self, unit: u32) {

@@ -14,15 +14,15 @@
 //! add one line to [`REGISTRY`].
 
 mod dedup;
+pub mod fad;
 mod fcrc;
 mod har;
-pub mod fad;
 mod native;
 
 pub use dedup::Dedup;
+pub use fad::{Fad, FadModules};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
-pub use fad::{Fad, FadModules};
 pub use native::Native;
 
 use crate::config::Config;
@@ -131,7 +131,9 @@ impl Cyclic {
 pub enum PolicyError {
     #[error("unknown policy '{name}'; available: {available}")]
     Unknown { name: String, available: String },
-    #[error("invalid parameters for policy '{policy}' ([policy.{policy}] / --set policy.{policy}.KEY=VALUE): {reason}")]
+    #[error(
+        "invalid parameters for policy '{policy}' ([policy.{policy}] / --set policy.{policy}.KEY=VALUE): {reason}"
+    )]
     Params { policy: String, reason: String },
 }
 
@@ -140,14 +142,16 @@ pub type Builder = fn(&Config) -> Result<Box<dyn Policy>, PolicyError>;
 
 /// Every policy: name, one-line description, constructor.
 pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("native", "no deduplication, round-robin allocation (FAD's Native)", |_| {
-        Ok(Box::new(Native::default()))
-    }),
+    ("native", "no deduplication, round-robin allocation (FAD's Native)", |_| Ok(Box::new(Native::default()))),
     ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", |_| {
         Ok(Box::new(Dedup::default()))
     }),
     ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Har::build),
-    ("fcrc", "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)", Fcrc::build),
+    (
+        "fcrc",
+        "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)",
+        Fcrc::build,
+    ),
     ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),
@@ -168,12 +172,7 @@ pub fn build(name: &str, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
         .iter()
         .find(|(n, _, _)| *n == name)
         .map(|(_, _, b)| b(cfg))
-        .unwrap_or_else(|| {
-            Err(PolicyError::Unknown {
-                name: name.to_string(),
-                available: names().join(", "),
-            })
-        })
+        .unwrap_or_else(|| Err(PolicyError::Unknown { name: name.to_string(), available: names().join(", ") }))
 }
 
 /// Names of all registered policies, in registry order.
@@ -186,9 +185,9 @@ pub fn names() -> Vec<&'static str> {
 pub fn params<P: DeserializeOwned + Default>(cfg: &Config, table: &str) -> Result<P, PolicyError> {
     match cfg.policy.get(table) {
         None => Ok(P::default()),
-        Some(v) => v.clone().try_into().map_err(|e: toml::de::Error| PolicyError::Params {
-            policy: table.to_string(),
-            reason: e.to_string(),
-        }),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| PolicyError::Params { policy: table.to_string(), reason: e.to_string() }),
     }
 }

@@ -18,8 +18,6 @@ impl Policy for Native {
         false
     }
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
-        out.extend(file.iter().map(|_| Action::Program {
-            unit: self.next.take(units),
-        }));
+        out.extend(file.iter().map(|_| Action::Program { unit: self.next.take(units) }));
     }
 }

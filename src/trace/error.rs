@@ -21,11 +21,7 @@ pub enum TraceError {
 
     /// A line could not be parsed (and `skip_bad_lines` is off).
     #[error("{}:{line}: {reason}", path.display())]
-    Parse {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
+    Parse { path: PathBuf, line: u64, reason: String },
 
     /// The trace holds no usable request (after volume selection).
     #[error("{}: contains no requests{detail}", path.display())]
@@ -41,12 +37,7 @@ pub enum TraceError {
          pass the format explicitly (one of: {known})",
         path.display()
     )]
-    Undetected {
-        path: PathBuf,
-        line: u64,
-        text: String,
-        known: String,
-    },
+    Undetected { path: PathBuf, line: u64, text: String, known: String },
 
     /// A request addresses pages beyond the configured device capacity.
     #[error(
@@ -54,22 +45,12 @@ pub enum TraceError {
          of {capacity} pages; use --wrap to fold the trace's addresses into the device",
         path.display()
     )]
-    BeyondCapacity {
-        path: PathBuf,
-        line: u64,
-        lpn: u64,
-        pages: u64,
-        capacity: u64,
-    },
+    BeyondCapacity { path: PathBuf, line: u64, lpn: u64, pages: u64, capacity: u64 },
 
     /// A request's address does not fit the simulator's 32-bit page numbers
     /// (or a similar hard limit).
     #[error("{}:{line}: {reason}; use --wrap to fold the trace's addresses into a smaller range", path.display())]
-    AddressOverflow {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
+    AddressOverflow { path: PathBuf, line: u64, reason: String },
 
     /// The [`LoadOptions`](super::LoadOptions) are inconsistent.
     #[error("invalid trace load options: {0}")]

@@ -47,9 +47,7 @@ use super::parse::{check_extent, chunk_digests_to_pages, Fields, LineParser, Num
 use super::{PageHash, TraceRecord};
 use crate::units::{Nanos, Op, SECTOR};
 
-const NAMES: &[&str] = &[
-    "ts", "pid", "process", "lba", "size", "op", "major", "minor", "digest",
-];
+const NAMES: &[&str] = &["ts", "pid", "process", "lba", "size", "op", "major", "minor", "digest"];
 
 /// One parsed FIU line (a 4 KiB block, before merging).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,10 +73,7 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     let has_digest = n >= 9 && raw.last().is_some_and(|d| is_digest_field(d));
     let k = n - usize::from(has_digest); // fields up to and including minor
     if k < 8 {
-        return Err(format!(
-            "expected at least 8 fields ({}), found {n}",
-            NAMES.join(", ")
-        ));
+        return Err(format!("expected at least 8 fields ({}), found {n}", NAMES.join(", ")));
     }
     // Normalize to the canonical 9 positions (process name collapsed).
     let mut items: Vec<&str> = vec![raw[0], raw[1], "<process>"];
@@ -104,12 +99,8 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     if minor >= 1 << 20 {
         return Err(f.bad(7, "is out of range (> 2^20-1)"));
     }
-    let offset = lba
-        .checked_mul(SECTOR)
-        .ok_or_else(|| f.bad(3, "overflows a 64-bit byte address"))?;
-    let size = sectors
-        .checked_mul(SECTOR)
-        .ok_or_else(|| f.bad(4, "overflows a 64-bit byte size"))?;
+    let offset = lba.checked_mul(SECTOR).ok_or_else(|| f.bad(3, "overflows a 64-bit byte address"))?;
+    let size = sectors.checked_mul(SECTOR).ok_or_else(|| f.bad(4, "overflows a 64-bit byte size"))?;
     check_extent(offset, size)?;
     let digests = if has_digest && sectors > 0 {
         let hex_str = f.str(8)?;
@@ -140,15 +131,7 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     } else {
         None
     };
-    Ok(FiuRecord {
-        time: Nanos(time),
-        pid,
-        volume: (major << 20) | minor,
-        lba,
-        sectors,
-        op,
-        digests,
-    })
+    Ok(FiuRecord { time: Nanos(time), pid, volume: (major << 20) | minor, lba, sectors, op, digests })
 }
 
 fn is_digest_field(s: &str) -> bool {
@@ -169,9 +152,7 @@ impl Pending {
         let same_content_kind = match (&p.digests, &r.digests) {
             (None, None) => true,
             // The digest grid must stay regular: only whole chunks so far.
-            (Some((c1, _)), Some((c2, _))) => {
-                c1 == c2 && ((self.end_lba - p.lba) * SECTOR) % c1 == 0
-            }
+            (Some((c1, _)), Some((c2, _))) => c1 == c2 && ((self.end_lba - p.lba) * SECTOR) % c1 == 0,
             _ => false,
         };
         p.op == r.op
@@ -194,20 +175,8 @@ impl Pending {
         let f = self.first;
         let offset = f.lba * SECTOR;
         let size = (self.end_lba - f.lba) * SECTOR;
-        let content = f
-            .digests
-            .map(|(chunk, d)| chunk_digests_to_pages(offset, size, chunk, &d));
-        (
-            self.line,
-            TraceRecord {
-                time: f.time,
-                op: f.op,
-                offset,
-                size,
-                volume: f.volume,
-                content,
-            },
-        )
+        let content = f.digests.map(|(chunk, d)| chunk_digests_to_pages(offset, size, chunk, &d));
+        (self.line, TraceRecord { time: f.time, op: f.op, offset, size, volume: f.volume, content })
     }
 }
 
@@ -222,11 +191,7 @@ pub struct FiuParser {
 impl FiuParser {
     /// `merge_gap`: the largest time between two records of one request.
     pub fn new(merge_gap: Nanos, homes: bool) -> Self {
-        FiuParser {
-            merge_gap,
-            homes,
-            pending: None,
-        }
+        FiuParser { merge_gap, homes, pending: None }
     }
 
     /// Adds a record read at `line`; returns the request it completes, if any.
@@ -246,12 +211,7 @@ impl FiuParser {
             }
             slot => {
                 let end_lba = r.lba + r.sectors;
-                let next = Pending {
-                    line,
-                    last_time: r.time,
-                    end_lba,
-                    first: r,
-                };
+                let next = Pending { line, last_time: r.time, end_lba, first: r };
                 slot.replace(next).map(Pending::into_record)
             }
         }

@@ -86,19 +86,11 @@ impl TraceFormat {
                  (ns; 512 B sectors; R/W; MD5 per 4 KiB)"
             }
             TraceFormat::FiuHomes => "as fiu, with one MD5 per 512 B sector (8 per 4 KiB record)",
-            TraceFormat::Umass => {
-                "ASU,LBA,Size,Opcode,Timestamp[,...] (s; LBA in 512 B sectors, size in bytes; r/w)"
-            }
+            TraceFormat::Umass => "ASU,LBA,Size,Opcode,Timestamp[,...] (s; LBA in 512 B sectors, size in bytes; r/w)",
             TraceFormat::Systor => "Timestamp,Response,IOType,LUN,Offset,Size (Unix s; bytes; R/W)",
-            TraceFormat::Tencent => {
-                "Timestamp,Offset,Size,IOType,VolumeID (s; 512 B sectors; 0 = read, 1 = write)"
-            }
-            TraceFormat::Ssdsim => {
-                "time devno lsn size ope (ns; 512 B sectors; 1 = read, 0 = write)"
-            }
-            TraceFormat::Mqsim => {
-                "arrival_time device lba size type (ns; 512 B sectors; 1 = read, 0 = write)"
-            }
+            TraceFormat::Tencent => "Timestamp,Offset,Size,IOType,VolumeID (s; 512 B sectors; 0 = read, 1 = write)",
+            TraceFormat::Ssdsim => "time devno lsn size ope (ns; 512 B sectors; 1 = read, 0 = write)",
+            TraceFormat::Mqsim => "arrival_time device lba size type (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Native => {
                 "# dedupsim-trace v1, then time_ns op offset size [volume [hashes]] \
                  (ns; bytes; R/W/T)"
@@ -135,12 +127,7 @@ impl FromStr for TraceFormat {
             "ssdsim" | "disksim" => TraceFormat::Ssdsim,
             "mqsim" => TraceFormat::Mqsim,
             "native" | "dedupsim" => TraceFormat::Native,
-            _ => {
-                return Err(TraceError::UnknownFormat {
-                    name: s.to_string(),
-                    known: Self::names(),
-                })
-            }
+            _ => return Err(TraceError::UnknownFormat { name: s.to_string(), known: Self::names() }),
         };
         Ok(f)
     }
@@ -171,10 +158,7 @@ fn classify(line: &str) -> Option<Shape> {
     if line.contains(',') {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         let eq = |i: usize, w: &str| f.get(i).is_some_and(|x| x.eq_ignore_ascii_case(w));
-        let rw = |i: usize| {
-            f.get(i)
-                .is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"))
-        };
+        let rw = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
         // Header lines.
         if eq(0, "timestamp") && eq(2, "iotype") {
             return fmt(TraceFormat::Systor);
@@ -185,31 +169,20 @@ fn classify(line: &str) -> Option<Shape> {
         match f.len() {
             7 if is_uint(f[0]) && (eq(3, "read") || eq(3, "write")) => fmt(TraceFormat::Msr),
             6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
-            5 if f.iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1") => {
-                fmt(TraceFormat::Tencent)
-            }
-            n if n >= 5 && f[..3].iter().all(|x| is_uint(x)) && rw(3) && is_decimal(f[4]) => {
-                fmt(TraceFormat::Umass)
-            }
+            5 if f.iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1") => fmt(TraceFormat::Tencent),
+            n if n >= 5 && f[..3].iter().all(|x| is_uint(x)) && rw(3) && is_decimal(f[4]) => fmt(TraceFormat::Umass),
             _ => None,
         }
     } else {
         let f: Vec<&str> = line.split_whitespace().collect();
         let n = f.len();
-        let op_at = |i: usize| {
-            f.get(i)
-                .is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"))
-        };
+        let op_at = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
         // FIU: ts pid process... lba size op major minor [digest]; the process
         // name may contain spaces, so anchor on the end of the line.
         if n >= 9 && is_uint(f[0]) && is_hex(f[n - 1]) && f[n - 1].len() >= 32 && op_at(n - 4) {
             let sectors: usize = f[n - 5].parse().unwrap_or(0);
             let digests = f[n - 1].len() / 32;
-            return if sectors > 1 && digests == sectors {
-                fmt(TraceFormat::FiuHomes)
-            } else {
-                fmt(TraceFormat::Fiu)
-            };
+            return if sectors > 1 && digests == sectors { fmt(TraceFormat::FiuHomes) } else { fmt(TraceFormat::Fiu) };
         }
         if n == 8 && is_uint(f[0]) && op_at(5) && is_uint(f[3]) && is_uint(f[4]) {
             return fmt(TraceFormat::Fiu);
@@ -218,12 +191,7 @@ fn classify(line: &str) -> Option<Shape> {
             return Some(Shape::DiskSim);
         }
         let native_op = |x: &str| matches!(x, "R" | "W" | "T" | "r" | "w" | "t");
-        if (4..=6).contains(&n)
-            && is_uint(f[0])
-            && native_op(f[1])
-            && is_uint(f[2])
-            && is_uint(f[3])
-        {
+        if (4..=6).contains(&n) && is_uint(f[0]) && native_op(f[1]) && is_uint(f[2]) && is_uint(f[3]) {
             return fmt(TraceFormat::Native);
         }
         None
@@ -235,11 +203,7 @@ fn classify(line: &str) -> Option<Shape> {
 /// no line is recognised.
 pub fn detect(lines: &[&str], file_name: Option<&str>) -> Option<TraceFormat> {
     let mut non_blank = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
-    if non_blank
-        .clone()
-        .next()
-        .is_some_and(|l| l.starts_with("# dedupsim-trace"))
-    {
+    if non_blank.clone().next().is_some_and(|l| l.starts_with("# dedupsim-trace")) {
         return Some(TraceFormat::Native);
     }
     let mut votes: Vec<(Shape, usize)> = Vec::new();
@@ -260,18 +224,13 @@ pub fn detect(lines: &[&str], file_name: Option<&str>) -> Option<TraceFormat> {
         }
     }
     // FIU homes lines are FIU lines too: any homes vote decides for homes.
-    let homes = votes
-        .iter()
-        .any(|(s, _)| *s == Shape::Format(TraceFormat::FiuHomes));
+    let homes = votes.iter().any(|(s, _)| *s == Shape::Format(TraceFormat::FiuHomes));
     match best?.0 {
         Shape::Format(TraceFormat::Fiu) if homes => Some(TraceFormat::FiuHomes),
         Shape::Format(f) => Some(f),
         Shape::DiskSim => {
             let name = file_name.unwrap_or("").to_ascii_lowercase();
-            let stem = name
-                .trim_end_matches(".gz")
-                .trim_end_matches(".zst")
-                .trim_end_matches(".zstd");
+            let stem = name.trim_end_matches(".gz").trim_end_matches(".zst").trim_end_matches(".zstd");
             if stem.ends_with(".ascii") || name.contains("ssdsim") {
                 Some(TraceFormat::Ssdsim)
             } else {
@@ -292,44 +251,26 @@ mod tests {
             assert_eq!(f.to_string(), f.name());
         }
         let e = "nope".parse::<TraceFormat>().unwrap_err().to_string();
-        assert!(
-            e.contains("nope") && e.contains("msr, fiu, fiu-homes"),
-            "{e}"
-        );
+        assert!(e.contains("nope") && e.contains("msr, fiu, fiu-homes"), "{e}");
     }
 
     #[test]
     fn detects_each_shape() {
         let d = |l: &str| detect(&[l], None);
-        assert_eq!(
-            d("128166385295514663,hm,0,Write,9056014336,2048,2833"),
-            Some(TraceFormat::Msr)
-        );
+        assert_eq!(d("128166385295514663,hm,0,Write,9056014336,2048,2833"), Some(TraceFormat::Msr));
         assert_eq!(
             d("89966522969723 4270 rpc.mountd 18579576 8 W 6 0 d6c75ba46e82326fefa545b57a12e221"),
             Some(TraceFormat::Fiu)
         );
         let homes = format!("7775 2552 kjournald 160806224 8 W 6 0 {}", "ab".repeat(128));
         assert_eq!(d(&homes), Some(TraceFormat::FiuHomes));
-        assert_eq!(
-            d("0,20941264,8192,W,0.551706,Alpha/NT"),
-            Some(TraceFormat::Umass)
-        );
+        assert_eq!(d("0,20941264,8192,W,0.551706,Alpha/NT"), Some(TraceFormat::Umass));
         assert_eq!(d("0,1199912,8192,r,0.000000"), Some(TraceFormat::Umass));
-        assert_eq!(
-            d("1455591804.310701000,0.006475000,R,0,203468398592,32768"),
-            Some(TraceFormat::Systor)
-        );
-        assert_eq!(
-            d("Timestamp,Response,IOType,LUN,Offset,Size"),
-            Some(TraceFormat::Systor)
-        );
+        assert_eq!(d("1455591804.310701000,0.006475000,R,0,203468398592,32768"), Some(TraceFormat::Systor));
+        assert_eq!(d("Timestamp,Response,IOType,LUN,Offset,Size"), Some(TraceFormat::Systor));
         assert_eq!(d("1538323200,12345,8,1,1063"), Some(TraceFormat::Tencent));
         assert_eq!(d("11413000 0 657728 16 1"), Some(TraceFormat::Mqsim));
-        assert_eq!(
-            detect(&["0 0 303567 7 0"], Some("example.ascii.gz")),
-            Some(TraceFormat::Ssdsim)
-        );
+        assert_eq!(detect(&["0 0 303567 7 0"], Some("example.ascii.gz")), Some(TraceFormat::Ssdsim));
         assert_eq!(d("# dedupsim-trace v1"), Some(TraceFormat::Native));
         assert_eq!(d("100 W 0 4096"), Some(TraceFormat::Native));
         assert_eq!(d("hello world"), None);

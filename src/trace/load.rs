@@ -37,11 +37,7 @@ impl FromStr for VolumeSelect {
     /// `all`, a volume number, or `major:minor` (FIU devices).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let bad = || {
-            TraceError::InvalidOptions(format!(
-                "volume {s:?} is not `all`, a number or `major:minor`"
-            ))
-        };
+        let bad = || TraceError::InvalidOptions(format!("volume {s:?} is not `all`, a number or `major:minor`"));
         if s.eq_ignore_ascii_case("all") {
             return Ok(VolumeSelect::All);
         }
@@ -109,10 +105,7 @@ impl LoadOptions {
     fn validate(&self) -> Result<(), TraceError> {
         let bad = |m: String| Err(TraceError::InvalidOptions(m));
         if !self.page_size.is_power_of_two() || self.page_size < 512 {
-            return bad(format!(
-                "page size {} is not a power of two of at least 512 bytes",
-                self.page_size
-            ));
+            return bad(format!("page size {} is not a power of two of at least 512 bytes", self.page_size));
         }
         if self.wrap_to_pages == Some(0) {
             return bad("wrap range must be at least one page".into());
@@ -164,11 +157,7 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
 
 /// Loads a trace from an already opened (decompressed) reader; `path` is
 /// only used in messages, provenance and to break the SSDsim/MQSim tie.
-pub fn load_from_reader<R: BufRead>(
-    reader: R,
-    path: &Path,
-    opts: &LoadOptions,
-) -> Result<Loaded, TraceError> {
+pub fn load_from_reader<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
     let parsed = read_records(reader, path, opts)?;
     build_workload(parsed, path, opts)
@@ -204,9 +193,7 @@ struct Driver<'a> {
 
 impl Driver<'_> {
     fn full(&self) -> bool {
-        self.opts
-            .max_requests
-            .is_some_and(|m| self.out.len() as u64 >= m)
+        self.opts.max_requests.is_some_and(|m| self.out.len() as u64 >= m)
     }
 
     fn line(&mut self, line_no: u64, text: &str) -> Result<(), TraceError> {
@@ -214,25 +201,15 @@ impl Driver<'_> {
         if s.is_empty() {
             return Ok(());
         }
-        let res = if s.starts_with('#') {
-            self.parser.comment(s)
-        } else {
-            self.parser.line(s, line_no, &mut self.scratch)
-        };
+        let res =
+            if s.starts_with('#') { self.parser.comment(s) } else { self.parser.line(s, line_no, &mut self.scratch) };
         if let Err(reason) = res {
             if !self.opts.skip_bad_lines {
-                return Err(TraceError::Parse {
-                    path: self.path.to_path_buf(),
-                    line: line_no,
-                    reason,
-                });
+                return Err(TraceError::Parse { path: self.path.to_path_buf(), line: line_no, reason });
             }
             self.bad += 1;
             if self.bad <= QUOTED_BAD_LINES {
-                self.warnings.push(format!(
-                    "{}:{line_no}: skipped: {reason}",
-                    self.path.display()
-                ));
+                self.warnings.push(format!("{}:{line_no}: skipped: {reason}", self.path.display()));
             }
         }
         self.drain();
@@ -254,11 +231,7 @@ impl Driver<'_> {
                     continue;
                 }
             }
-            if self
-                .opts
-                .max_requests
-                .is_some_and(|m| self.out.len() as u64 >= m)
-            {
+            if self.opts.max_requests.is_some_and(|m| self.out.len() as u64 >= m) {
                 continue;
             }
             self.out.push((line, r));
@@ -268,15 +241,8 @@ impl Driver<'_> {
 
 /// Parses a trace into records (format detection, line parsing, FIU
 /// merging, volume filtering) without page alignment.
-pub fn read_records<R: BufRead>(
-    reader: R,
-    path: &Path,
-    opts: &LoadOptions,
-) -> Result<ParsedTrace, TraceError> {
-    let io_err = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<ParsedTrace, TraceError> {
+    let io_err = |source| TraceError::Io { path: path.to_path_buf(), source };
     let mut lines = LineReader::new(reader);
     let mut head: Vec<(u64, String)> = Vec::new();
     while head.len() < DETECT_LINES {
@@ -294,20 +260,15 @@ pub fn read_records<R: BufRead>(
             match detect(&texts, name.as_deref()) {
                 Some(f) => f,
                 None => {
-                    return Err(
-                        match head.iter().find(|(_, t)| !t.trim_start().starts_with('#')) {
-                            Some((n, t)) => TraceError::Undetected {
-                                path: path.to_path_buf(),
-                                line: *n,
-                                text: t.chars().take(80).collect(),
-                                known: TraceFormat::names(),
-                            },
-                            None => TraceError::Empty {
-                                path: path.to_path_buf(),
-                                detail: String::new(),
-                            },
+                    return Err(match head.iter().find(|(_, t)| !t.trim_start().starts_with('#')) {
+                        Some((n, t)) => TraceError::Undetected {
+                            path: path.to_path_buf(),
+                            line: *n,
+                            text: t.chars().take(80).collect(),
+                            known: TraceFormat::names(),
                         },
-                    )
+                        None => TraceError::Empty { path: path.to_path_buf(), detail: String::new() },
+                    })
                 }
             }
         }
@@ -336,35 +297,21 @@ pub fn read_records<R: BufRead>(
     d.parser.finish(&mut d.scratch);
     d.drain();
     if d.bad > QUOTED_BAD_LINES {
-        d.warnings.push(format!(
-            "... and {} more bad lines",
-            d.bad - QUOTED_BAD_LINES
-        ));
+        d.warnings.push(format!("... and {} more bad lines", d.bad - QUOTED_BAD_LINES));
     }
     if d.bad > 0 {
-        d.warnings
-            .push(format!("skipped {} bad lines in total", d.bad));
+        d.warnings.push(format!("skipped {} bad lines in total", d.bad));
     }
     if d.zero_len > 0 {
-        d.warnings
-            .push(format!("ignored {} zero-length requests", d.zero_len));
+        d.warnings.push(format!("ignored {} zero-length requests", d.zero_len));
     }
-    Ok(ParsedTrace {
-        format,
-        records: d.out,
-        bad_lines: d.bad,
-        warnings: d.warnings,
-        volumes: d.volumes,
-    })
+    Ok(ParsedTrace { format, records: d.out, bad_lines: d.bad, warnings: d.warnings, volumes: d.volumes })
 }
 
 /// The workload name for a trace path: the file name without compression
 /// and format extensions (`hm_0.csv.gz` → `hm_0`).
 pub fn trace_name(path: &Path) -> String {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     for ext in [".gz", ".zst", ".zstd"] {
         if let Some(s) = name.strip_suffix(ext) {
             name = s.to_string();
@@ -415,12 +362,7 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
         for p in first..first + n {
             let q = p / m;
             let h = c.get((q - f4) as usize)?;
-            out.push(md5_of(&[
-                b"dedupsim-subpage",
-                &((p % m) as u32).to_le_bytes(),
-                &(ps as u32).to_le_bytes(),
-                h,
-            ]));
+            out.push(md5_of(&[b"dedupsim-subpage", &((p % m) as u32).to_le_bytes(), &(ps as u32).to_le_bytes(), h]));
         }
     }
     Some(out)
@@ -456,19 +398,9 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
 ///    request ending beyond the capacity is an error naming its line and
 ///    suggesting `--wrap`. Page numbers must fit in 32 bits
 ///    ([`crate::units::Lpn`]).
-pub fn build_workload(
-    parsed: ParsedTrace,
-    path: &Path,
-    opts: &LoadOptions,
-) -> Result<Loaded, TraceError> {
+pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let ParsedTrace {
-        format,
-        records,
-        bad_lines,
-        mut warnings,
-        volumes: seen,
-    } = parsed;
+    let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen } = parsed;
     let pb = || path.to_path_buf();
     if records.is_empty() {
         let detail = match opts.volume {
@@ -502,13 +434,11 @@ pub fn build_workload(
     for &(v, line, max_end) in &order {
         bases.insert(v, next);
         volumes.push((v, next));
-        next =
-            next.checked_add(max_end.div_ceil(ps))
-                .ok_or_else(|| TraceError::AddressOverflow {
-                    path: pb(),
-                    line,
-                    reason: format!("volume {v}'s page range overflows 64 bits"),
-                })?;
+        next = next.checked_add(max_end.div_ceil(ps)).ok_or_else(|| TraceError::AddressOverflow {
+            path: pb(),
+            line,
+            reason: format!("volume {v}'s page range overflows 64 bits"),
+        })?;
     }
 
     let t0 = records[0].1.time;
@@ -532,13 +462,11 @@ pub fn build_workload(
         let t = abs - t0;
         let base = bases.get(&r.volume).copied().unwrap_or(0);
         let pages = pages_covered(r.offset, r.size, ps);
-        let lpn = base
-            .checked_add(r.offset / ps)
-            .ok_or_else(|| TraceError::AddressOverflow {
-                path: pb(),
-                line,
-                reason: "logical page number overflows 64 bits".into(),
-            })?;
+        let lpn = base.checked_add(r.offset / ps).ok_or_else(|| TraceError::AddressOverflow {
+            path: pb(),
+            line,
+            reason: "logical page number overflows 64 bits".into(),
+        })?;
         let hashes = match (&r.content, r.op) {
             (Some(c), Op::Write) if !opts.ignore_content => {
                 let h = page_hashes(c, r.offset, r.size, ps);
@@ -565,9 +493,7 @@ pub fn build_workload(
                 return Err(TraceError::Parse {
                     path: pb(),
                     line,
-                    reason: format!(
-                        "request of {pages} pages is larger than the --wrap range of {w} pages"
-                    ),
+                    reason: format!("request of {pages} pages is larger than the --wrap range of {w} pages"),
                 });
             }
             let l = lpn % w;
@@ -584,13 +510,7 @@ pub fn build_workload(
             let end = l + p;
             if let Some(cap) = opts.capacity_pages {
                 if end > cap {
-                    return Err(TraceError::BeyondCapacity {
-                        path: pb(),
-                        line,
-                        lpn: l,
-                        pages: p,
-                        capacity: cap,
-                    });
+                    return Err(TraceError::BeyondCapacity { path: pb(), line, lpn: l, pages: p, capacity: cap });
                 }
             }
             if end > 1 << 32 {
@@ -626,13 +546,7 @@ pub fn build_workload(
                 None => NO_CONTENT,
             };
             span = span.max(end);
-            requests.push(Request {
-                arrival: t,
-                op: r.op,
-                lpn: l as u32,
-                pages: p as u32,
-                content,
-            });
+            requests.push(Request { arrival: t, op: r.op, lpn: l as u32, pages: p as u32, content });
         }
     }
 
@@ -643,9 +557,7 @@ pub fn build_workload(
         ));
     }
     if splits > 0 {
-        warnings.push(format!(
-            "{splits} requests crossed the --wrap boundary and were split in two"
-        ));
+        warnings.push(format!("{splits} requests crossed the --wrap boundary and were split in two"));
     }
     if mismatched > 0 {
         warnings.push(format!(
@@ -662,23 +574,14 @@ pub fn build_workload(
     }
 
     let workload = Workload {
-        provenance: Provenance {
-            name: trace_name(path),
-            source: format!("trace: {} ({format})", path.display()),
-        },
+        provenance: Provenance { name: trace_name(path), source: format!("trace: {} ({format})", path.display()) },
         requests,
         contents,
         content_space: intern.len() as u32,
         lpn_span: span,
         ..Workload::default()
     };
-    Ok(Loaded {
-        workload,
-        bad_lines,
-        format,
-        warnings,
-        volumes,
-    })
+    Ok(Loaded { workload, bad_lines, format, warnings, volumes })
 }
 
 #[cfg(test)]
@@ -698,22 +601,13 @@ mod tests {
         assert_eq!(l.volumes, vec![(5, 0), (2, 3)]);
         assert_eq!((r[0].lpn, r[1].lpn, r[2].lpn), (2, 3, 1));
         assert_eq!(l.workload.lpn_span, 4);
-        let one = LoadOptions {
-            volume: VolumeSelect::One(2),
-            ..LoadOptions::default()
-        };
+        let one = LoadOptions { volume: VolumeSelect::One(2), ..LoadOptions::default() };
         let l = load_str(text, &one).unwrap();
         assert_eq!(l.workload.requests.len(), 1);
         assert_eq!(l.workload.requests[0].lpn, 0);
-        let none = LoadOptions {
-            volume: VolumeSelect::One(9),
-            ..LoadOptions::default()
-        };
+        let none = LoadOptions { volume: VolumeSelect::One(9), ..LoadOptions::default() };
         let e = load_str(text, &none).unwrap_err().to_string();
-        assert!(
-            e.contains("no requests for volume 9 (volumes present: 5, 2)"),
-            "{e}"
-        );
+        assert!(e.contains("no requests for volume 9 (volumes present: 5, 2)"), "{e}");
     }
 
     #[test]
@@ -722,10 +616,7 @@ mod tests {
         let l = load_str(text, &LoadOptions::default()).unwrap();
         let t: Vec<u64> = l.workload.requests.iter().map(|r| r.arrival.0).collect();
         assert_eq!(t, vec![0, 0, 2000]);
-        assert!(l
-            .warnings
-            .iter()
-            .any(|w| w.starts_with("1 timestamps went backwards")));
+        assert!(l.warnings.iter().any(|w| w.starts_with("1 timestamps went backwards")));
     }
 
     #[test]
@@ -735,10 +626,7 @@ mod tests {
         let r = &l.workload.requests;
         assert_eq!((r[0].lpn, r[0].pages), (0, 2));
         assert_eq!(l.workload.content_space, 4);
-        let wrap = LoadOptions {
-            wrap_to_pages: Some(11),
-            ..LoadOptions::default()
-        };
+        let wrap = LoadOptions { wrap_to_pages: Some(11), ..LoadOptions::default() };
         let l = load_str(text, &wrap).unwrap();
         let r = &l.workload.requests;
         assert_eq!(r.len(), 3);
@@ -751,19 +639,12 @@ mod tests {
     #[test]
     fn large_and_small_pages_combine_content() {
         // Two 8 KiB pages with identical halves; one partially covered.
-        let text =
-            "# dedupsim-trace v1\n0 W 0 8192 0 1,2\n1 W 8192 8192 0 1,2\n2 W 16384 4096 0 1\n";
-        let big = LoadOptions {
-            page_size: 8192,
-            ..LoadOptions::default()
-        };
+        let text = "# dedupsim-trace v1\n0 W 0 8192 0 1,2\n1 W 8192 8192 0 1,2\n2 W 16384 4096 0 1\n";
+        let big = LoadOptions { page_size: 8192, ..LoadOptions::default() };
         let w = load_str(text, &big).unwrap().workload;
         let c: Vec<u32> = w.contents.iter().map(|c| c.0).collect();
         assert_eq!(c, vec![0, 0, 1]);
-        let small = LoadOptions {
-            page_size: 2048,
-            ..LoadOptions::default()
-        };
+        let small = LoadOptions { page_size: 2048, ..LoadOptions::default() };
         let w = load_str(text, &small).unwrap().workload;
         let c: Vec<u32> = w.contents.iter().map(|c| c.0).collect();
         assert_eq!(c, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
@@ -780,10 +661,7 @@ mod tests {
     fn volume_select_parses() {
         assert_eq!("all".parse::<VolumeSelect>().unwrap(), VolumeSelect::All);
         assert_eq!("3".parse::<VolumeSelect>().unwrap(), VolumeSelect::One(3));
-        assert_eq!(
-            "6:16".parse::<VolumeSelect>().unwrap(),
-            VolumeSelect::One((6 << 20) | 16)
-        );
+        assert_eq!("6:16".parse::<VolumeSelect>().unwrap(), VolumeSelect::One((6 << 20) | 16));
         assert!("x".parse::<VolumeSelect>().is_err());
     }
 }

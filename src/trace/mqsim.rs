@@ -38,12 +38,7 @@ mod tests {
     fn parses_mqsim_line() {
         let r = parse_line("938513000 4 264719034 16 0").unwrap().unwrap();
         assert_eq!(r.time, Nanos(938_513_000));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Write, 264719034 * 512, 8192, 4)
-        );
-        assert!(parse_line("1 2 3 4")
-            .unwrap_err()
-            .contains("arrival_time, device"));
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 264719034 * 512, 8192, 4));
+        assert!(parse_line("1 2 3 4").unwrap_err().contains("arrival_time, device"));
     }
 }

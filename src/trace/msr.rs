@@ -19,15 +19,7 @@ use super::parse::{check_extent, Fields};
 use super::TraceRecord;
 use crate::units::{Nanos, Op};
 
-const NAMES: &[&str] = &[
-    "Timestamp",
-    "Hostname",
-    "DiskNumber",
-    "Type",
-    "Offset",
-    "Size",
-    "ResponseTime",
-];
+const NAMES: &[&str] = &["Timestamp", "Hostname", "DiskNumber", "Type", "Offset", "Size", "ResponseTime"];
 
 /// Parses one MSR line; `Ok(None)` for the optional header.
 pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
@@ -37,9 +29,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     }
     f.require(6)?;
     let ticks = f.u64(0)?;
-    let time = ticks
-        .checked_mul(100)
-        .ok_or_else(|| f.bad(0, "overflows 64-bit nanoseconds"))?;
+    let time = ticks.checked_mul(100).ok_or_else(|| f.bad(0, "overflows 64-bit nanoseconds"))?;
     let volume = f.u32(2)?;
     let op = match f.str(3)? {
         t if t.eq_ignore_ascii_case("read") => Op::Read,
@@ -49,14 +39,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content: None,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
 #[cfg(test)]
@@ -65,23 +48,12 @@ mod tests {
 
     #[test]
     fn parses_sample_line() {
-        let r = parse_line("128166385295514663,hm,3,Write,9056014336,2048,2833")
-            .unwrap()
-            .unwrap();
+        let r = parse_line("128166385295514663,hm,3,Write,9056014336,2048,2833").unwrap().unwrap();
         assert_eq!(r.time, Nanos(12_816_638_529_551_466_300));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Write, 9056014336, 2048, 3)
-        );
-        assert!(
-            parse_line("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime")
-                .unwrap()
-                .is_none()
-        );
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 9056014336, 2048, 3));
+        assert!(parse_line("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime").unwrap().is_none());
         let e = parse_line("1,hm,0,Read,0,12x,1").unwrap_err();
         assert_eq!(e, "field 6 (Size) is not an integer: \"12x\"");
-        assert!(parse_line("1,hm,0,Flush,0,1,1")
-            .unwrap_err()
-            .contains("Read or Write"));
+        assert!(parse_line("1,hm,0,Flush,0,1,1").unwrap_err().contains("Read or Write"));
     }
 }

@@ -36,14 +36,7 @@ use std::io::{self, BufWriter, Write};
 /// The header line that starts every native trace.
 pub const HEADER: &str = "# dedupsim-trace v1";
 
-const NAMES: &[&str] = &[
-    "time_ns",
-    "op",
-    "offset_bytes",
-    "size_bytes",
-    "volume",
-    "content",
-];
+const NAMES: &[&str] = &["time_ns", "op", "offset_bytes", "size_bytes", "volume", "content"];
 
 /// The 128-bit content hash that decimal content id `id` denotes
 /// (big-endian, high 64 bits zero).
@@ -68,11 +61,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let f = Fields::ws(line, NAMES);
     f.require(4)?;
     if f.len() > 6 {
-        return Err(format!(
-            "expected at most 6 fields ({}), found {}",
-            NAMES.join(", "),
-            f.len()
-        ));
+        return Err(format!("expected at most 6 fields ({}), found {}", NAMES.join(", "), f.len()));
     }
     let time = f.u64(0)?;
     let op = match f.str(1)? {
@@ -91,10 +80,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
             let mut hashes = Vec::new();
             for (k, item) in list.split(',').enumerate() {
                 let h = parse_item(item).ok_or_else(|| {
-                    format!(
-                        "field 6 (content) item {} is neither 32 hex digits nor a decimal id: {item:?}",
-                        k + 1
-                    )
+                    format!("field 6 (content) item {} is neither 32 hex digits nor a decimal id: {item:?}", k + 1)
                 })?;
                 hashes.push(h);
             }
@@ -108,14 +94,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
             Some(hashes)
         }
     };
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content }))
 }
 
 /// Line parser that also validates the version header.
@@ -133,9 +112,7 @@ impl LineParser for NativeParser {
         if let Some(rest) = line.strip_prefix("# dedupsim-trace") {
             let version = rest.trim();
             if version != "v1" {
-                return Err(format!(
-                    "unsupported native trace version {version:?} (this build reads v1)"
-                ));
+                return Err(format!("unsupported native trace version {version:?} (this build reads v1)"));
             }
         }
         Ok(())
@@ -176,28 +153,15 @@ where
 {
     let mut out = BufWriter::new(out);
     writeln!(out, "{HEADER}")?;
-    writeln!(
-        out,
-        "# time_ns op offset_bytes size_bytes [volume [content]]"
-    )?;
+    writeln!(out, "# time_ns op offset_bytes size_bytes [volume [content]]")?;
     for (i, r) in records.into_iter().enumerate() {
         check_extent(r.offset, r.size).map_err(|e| invalid(format!("record {i}: {e}")))?;
-        write!(
-            out,
-            "{} {} {} {}",
-            r.time.0,
-            op_letter(r.op),
-            r.offset,
-            r.size
-        )?;
+        write!(out, "{} {} {} {}", r.time.0, op_letter(r.op), r.offset, r.size)?;
         match &r.content {
             Some(c) => {
                 let want = pages_covered(r.offset, r.size, HASH_PAGE);
                 if c.len() as u64 != want || c.is_empty() {
-                    return Err(invalid(format!(
-                        "record {i}: {} content hashes for {want} 4 KiB pages",
-                        c.len()
-                    )));
+                    return Err(invalid(format!("record {i}: {} content hashes for {want} 4 KiB pages", c.len())));
                 }
                 write!(out, " {} ", r.volume)?;
                 for (k, h) in c.iter().enumerate() {
@@ -232,35 +196,18 @@ pub fn write_native_workload<W: Write>(w: &Workload, page_size: u32, out: W) -> 
     }
     let with_content = w.requests.iter().any(|r| r.content != NO_CONTENT);
     if with_content && ps % HASH_PAGE != 0 {
-        return Err(invalid(format!(
-            "page size {page_size} is not a multiple of 4096; content cannot be written"
-        )));
+        return Err(invalid(format!("page size {page_size} is not a multiple of 4096; content cannot be written")));
     }
     let k = ps / HASH_PAGE;
     let mut out = BufWriter::new(out);
     writeln!(out, "{HEADER}")?;
     let one_line = |s: &str| s.replace(['\n', '\r'], " ");
-    writeln!(
-        out,
-        "# {}: {}",
-        one_line(&w.provenance.name),
-        one_line(&w.provenance.source)
-    )?;
-    writeln!(
-        out,
-        "# time_ns op offset_bytes size_bytes [volume [content]]"
-    )?;
+    writeln!(out, "# {}: {}", one_line(&w.provenance.name), one_line(&w.provenance.source))?;
+    writeln!(out, "# time_ns op offset_bytes size_bytes [volume [content]]")?;
     for r in &w.requests {
         let offset = u64::from(r.lpn) * ps;
         let size = u64::from(r.pages) * ps;
-        write!(
-            out,
-            "{} {} {} {}",
-            r.arrival.0,
-            op_letter(r.op),
-            offset,
-            size
-        )?;
+        write!(out, "{} {} {} {}", r.arrival.0, op_letter(r.op), offset, size)?;
         if r.content != NO_CONTENT {
             let start = r.content as usize;
             let ids = w
@@ -301,15 +248,9 @@ mod tests {
         assert_eq!(c[1], content_id_hash(7));
         let r = parse_line("5 t 4096 4096").unwrap().unwrap();
         assert_eq!((r.op, r.volume, r.content), (Op::Trim, 0, None));
-        assert!(parse_line("5 W 0 8192 0 1")
-            .unwrap_err()
-            .contains("touches 2"));
-        assert!(parse_line("5 W 0 4096 0 xyz")
-            .unwrap_err()
-            .contains("item 1"));
-        assert!(parse_line("5 X 0 4096")
-            .unwrap_err()
-            .contains("field 2 (op)"));
+        assert!(parse_line("5 W 0 8192 0 1").unwrap_err().contains("touches 2"));
+        assert!(parse_line("5 W 0 4096 0 xyz").unwrap_err().contains("item 1"));
+        assert!(parse_line("5 X 0 4096").unwrap_err().contains("field 2 (op)"));
         let mut p = NativeParser;
         assert!(p.comment("# dedupsim-trace v2").is_err());
         assert!(p.comment("# dedupsim-trace v1").is_ok());
@@ -326,29 +267,16 @@ mod tests {
                 volume: 3,
                 content: Some(vec![[0xab; 16], content_id_hash(42)]),
             },
-            TraceRecord {
-                time: Nanos(20),
-                op: Op::Read,
-                offset: 0,
-                size: 1,
-                volume: 0,
-                content: None,
-            },
+            TraceRecord { time: Nanos(20), op: Op::Read, offset: 0, size: 1, volume: 0, content: None },
         ];
         let mut buf = Vec::new();
         write_native(&recs, &mut buf).unwrap();
         let text = String::from_utf8(buf).unwrap();
         assert!(text.starts_with(HEADER));
-        let back: Vec<TraceRecord> = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| parse_line(l).unwrap().unwrap())
-            .collect();
+        let back: Vec<TraceRecord> =
+            text.lines().filter(|l| !l.starts_with('#')).map(|l| parse_line(l).unwrap().unwrap()).collect();
         assert_eq!(back, recs);
-        let bad = TraceRecord {
-            content: Some(vec![]),
-            ..recs[1].clone()
-        };
+        let bad = TraceRecord { content: Some(vec![]), ..recs[1].clone() };
         assert!(write_native([&bad], Vec::new()).is_err());
     }
 }

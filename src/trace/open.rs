@@ -27,19 +27,13 @@ pub enum Compression {
 
 /// Opens `path` for line reading, decompressing gzip and zstd.
 pub fn open(path: &Path) -> Result<Box<dyn BufRead>, TraceError> {
-    let io_err = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io_err = |source| TraceError::Io { path: path.to_path_buf(), source };
     let file = File::open(path).map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let compression = sniff(&mut reader).map_err(io_err)?;
     Ok(match compression {
         Compression::None => Box::new(reader),
-        Compression::Gzip => Box::new(BufReader::with_capacity(
-            1 << 16,
-            MultiGzDecoder::new(reader),
-        )),
+        Compression::Gzip => Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(reader))),
         Compression::Zstd => {
             let dec = zstd::stream::read::Decoder::with_buffer(reader).map_err(io_err)?;
             Box::new(BufReader::with_capacity(1 << 16, dec))

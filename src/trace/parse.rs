@@ -58,11 +58,7 @@ pub(crate) struct LineReader<R> {
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(reader: R) -> Self {
-        LineReader {
-            reader,
-            buf: Vec::with_capacity(256),
-            line_no: 0,
-        }
+        LineReader { reader, buf: Vec::with_capacity(256), line_no: 0 }
     }
 
     /// The next line and its 1-based number, or `None` at end of input.
@@ -93,18 +89,12 @@ impl<'a> Fields<'a> {
     /// Splits a CSV line at commas (no quoting: none of the supported CSV
     /// formats quote fields) and trims each field.
     pub fn csv(line: &'a str, names: &'static [&'static str]) -> Self {
-        Fields {
-            items: line.split(',').map(str::trim).collect(),
-            names,
-        }
+        Fields { items: line.split(',').map(str::trim).collect(), names }
     }
 
     /// Splits a line at runs of whitespace.
     pub fn ws(line: &'a str, names: &'static [&'static str]) -> Self {
-        Fields {
-            items: line.split_whitespace().collect(),
-            names,
-        }
+        Fields { items: line.split_whitespace().collect(), names }
     }
 
     /// Fields already split by the caller.
@@ -121,11 +111,7 @@ impl<'a> Fields<'a> {
         if self.items.len() >= min {
             Ok(())
         } else {
-            Err(format!(
-                "expected at least {min} fields ({}), found {}",
-                self.names.join(", "),
-                self.items.len()
-            ))
+            Err(format!("expected at least {min} fields ({}), found {}", self.names.join(", "), self.items.len()))
         }
     }
 
@@ -135,19 +121,11 @@ impl<'a> Fields<'a> {
 
     /// A reason string for field `i` (0-based; printed 1-based).
     pub fn bad(&self, i: usize, what: &str) -> String {
-        format!(
-            "field {} ({}) {what}: {:?}",
-            i + 1,
-            self.name(i),
-            self.items.get(i).copied().unwrap_or("")
-        )
+        format!("field {} ({}) {what}: {:?}", i + 1, self.name(i), self.items.get(i).copied().unwrap_or(""))
     }
 
     pub fn str(&self, i: usize) -> Result<&'a str, String> {
-        self.items
-            .get(i)
-            .copied()
-            .ok_or_else(|| format!("missing field {} ({})", i + 1, self.name(i)))
+        self.items.get(i).copied().ok_or_else(|| format!("missing field {} ({})", i + 1, self.name(i)))
     }
 
     pub fn u64(&self, i: usize) -> Result<u64, String> {
@@ -164,15 +142,12 @@ impl<'a> Fields<'a> {
 
     /// An integer count of 512-byte sectors, converted to bytes.
     pub fn sectors_as_bytes(&self, i: usize) -> Result<u64, String> {
-        self.u64(i)?
-            .checked_mul(SECTOR)
-            .ok_or_else(|| self.bad(i, "overflows a 64-bit byte address"))
+        self.u64(i)?.checked_mul(SECTOR).ok_or_else(|| self.bad(i, "overflows a 64-bit byte address"))
     }
 
     /// A non-negative decimal number of seconds, converted to nanoseconds.
     pub fn seconds_as_ns(&self, i: usize) -> Result<u64, String> {
-        parse_seconds_ns(self.str(i)?)
-            .ok_or_else(|| self.bad(i, "is not a non-negative number of seconds"))
+        parse_seconds_ns(self.str(i)?).ok_or_else(|| self.bad(i, "is not a non-negative number of seconds"))
     }
 }
 
@@ -246,12 +221,7 @@ pub(crate) fn md5_of(parts: &[&[u8]]) -> PageHash {
 ///   the page, its length and its offset within its chunk (u32 LE each) and
 ///   its digest. Two pages then compare equal only if they were assembled
 ///   from the same pieces at the same positions.
-pub(crate) fn chunk_digests_to_pages(
-    offset: u64,
-    size: u64,
-    chunk: u64,
-    digests: &[PageHash],
-) -> Vec<PageHash> {
+pub(crate) fn chunk_digests_to_pages(offset: u64, size: u64, chunk: u64, digests: &[PageHash]) -> Vec<PageHash> {
     let end = offset + size;
     let n = pages_covered(offset, size, HASH_PAGE);
     let first = offset / HASH_PAGE;
@@ -305,10 +275,7 @@ mod tests {
 
     #[test]
     fn seconds_parse_exactly() {
-        assert_eq!(
-            parse_seconds_ns("1455591804.310701000"),
-            Some(1_455_591_804_310_701_000)
-        );
+        assert_eq!(parse_seconds_ns("1455591804.310701000"), Some(1_455_591_804_310_701_000));
         assert_eq!(parse_seconds_ns("0.5"), Some(500_000_000));
         assert_eq!(parse_seconds_ns(".25"), Some(250_000_000));
         assert_eq!(parse_seconds_ns("3"), Some(3_000_000_000));
@@ -324,10 +291,7 @@ mod tests {
     #[test]
     fn field_errors_name_field() {
         let f = Fields::csv("1,2,x", &["A", "B", "C"]);
-        assert_eq!(
-            f.u64(2).unwrap_err(),
-            "field 3 (C) is not an integer: \"x\""
-        );
+        assert_eq!(f.u64(2).unwrap_err(), "field 3 (C) is not an integer: \"x\"");
         assert!(f.str(5).unwrap_err().contains("missing field 6"));
         assert!(f.require(4).unwrap_err().contains("found 3"));
     }
@@ -345,10 +309,7 @@ mod tests {
         let a = [1u8; 16];
         let b = [2u8; 16];
         // Aligned 4 KiB digests are kept as they are.
-        assert_eq!(
-            chunk_digests_to_pages(8192, 8192, 4096, &[a, b]),
-            vec![a, b]
-        );
+        assert_eq!(chunk_digests_to_pages(8192, 8192, 4096, &[a, b]), vec![a, b]);
         // Eight sector digests tiling a page: MD5 of the concatenation.
         let d = [a; 8];
         let want = md5_of(&d.iter().map(|x| &x[..]).collect::<Vec<_>>());

@@ -29,10 +29,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
 /// Parses the shared DiskSim-style ASCII layout `time(ns) device
 /// sector(512 B) size(sectors) op(1 = read, 0 = write)`; `names` label the
 /// five fields in error messages.
-pub(crate) fn parse_disksim(
-    line: &str,
-    names: &'static [&'static str],
-) -> Result<Option<TraceRecord>, String> {
+pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Result<Option<TraceRecord>, String> {
     let f = Fields::ws(line, names);
     f.require(5)?;
     let time = f.u64(0)?;
@@ -45,14 +42,7 @@ pub(crate) fn parse_disksim(
         _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
     };
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content: None,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
 #[cfg(test)]
@@ -63,13 +53,7 @@ mod tests {
     fn parses_ssdsim_line() {
         let r = parse_line("26214000 1 303574 7 1").unwrap().unwrap();
         assert_eq!(r.time, Nanos(26_214_000));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Read, 303574 * 512, 3584, 1)
-        );
-        assert_eq!(
-            parse_line("0 0 1 2 5").unwrap_err(),
-            "field 5 (ope) is not 1 (read) or 0 (write): \"5\""
-        );
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Read, 303574 * 512, 3584, 1));
+        assert_eq!(parse_line("0 0 1 2 5").unwrap_err(), "field 5 (ope) is not 1 (read) or 0 (write): \"5\"");
     }
 }

@@ -84,9 +84,7 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
         }
     };
     let rw = reads + writes;
-    let all_content = timed
-        .iter()
-        .all(|r| r.op != Op::Write || r.content != NO_CONTENT);
+    let all_content = timed.iter().all(|r| r.op != Op::Write || r.content != NO_CONTENT);
     let (distinct_written, dedup_rate) = if write_pages > 0 && all_content {
         let d = distinct_written(w);
         (Some(d), Some(1.0 - d as f64 / write_pages as f64))
@@ -100,21 +98,13 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
         reads,
         writes,
         trims,
-        read_ratio: if rw == 0 {
-            0.0
-        } else {
-            reads as f64 / rw as f64
-        },
+        read_ratio: if rw == 0 { 0.0 } else { reads as f64 / rw as f64 },
         avg_request_kib: avg(read_pages + write_pages, rw),
         avg_read_kib: avg(read_pages, reads),
         avg_write_kib: avg(write_pages, writes),
         footprint_pages,
         footprint_gib: footprint_pages as f64 * f64::from(page_size) / (1u64 << 30) as f64,
-        duration_s: if t_min == u64::MAX {
-            0.0
-        } else {
-            (t_max - t_min) as f64 / 1e9
-        },
+        duration_s: if t_min == u64::MAX { 0.0 } else { (t_max - t_min) as f64 / 1e9 },
         pages_written: write_pages,
         distinct_written,
         dedup_rate,
@@ -140,13 +130,7 @@ fn footprint(extents: &mut [(u32, u32)]) -> u64 {
 /// Distinct content ids among written pages, with a bitset over the dense
 /// id space.
 fn distinct_written(w: &Workload) -> u64 {
-    let space = w
-        .contents
-        .iter()
-        .map(|c| c.0 as usize + 1)
-        .max()
-        .unwrap_or(0)
-        .max(w.content_space as usize);
+    let space = w.contents.iter().map(|c| c.0 as usize + 1).max().unwrap_or(0).max(w.content_space as usize);
     let mut bits = vec![0u64; space.div_ceil(64)];
     let mut distinct = 0u64;
     for r in w.timed() {
@@ -178,27 +162,18 @@ impl fmt::Display for TraceStats {
         }
         rows.extend([
             ("read ratio (count)", pct(self.read_ratio)),
-            (
-                "avg request size",
-                format!("{:.2} KiB", self.avg_request_kib),
-            ),
+            ("avg request size", format!("{:.2} KiB", self.avg_request_kib)),
             ("avg read size", format!("{:.2} KiB", self.avg_read_kib)),
             ("avg write size", format!("{:.2} KiB", self.avg_write_kib)),
             (
                 "footprint",
-                format!(
-                    "{} pages of {} B ({:.3} GiB)",
-                    self.footprint_pages, self.page_size, self.footprint_gib
-                ),
+                format!("{} pages of {} B ({:.3} GiB)", self.footprint_pages, self.page_size, self.footprint_gib),
             ),
             ("duration", format!("{:.3} s", self.duration_s)),
             ("pages written", self.pages_written.to_string()),
         ]);
         match (self.dedup_rate, self.distinct_written) {
-            (Some(rate), Some(d)) => rows.push((
-                "dedup rate",
-                format!("{} ({d} distinct contents)", pct(rate)),
-            )),
+            (Some(rate), Some(d)) => rows.push(("dedup rate", format!("{} ({d} distinct contents)", pct(rate)))),
             _ => rows.push(("dedup rate", "n/a (no content)".into())),
         }
         let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
@@ -216,13 +191,7 @@ mod tests {
     use crate::workload::{Provenance, Request};
 
     fn req(arrival: u64, op: Op, lpn: u32, pages: u32, content: u32) -> Request {
-        Request {
-            arrival: Nanos(arrival),
-            op,
-            lpn,
-            pages,
-            content,
-        }
+        Request { arrival: Nanos(arrival), op, lpn, pages, content }
     }
 
     #[test]
@@ -250,9 +219,7 @@ mod tests {
         assert_eq!(s.dedup_rate, Some(0.5));
         let text = s.to_string();
         assert!(
-            text.lines()
-                .any(|l| l.starts_with("dedup rate ")
-                    && l.ends_with("50.00 % (2 distinct contents)")),
+            text.lines().any(|l| l.starts_with("dedup rate ") && l.ends_with("50.00 % (2 distinct contents)")),
             "{text}"
         );
     }

@@ -40,14 +40,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content: None,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
 #[cfg(test)]
@@ -56,19 +49,10 @@ mod tests {
 
     #[test]
     fn parses_vdi_line() {
-        let r = parse_line("1455591804.310701000,0.006475000,W,2,203468398592,32768")
-            .unwrap()
-            .unwrap();
+        let r = parse_line("1455591804.310701000,0.006475000,W,2,203468398592,32768").unwrap().unwrap();
         assert_eq!(r.time, Nanos(1_455_591_804_310_701_000));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Write, 203468398592, 32768, 2)
-        );
-        assert!(parse_line("Timestamp,Response,IOType,LUN,Offset,Size")
-            .unwrap()
-            .is_none());
-        assert!(parse_line("1.0,0.1,R,0,5")
-            .unwrap_err()
-            .contains("expected at least 6"));
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 203468398592, 32768, 2));
+        assert!(parse_line("Timestamp,Response,IOType,LUN,Offset,Size").unwrap().is_none());
+        assert!(parse_line("1.0,0.1,R,0,5").unwrap_err().contains("expected at least 6"));
     }
 }

@@ -35,14 +35,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let volume = f.u32(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content: None,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
 #[cfg(test)]
@@ -53,12 +46,7 @@ mod tests {
     fn parses_cbs_line() {
         let r = parse_line("1538323200,12345,8,1,1063").unwrap().unwrap();
         assert_eq!(r.time, Nanos(1_538_323_200_000_000_000));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Write, 12345 * 512, 4096, 1063)
-        );
-        assert!(parse_line("1,2,3,2,4")
-            .unwrap_err()
-            .contains("field 4 (IOType)"));
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 12345 * 512, 4096, 1063));
+        assert!(parse_line("1,2,3,2,4").unwrap_err().contains("field 4 (IOType)"));
     }
 }

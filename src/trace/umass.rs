@@ -33,14 +33,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let time = f.seconds_as_ns(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord {
-        time: Nanos(time),
-        op,
-        offset,
-        size,
-        volume,
-        content: None,
-    }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
 #[cfg(test)]
@@ -49,19 +42,10 @@ mod tests {
 
     #[test]
     fn parses_spc_line() {
-        let r = parse_line("1,55596,3072,r,0.078643,extra")
-            .unwrap()
-            .unwrap();
+        let r = parse_line("1,55596,3072,r,0.078643,extra").unwrap().unwrap();
         assert_eq!(r.time, Nanos(78_643_000));
-        assert_eq!(
-            (r.op, r.offset, r.size, r.volume),
-            (Op::Read, 55596 * 512, 3072, 1)
-        );
-        assert!(parse_line("1,2,3,x,0.1")
-            .unwrap_err()
-            .contains("field 4 (Opcode)"));
-        assert!(parse_line("1,2,3,r,-1")
-            .unwrap_err()
-            .contains("field 5 (Timestamp)"));
+        assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Read, 55596 * 512, 3072, 1));
+        assert!(parse_line("1,2,3,x,0.1").unwrap_err().contains("field 4 (Opcode)"));
+        assert!(parse_line("1,2,3,r,-1").unwrap_err().contains("field 5 (Timestamp)"));
     }
 }

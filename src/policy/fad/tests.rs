@@ -4,40 +4,19 @@ use super::*;
 use crate::units::{ContentId, Lpn, Ppn};
 
 fn new_page(lpn: u32) -> PageInfo {
-    PageInfo {
-        lpn: Lpn(lpn),
-        content: ContentId(1000 + lpn),
-        dup: Dup::None,
-    }
+    PageInfo { lpn: Lpn(lpn), content: ContentId(1000 + lpn), dup: Dup::None }
 }
 
 fn dup_page(lpn: u32, unit: u32, refs: u32) -> PageInfo {
-    PageInfo {
-        lpn: Lpn(lpn),
-        content: ContentId(lpn),
-        dup: Dup::Existing {
-            entry: lpn,
-            unit,
-            refs,
-            ppn: Ppn(lpn),
-        },
-    }
+    PageInfo { lpn: Lpn(lpn), content: ContentId(lpn), dup: Dup::Existing { entry: lpn, unit, refs, ppn: Ppn(lpn) } }
 }
 
 fn fad(modules: FadModules) -> Fad {
     Fad::new("fad", modules, FadParams::default())
 }
 
-const FULL: FadModules = FadModules {
-    wstl: true,
-    rewrite: true,
-    gc_hint: true,
-};
-const RPO: FadModules = FadModules {
-    wstl: false,
-    rewrite: false,
-    gc_hint: false,
-};
+const FULL: FadModules = FadModules { wstl: true, rewrite: true, gc_hint: true };
+const RPO: FadModules = FadModules { wstl: false, rewrite: false, gc_hint: false };
 
 #[test]
 fn thresholds_follow_equations_1_and_2() {
@@ -108,12 +87,7 @@ fn figure_6_read_parallel_placement() {
         f.place_blocks(&file, 4, 1, &mut out);
         assert_eq!(
             out,
-            vec![
-                Action::Program { unit: 0 },
-                Action::Reference,
-                Action::Reference,
-                Action::Program { unit: 3 },
-            ],
+            vec![Action::Program { unit: 0 }, Action::Reference, Action::Reference, Action::Program { unit: 3 },],
             "{modules:?}"
         );
         assert_eq!(f.rdlt, vec![1, 1, 1, 1]);
@@ -141,12 +115,7 @@ fn figure_7_write_parallel_backfill() {
     f.place_blocks(&file, 4, n_f, &mut out);
     assert_eq!(
         out,
-        vec![
-            Action::Reference,
-            Action::Program { unit: 1 },
-            Action::Program { unit: 2 },
-            Action::Program { unit: 3 },
-        ]
+        vec![Action::Reference, Action::Program { unit: 1 }, Action::Program { unit: 2 }, Action::Program { unit: 3 },]
     );
     assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0, 1, 2]);
     assert_eq!(f.stats.backfills, 2);
@@ -198,11 +167,7 @@ fn rewrites_are_bounded_by_n_top_and_stop_at_n_f() {
 #[test]
 fn in_file_duplicates_reference_the_first_copy() {
     let mut file = vec![new_page(0), new_page(1)];
-    file.push(PageInfo {
-        lpn: Lpn(2),
-        content: file[0].content,
-        dup: Dup::InFile { first: 0 },
-    });
+    file.push(PageInfo { lpn: Lpn(2), content: file[0].content, dup: Dup::InFile { first: 0 } });
     let mut f = fad(FULL);
     let (n_f, _) = f.analyze(&file, 2); // N_f = 2
     let mut out = Vec::new();
