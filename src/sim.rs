@@ -621,25 +621,13 @@ impl<'w> Simulation<'w> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::GeometryConfig;
     use crate::policy;
     use crate::units::ContentId;
     use crate::workload::Provenance;
 
     /// One channel, one chip: every operation contends for the same chip.
     fn one_chip() -> Config {
-        let mut cfg = Config::fad_table1();
-        cfg.geometry = GeometryConfig {
-            channels: 1,
-            chips_per_channel: 1,
-            dies_per_chip: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 16,
-            pages_per_block: 8,
-            page_size: 4096,
-        };
-        cfg.gc.min_free_blocks = 2;
-        cfg
+        Config::small_for_tests(1, 1, 16, 8)
     }
 
     fn req(at_us: u64, op: Op, lpn: u32, content: u32) -> Request {

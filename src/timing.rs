@@ -161,22 +161,12 @@ impl Timing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, GeometryConfig};
+    use crate::config::Config;
 
     /// Tiny geometry: 2 channels x 2 chips, tR = 20 us, tPROG = 200 us,
     /// tBERS = 1.5 ms, transfer 102.4 us per 4 KiB page.
     fn tiny() -> Timing {
-        let mut cfg = Config::fad_table1();
-        cfg.geometry = GeometryConfig {
-            channels: 2,
-            chips_per_channel: 2,
-            dies_per_chip: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 8,
-            pages_per_block: 4,
-            page_size: 4096,
-        };
-        Timing::new(&cfg)
+        Timing::new(&Config::small_for_tests(2, 2, 16, 4))
     }
 
     const TR: u64 = 20_000;

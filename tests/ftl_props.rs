@@ -9,7 +9,7 @@
 //! runs after every request. Afterwards the final mapping is compared with
 //! the reference model page by page.
 
-use dedupsim::config::{Config, GeometryConfig};
+use dedupsim::config::Config;
 use dedupsim::ftl::Ftl;
 use dedupsim::policy;
 use dedupsim::sim::{RunOptions, Simulation};
@@ -19,19 +19,8 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 
 fn tiny_config() -> Config {
-    let mut cfg = Config::fad_table1();
-    cfg.geometry = GeometryConfig {
-        channels: 2,
-        chips_per_channel: 2,
-        dies_per_chip: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 16,
-        pages_per_block: 8,
-        page_size: 4096,
-    };
-    cfg.over_provisioning = 0.25;
-    cfg.gc.min_free_blocks = 2;
-    cfg
+    // The `tiny` preset (16 blocks x 8 pages per plane, 25% OP) on 2 x 2 chips.
+    Config::load(Some("tiny"), &["geometry.chips_per_channel=2".into()]).expect("tiny preset")
 }
 
 #[derive(Clone, Debug)]

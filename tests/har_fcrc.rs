@@ -4,7 +4,7 @@
 //! Pages are described directly as the simulator would describe them
 //! ([`PageInfo`] with [`Dup`]); group (container) ids are `ppn / G`.
 
-use dedupsim::config::{Config, GeometryConfig};
+use dedupsim::config::Config;
 use dedupsim::policy::{self, Action, Dup, Fcrc, FcrcMode, FcrcParams, Har, HarParams, PageInfo, Policy};
 use dedupsim::sim::{RunOptions, Simulation};
 use dedupsim::units::{ContentId, Lpn, Nanos, Op, Ppn};
@@ -356,19 +356,8 @@ fn fcrc_original_respects_the_targeted_ratio_reduction() {
 // ---------------------------------------------------------------- end to end
 
 fn tiny_config() -> Config {
-    let mut cfg = Config::fad_table1();
-    cfg.geometry = GeometryConfig {
-        channels: 2,
-        chips_per_channel: 2,
-        dies_per_chip: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 16,
-        pages_per_block: 8,
-        page_size: 4096,
-    };
-    cfg.over_provisioning = 0.25;
-    cfg.gc.min_free_blocks = 2;
-    cfg
+    // The `tiny` preset (16 blocks x 8 pages per plane, 25% OP) on 2 x 2 chips.
+    Config::load(Some("tiny"), &["geometry.chips_per_channel=2".into()]).expect("tiny preset")
 }
 
 /// Writes with heavily repeated contents scattered over the LPN space,

@@ -509,23 +509,9 @@ impl Ftl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::GeometryConfig;
 
     fn tiny() -> Config {
-        let mut cfg = Config::fad_table1();
-        cfg.geometry = GeometryConfig {
-            channels: 2,
-            chips_per_channel: 1,
-            dies_per_chip: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 16,
-            pages_per_block: 4,
-            page_size: 4096,
-        };
-        cfg.over_provisioning = 0.25;
-        cfg.gc.min_free_blocks = 2;
-        cfg.validate().expect("a valid tiny device");
-        cfg
+        Config::small_for_tests(2, 1, 16, 4)
     }
 
     /// Steering every live page to one unit overfills its planes: the FTL
