@@ -398,6 +398,30 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
 ///    request ending beyond the capacity is an error naming its line and
 ///    suggesting `--wrap`. Page numbers must fit in 32 bits
 ///    ([`crate::units::Lpn`]).
+/// A warning when the replay duration suggests the time unit is wrong: the
+/// traces FAD uses span hours to days, so more than 60 days, or thousands of
+/// requests within a millisecond, usually means a unit was misread (e.g.
+/// microseconds parsed as seconds, or a format forced with `--format`).
+fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<String> {
+    let last = requests.last()?.arrival;
+    let d = last.as_secs_f64();
+    if d > 60.0 * 86_400.0 {
+        Some(format!(
+            "the trace spans {:.0} days as read with the {format} format's time unit; \
+             if that is implausible, check --format (replay with --time-scale to compress it)",
+            d / 86_400.0
+        ))
+    } else if requests.len() >= 1000 && last < Nanos::from_ms(1) {
+        Some(format!(
+            "{} requests arrive within {last}, as read with the {format} format's time unit; \
+             if that is implausible, check --format",
+            requests.len()
+        ))
+    } else {
+        None
+    }
+}
+
 pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
     let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen } = parsed;
@@ -573,6 +597,10 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         ));
     }
 
+    if let Some(w) = implausible_duration(&requests, format) {
+        warnings.push(w);
+    }
+
     let workload = Workload {
         provenance: Provenance { name: trace_name(path), source: format!("trace: {} ({format})", path.display()) },
         requests,
@@ -617,6 +645,17 @@ mod tests {
         let t: Vec<u64> = l.workload.requests.iter().map(|r| r.arrival.0).collect();
         assert_eq!(t, vec![0, 0, 2000]);
         assert!(l.warnings.iter().any(|w| w.starts_with("1 timestamps went backwards")));
+    }
+
+    #[test]
+    fn implausible_durations_are_warned_about() {
+        let req = |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT };
+        let long: Vec<Request> = vec![req(0), req(100 * 86_400 * 1_000_000_000)];
+        assert!(implausible_duration(&long, TraceFormat::Msr).unwrap().contains("100 days"));
+        let burst: Vec<Request> = (0..2000).map(req).collect();
+        assert!(implausible_duration(&burst, TraceFormat::Msr).unwrap().contains("2000 requests"));
+        let fine: Vec<Request> = (0..2000).map(|i| req(i * 1_000_000)).collect();
+        assert_eq!(implausible_duration(&fine, TraceFormat::Msr), None);
     }
 
     #[test]
