@@ -62,11 +62,14 @@ fn check_files(stem: &Path) -> (Vec<u8>, Vec<u8>) {
     (svg, png)
 }
 
+/// A named figure writer: draws into the given path stem.
+type Figure<'a> = Box<dyn Fn(&Path) -> Result<(), PlotError> + 'a>;
+
 #[test]
 fn plots_write_svg_and_png_deterministically() {
     let dir = sample_dir();
     let (cats, series) = bars_data();
-    let figs: Vec<(&str, Box<dyn Fn(&Path) -> Result<(), PlotError>>)> = vec![
+    let figs: Vec<(&str, Figure)> = vec![
         ("bars", Box::new(|s: &Path| plot::grouped_bars(s, "Write latency", "Mean latency (µs)", &cats, &series))),
         (
             "bars_normalized",

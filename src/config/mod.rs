@@ -646,6 +646,29 @@ impl fmt::Display for Config {
 }
 
 #[cfg(test)]
+impl Config {
+    /// A small valid device for unit tests: `channels` x `chips` chips of one
+    /// die and one plane each, `blocks` x `pages` per plane, 25%
+    /// over-provisioning and a GC threshold of 2 free blocks.
+    pub(crate) fn small_for_tests(channels: u32, chips: u32, blocks: u32, pages: u32) -> Config {
+        let mut cfg = Config::fad_table1();
+        cfg.geometry = GeometryConfig {
+            channels,
+            chips_per_channel: chips,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: blocks,
+            pages_per_block: pages,
+            page_size: 4096,
+        };
+        cfg.over_provisioning = 0.25;
+        cfg.gc.min_free_blocks = 2;
+        cfg.validate().expect("a valid small device");
+        cfg
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -670,28 +693,5 @@ mod tests {
         assert_eq!(page_transfer_time(4096, 1_250), Nanos(5_120));
         assert_eq!(page_transfer_time(4096, 1), Nanos(4));
         assert_eq!(page_transfer_time(u32::MAX, u64::MAX), Nanos(u64::MAX));
-    }
-}
-
-#[cfg(test)]
-impl Config {
-    /// A small valid device for unit tests: `channels` x `chips` chips of one
-    /// die and one plane each, `blocks` x `pages` per plane, 25%
-    /// over-provisioning and a GC threshold of 2 free blocks.
-    pub(crate) fn small_for_tests(channels: u32, chips: u32, blocks: u32, pages: u32) -> Config {
-        let mut cfg = Config::fad_table1();
-        cfg.geometry = GeometryConfig {
-            channels,
-            chips_per_channel: chips,
-            dies_per_chip: 1,
-            planes_per_die: 1,
-            blocks_per_plane: blocks,
-            pages_per_block: pages,
-            page_size: 4096,
-        };
-        cfg.over_provisioning = 0.25;
-        cfg.gc.min_free_blocks = 2;
-        cfg.validate().expect("a valid small device");
-        cfg
     }
 }

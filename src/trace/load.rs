@@ -368,6 +368,30 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
     Some(out)
 }
 
+/// A warning when the replay duration suggests the time unit is wrong: the
+/// traces FAD uses span hours to days, so more than 60 days, or thousands of
+/// requests within a millisecond, usually means a unit was misread (e.g.
+/// microseconds parsed as seconds, or a format forced with `--format`).
+fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<String> {
+    let last = requests.last()?.arrival;
+    let d = last.as_secs_f64();
+    if d > 60.0 * 86_400.0 {
+        Some(format!(
+            "the trace spans {:.0} days as read with the {format} format's time unit; \
+             if that is implausible, check --format (replay with --time-scale to compress it)",
+            d / 86_400.0
+        ))
+    } else if requests.len() >= 1000 && last < Nanos::from_ms(1) {
+        Some(format!(
+            "{} requests arrive within {last}, as read with the {format} format's time unit; \
+             if that is implausible, check --format",
+            requests.len()
+        ))
+    } else {
+        None
+    }
+}
+
 /// Aligns parsed records to pages, maps volumes, rebases time, interns
 /// content and checks capacity:
 ///
@@ -398,30 +422,6 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
 ///    request ending beyond the capacity is an error naming its line and
 ///    suggesting `--wrap`. Page numbers must fit in 32 bits
 ///    ([`crate::units::Lpn`]).
-/// A warning when the replay duration suggests the time unit is wrong: the
-/// traces FAD uses span hours to days, so more than 60 days, or thousands of
-/// requests within a millisecond, usually means a unit was misread (e.g.
-/// microseconds parsed as seconds, or a format forced with `--format`).
-fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<String> {
-    let last = requests.last()?.arrival;
-    let d = last.as_secs_f64();
-    if d > 60.0 * 86_400.0 {
-        Some(format!(
-            "the trace spans {:.0} days as read with the {format} format's time unit; \
-             if that is implausible, check --format (replay with --time-scale to compress it)",
-            d / 86_400.0
-        ))
-    } else if requests.len() >= 1000 && last < Nanos::from_ms(1) {
-        Some(format!(
-            "{} requests arrive within {last}, as read with the {format} format's time unit; \
-             if that is implausible, check --format",
-            requests.len()
-        ))
-    } else {
-        None
-    }
-}
-
 pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
     let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen } = parsed;
