@@ -6,18 +6,19 @@
 //! workload and seed.
 
 pub mod config;
+pub mod content;
+pub mod experiment;
+pub mod fromfiles;
 pub mod ftl;
 pub mod geometry;
+pub mod metrics;
+pub mod plot;
+pub mod policy;
+pub mod report;
+pub mod runner;
+pub mod sim;
+pub mod synth;
 pub mod timing;
 pub mod trace;
 pub mod units;
 pub mod workload;
-pub mod metrics;
-pub mod policy;
-pub mod sim;
-pub mod report;
-pub mod content;
-pub mod synth;
-pub mod runner;
-pub mod fromfiles;
-pub mod plot;

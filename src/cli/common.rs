@@ -22,10 +22,7 @@ pub fn out(s: &str) -> Result<()> {
 }
 
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// A progress bar on stderr that appears only once the work has taken more
@@ -42,18 +39,14 @@ impl Progress {
         let bar = enabled.then(|| {
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
             b.set_style(
-                ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+                ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} ({elapsed}, eta {eta})")
                     .expect("static template")
                     .progress_chars("=> "),
             );
             b.set_message(what.to_string());
             b
         });
-        Progress {
-            bar,
-            start: Instant::now(),
-            shown: false,
-        }
+        Progress { bar, start: Instant::now(), shown: false }
     }
 
     pub fn set(&mut self, pos: u64) {
@@ -99,6 +92,11 @@ pub struct WorkloadArgs {
     /// Replay at most this many requests of the trace.
     #[arg(long)]
     pub max_requests: Option<u64>,
+    /// Synthetic replica of a FAD Table II workload: homes, mail, webvm, mds1, stg1, web1, lun0,
+    /// lun1, lun2, optionally scaled as NAME@SCALE (e.g. mail@0.05). Labelled "synthetic (Table
+    /// II-matched)"; see docs/reproduce.md.
+    #[arg(long, conflicts_with_all = ["trace", "synth"], value_name = "NAME")]
+    pub replica: Option<String>,
     /// Synthetic workload spec, e.g. "requests=100000,read=0.5,size=inv:16,seq=0.3,hot=0.4:5GiB,footprint=50GiB,iat=exp:100us"
     /// (ignored with --trace; default: the built-in default-small workload).
     #[arg(long)]
@@ -170,6 +168,16 @@ pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Work
                 }
             }
             Ok(loaded.workload)
+        }
+        None if a.replica.is_some() => {
+            use dedupsim::experiment::replica::{self, ReplicaRef, ReplicaSpec};
+            let name = a.replica.as_deref().unwrap_or_default();
+            let r: ReplicaRef = name.parse().context("--replica")?;
+            let mut spec = ReplicaSpec::new(r.row, r.scale, replica::DEFAULT_UTILIZATION);
+            if let Some(n) = a.max_requests {
+                spec.requests = spec.requests.min(n);
+            }
+            Ok(replica::generate(&spec, cfg.seed)?)
         }
         None => {
             let mut spec = match &a.synth {

@@ -3,6 +3,7 @@
 //! A closed stdout pipe (e.g. `| head`) is not an error.
 
 mod common;
+mod experiment;
 mod run;
 mod trace;
 
@@ -29,6 +30,12 @@ enum Command {
     Config(ConfigCmd),
     /// List the available policies.
     Policies,
+    /// Reproduce a paper's evaluation (`reproduce fad`: FAD Section IV, Figs. 2-3 and 8-16).
+    #[command(subcommand)]
+    Reproduce(experiment::ReproduceCmd),
+    /// Run a grid of workloads x policies x parameters from a TOML file, emit it as a job list
+    /// (--emit-jobs), or merge job results (`sweep collect DIR`).
+    Sweep(experiment::SweepArgs),
     /// Measure simulator speed on the benchmark workload (see BENCHMARKS.md).
     Bench(run::BenchArgs),
 }
@@ -47,17 +54,31 @@ enum ConfigCmd {
     Presets,
 }
 
+/// The error and its causes, `a: b: c`, leaving out a cause whose text the
+/// message already contains (library errors often embed their source).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => run::bench(a),
+        Command::Reproduce(c) => experiment::reproduce(c),
+        Command::Sweep(a) => experiment::sweep(a),
         Command::Trace(t) => trace::dispatch(t),
-        Command::Config(ConfigCmd::Show { source, set }) => {
-            dedupsim::config::Config::load(source.as_deref(), &set)
-                .map_err(anyhow::Error::from)
-                .and_then(|c| common::out(&c.show()))
-        }
+        Command::Config(ConfigCmd::Show { source, set }) => dedupsim::config::Config::load(source.as_deref(), &set)
+            .map_err(anyhow::Error::from)
+            .and_then(|c| common::out(&c.show())),
         Command::Config(ConfigCmd::Presets) => {
             let mut s = String::new();
             for (n, d) in dedupsim::config::Config::presets() {
@@ -77,7 +98,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if common::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::from(1)
         }
     }

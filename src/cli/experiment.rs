@@ -1,0 +1,378 @@
+//! `dedupsim reproduce fad` and `dedupsim sweep ...`: thin wrappers over
+//! [`dedupsim::experiment`] with one overall progress bar.
+
+use super::common::{self, ConfigArgs};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use dedupsim::experiment::replica::{DEFAULT_UTILIZATION, QUICK_SCALE};
+use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
+use dedupsim::experiment::{fad, CellRecord, Observer};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand, Debug)]
+pub enum ReproduceCmd {
+    /// FAD (Lin et al.) Section IV: Figs. 2-3 and 8-16 on the nine Table II workloads, with
+    /// results.csv/json, REPORT.md and plots (see docs/reproduce.md).
+    Fad(FadArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FadArgs {
+    /// Directory holding real FAD traces (homes*, mail*/cheetah*, webvm*, mds_1*, stg_1*,
+    /// web_1*, *LUN0*, *LUN1*, *LUN2*); missing ones are replaced by Table II-matched replicas.
+    #[arg(long, value_name = "DIR")]
+    traces: Option<PathBuf>,
+    /// Output directory (default: out/fad, or out/fad-quick with --quick).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Scaled-down replicas (1/20 of Table II's I/O counts): about a minute on two cores.
+    #[arg(long)]
+    quick: bool,
+    /// Replica scale in (0, 1] (overrides --quick's 0.05).
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Load of the replicas: utilization of the busiest device resource, in (0, 1].
+    #[arg(long, default_value_t = DEFAULT_UTILIZATION)]
+    utilization: f64,
+    /// Only these Table II workloads (comma-separated keys, e.g. mail,mds1).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Skip the PNG/SVG plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Parallel cells (default: all cores).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    cmd: Option<SweepCmd>,
+    /// Sweep file (TOML grid: workloads x policies x parameter lists; see docs/reproduce.md).
+    #[arg(required = true, value_name = "FILE.toml")]
+    file: Option<PathBuf>,
+    /// Output directory (default: out/<sweep name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Do not run: write one command line per cell into FILE (for GNU parallel or a Slurm job
+    /// array); each writes its cell into <out>/cells/, then run `dedupsim sweep collect <out>`.
+    #[arg(long, value_name = "FILE")]
+    emit_jobs: Option<PathBuf>,
+    /// Parallel cells (default: all cores).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum SweepCmd {
+    /// Merge the cell files of DIR (DIR/cells/*.json) into DIR/results.csv and results.json
+    /// (cells differing only in seed are merged: histograms merged, counters summed).
+    Collect {
+        /// Directory the cells were written to.
+        dir: PathBuf,
+    },
+    /// Run one cell (the command lines written by --emit-jobs).
+    RunCell(Box<RunCellArgs>),
+}
+
+#[derive(Args, Debug)]
+struct RunCellArgs {
+    /// Experiment (sweep) name.
+    #[arg(long)]
+    name: String,
+    /// Base preset.
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// Base config file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override applied to the base document (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Seed (overrides the config's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Content model for pages without content.
+    #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
+    content: dedupsim::content::ContentModel,
+    /// Load of Table II replicas.
+    #[arg(long, default_value_t = DEFAULT_UTILIZATION)]
+    utilization: f64,
+    /// Workload: NAME[@SCALE] (Table II replica), synth:SPEC or trace:PATH.
+    #[arg(long)]
+    workload: String,
+    /// Policy.
+    #[arg(long)]
+    policy: String,
+    /// The cell's parameter (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    param: Vec<String>,
+    /// Output directory (the cell goes to <out>/cells/).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn kv(s: &str) -> Result<(String, String)> {
+    let (k, v) = s.split_once('=').with_context(|| format!("`{s}` is not KEY=VALUE"))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+/// The command line as typed, for the report header.
+fn command_line() -> String {
+    let mut words = vec!["dedupsim".to_string()];
+    words.extend(std::env::args().skip(1).map(|a| sweep::shell_quote(&a)));
+    words.join(" ")
+}
+
+/// One overall progress bar (replayed requests of all cells) on stderr,
+/// shown after a second on a terminal, never with --quiet.
+struct Bar {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    shown: Mutex<bool>,
+    computed: Mutex<usize>,
+}
+
+impl Bar {
+    fn new(quiet: bool) -> Bar {
+        let enabled = !quiet && std::io::stderr().is_terminal();
+        let bar = enabled.then(|| {
+            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+            b.set_style(
+                ProgressStyle::with_template("{msg:26!} [{bar:30}] {percent:>3}% (eta {eta})")
+                    .expect("static template")
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Bar { bar, start: Instant::now(), shown: Mutex::new(false), computed: Mutex::new(0) }
+    }
+
+    fn show(&self) {
+        if let (Some(b), Ok(mut shown)) = (&self.bar, self.shown.lock()) {
+            if !*shown && self.start.elapsed() > Duration::from_secs(1) {
+                b.set_draw_target(ProgressDrawTarget::stderr());
+                *shown = true;
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Bar {
+    fn add_total(&self, requests: u64) {
+        if let Some(b) = &self.bar {
+            b.inc_length(requests);
+        }
+    }
+    fn advance(&self, requests: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(requests);
+            self.show();
+        }
+    }
+    fn cell_done(&self, r: &CellRecord, cached: bool, _secs: f64) {
+        if !cached {
+            if let Ok(mut c) = self.computed.lock() {
+                *c += 1;
+            }
+            if let Some(b) = &self.bar {
+                b.set_message(format!("{} {}", r.workload, r.policy));
+            }
+        }
+    }
+    fn prepared(&self, label: &str, _secs: f64) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!("prepared {label}"));
+        }
+    }
+}
+
+pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
+    let ReproduceCmd::Fad(a) = cmd;
+    let cfg = a.cfg.load()?;
+    let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 1.0 });
+    if !(scale > 0.0 && scale <= 1.0) {
+        anyhow::bail!("--scale {scale} must be in (0, 1]");
+    }
+    if !(a.utilization > 0.0 && a.utilization <= 1.0) {
+        anyhow::bail!("--utilization {} must be in (0, 1]", a.utilization);
+    }
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
+    let opts = fad::FadOptions {
+        traces_dir: a.traces.clone(),
+        scale,
+        utilization: a.utilization,
+        only: a.only.clone(),
+        command: command_line(),
+        plots: !a.no_plots,
+    };
+    let bar = Bar::new(a.quiet);
+    let result = fad::run(&cfg, &opts, &out, a.jobs.unwrap_or(0), &bar);
+    bar.finish();
+    let outcome = result?;
+    let mut o = String::new();
+    for c in &outcome.choices {
+        if let Some(n) = &c.note {
+            let _ = writeln!(o, "warning: {}: {n}", c.row.name);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "{} cells ({} computed, {} cached) in {:.1} s on {} workloads ({} Table II-matched replicas, {} traces)",
+        outcome.exec.records.len(),
+        outcome.exec.computed,
+        outcome.exec.cached,
+        outcome.exec.wall_secs,
+        outcome.choices.len(),
+        outcome.choices.iter().filter(|c| c.def.replica_spec().is_some()).count(),
+        outcome.choices.iter().filter(|c| c.def.replica_spec().is_none()).count(),
+    );
+    let _ = writeln!(
+        o,
+        "wrote {}, {}, {} and {} plot files into {}",
+        outcome.report_path.display(),
+        out.join("results.csv").display(),
+        out.join("results.json").display(),
+        outcome.plots.len(),
+        out.display()
+    );
+    if !a.quiet {
+        eprint!("{o}");
+    }
+    Ok(())
+}
+
+pub fn sweep(a: SweepArgs) -> Result<()> {
+    match a.cmd {
+        Some(SweepCmd::Collect { dir }) => {
+            let (n, rows) = sweep::collect(&dir)?;
+            if !a.quiet {
+                eprintln!(
+                    "merged {n} cells into {} rows: {} and {}",
+                    rows.len(),
+                    dir.join("results.csv").display(),
+                    dir.join("results.json").display()
+                );
+            }
+            common::out(&rows_table(&rows))
+        }
+        Some(SweepCmd::RunCell(c)) => {
+            let base = match (&c.preset, &c.config) {
+                (Some(p), _) => BaseSource::Preset(p.clone()),
+                (None, Some(f)) => BaseSource::File(f.clone()),
+                (None, None) => BaseSource::Default,
+            };
+            let fixed = c.set.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
+            let params = c.param.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
+            let args = CellArgs {
+                common: Common {
+                    name: c.name.clone(),
+                    base,
+                    fixed,
+                    seed: c.seed,
+                    content: c.content,
+                    utilization: c.utilization,
+                },
+                workload: c.workload.clone(),
+                policy: c.policy.clone(),
+                params,
+                out: c.out.clone(),
+            };
+            let (rec, cached) = args.run(&dedupsim::experiment::Silent)?;
+            eprintln!(
+                "{} {} {}: {} (key {})",
+                rec.workload,
+                rec.policy,
+                rec.params_string(),
+                if cached { "cached" } else { "done" },
+                rec.key
+            );
+            Ok(())
+        }
+        None => {
+            let file = a.file.context("a sweep file is required")?;
+            let s = Sweep::load(&file)?;
+            let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.common.name));
+            if let Some(jobs_file) = &a.emit_jobs {
+                let plan = s.plan()?;
+                let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
+                let lines = s.job_lines(&plan, &out_abs, "dedupsim");
+                std::fs::write(jobs_file, lines.join("\n") + "\n")
+                    .with_context(|| format!("writing {}", jobs_file.display()))?;
+                eprintln!(
+                    "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `dedupsim sweep collect {}`",
+                    lines.len(),
+                    jobs_file.display(),
+                    jobs_file.display(),
+                    out_abs.display()
+                );
+                return Ok(());
+            }
+            let bar = Bar::new(a.quiet);
+            let result = sweep::run(&s, &out, a.jobs.unwrap_or(0), &bar);
+            bar.finish();
+            let (exec, rows) = result?;
+            if !a.quiet {
+                eprintln!(
+                    "{} cells ({} computed, {} cached) in {:.1} s; {} rows in {} and {}",
+                    exec.records.len(),
+                    exec.computed,
+                    exec.cached,
+                    exec.wall_secs,
+                    rows.len(),
+                    out.join("results.csv").display(),
+                    out.join("results.json").display()
+                );
+            }
+            common::out(&rows_table(&rows))
+        }
+    }
+}
+
+/// A compact table of merged rows for the terminal.
+fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<16} {:<18} {:<26} {:>6} {:>10} {:>10} {:>10} {:>8} {:>11}",
+        "workload", "policy", "params", "seeds", "read(us)", "read p99", "write(us)", "DOF rd", "write vol"
+    );
+    for r in rows {
+        let s = &r.report.summary;
+        let _ = writeln!(
+            o,
+            "{:<16} {:<18} {:<26} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>8.4} {:>11}",
+            r.workload,
+            r.policy,
+            dedupsim::experiment::params_string(&r.params),
+            r.seeds.len(),
+            s.read.mean_us,
+            s.read.p99_us,
+            s.write.mean_us,
+            s.dof_read,
+            s.write_volume_pages
+        );
+    }
+    o
+}

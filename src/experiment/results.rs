@@ -1,0 +1,349 @@
+//! `results.csv` and `results.json`: one row per workload × policy ×
+//! parameters, with every metric of the run; merging of cells that are
+//! shards of one row (same workload, policy and parameters, different
+//! seeds) by merging their histograms and summing their counters.
+//!
+//! Both files are pure functions of the cell records: no wall-clock time,
+//! rows in a fixed order, so the same inputs give byte-identical files.
+
+use super::{params_string, CellRecord, ExperimentError};
+use crate::metrics::{Counters, LatencyHistogram};
+use crate::report::{self, ChipStats, RunReport, WearStats};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One row of the results: a single cell, or the merge of several.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultRow {
+    pub experiment: String,
+    pub workload: String,
+    pub workload_spec: String,
+    pub workload_source: String,
+    pub policy: String,
+    /// Overrides (seed excluded when it was merged over).
+    pub params: Vec<(String, String)>,
+    /// Seeds of the merged cells (one for a single cell).
+    pub seeds: Vec<u64>,
+    /// Cache keys of the merged cells.
+    pub cells: Vec<String>,
+    pub scale: f64,
+    /// The (merged) report: histograms merged, percentiles recomputed from
+    /// them, counters summed.
+    pub report: RunReport,
+}
+
+impl ResultRow {
+    /// The row of one cell.
+    pub fn single(r: &CellRecord) -> ResultRow {
+        ResultRow {
+            experiment: r.experiment.clone(),
+            workload: r.workload.clone(),
+            workload_spec: r.workload_spec.clone(),
+            workload_source: r.workload_source.clone(),
+            policy: r.policy.clone(),
+            params: r.params.clone(),
+            seeds: vec![r.report.seed],
+            cells: vec![r.key.clone()],
+            scale: r.scale,
+            report: r.report.clone(),
+        }
+    }
+}
+
+/// Groups cells by (experiment, workload spec, policy, params without
+/// `seed`), drops exact duplicates (same cache key, e.g. the same cell
+/// collected from two shards), and merges each group into one row. Rows
+/// come in the order of their first cell.
+pub fn merge_records(records: &[CellRecord]) -> Vec<ResultRow> {
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: BTreeMap<String, Vec<&CellRecord>> = BTreeMap::new();
+    for r in records {
+        let params: Vec<(String, String)> = r.params.iter().filter(|(k, _)| k != "seed").cloned().collect();
+        let gk = format!("{}\n{}\n{}\n{}", r.experiment, r.workload_spec, r.policy, params_string(&params));
+        let g = groups.entry(gk.clone()).or_default();
+        if g.is_empty() {
+            order.push(gk);
+        }
+        if !g.iter().any(|x| x.key == r.key) {
+            g.push(r);
+        }
+    }
+    order
+        .iter()
+        .map(|gk| {
+            let mut g = groups[gk].clone();
+            g.sort_by(|a, b| (a.report.seed, &a.key).cmp(&(b.report.seed, &b.key)));
+            if g.len() == 1 {
+                return ResultRow::single(g[0]);
+            }
+            let mut row = ResultRow::single(g[0]);
+            row.params.retain(|(k, _)| k != "seed");
+            row.seeds = g.iter().map(|r| r.report.seed).collect();
+            row.cells = g.iter().map(|r| r.key.clone()).collect();
+            let reports: Vec<&RunReport> = g.iter().map(|r| &r.report).collect();
+            row.report = merge_reports(&reports);
+            row
+        })
+        .collect()
+}
+
+fn add_counters(a: &mut Counters, b: &Counters) {
+    a.reads += b.reads;
+    a.writes += b.writes;
+    a.trims += b.trims;
+    a.read_pages += b.read_pages;
+    a.write_pages += b.write_pages;
+    a.trim_pages += b.trim_pages;
+    a.unmapped_read_pages += b.unmapped_read_pages;
+    a.dedup_pages += b.dedup_pages;
+    a.flash_reads_host += b.flash_reads_host;
+    a.flash_reads_gc += b.flash_reads_gc;
+    a.programs.host_unique += b.programs.host_unique;
+    a.programs.host_rewrite += b.programs.host_rewrite;
+    a.programs.gc += b.programs.gc;
+    a.programs.precondition += b.programs.precondition;
+    a.erases += b.erases;
+    a.gc_invocations += b.gc_invocations;
+    a.precondition_requests += b.precondition_requests;
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Merges reports of independent runs (e.g. seeds) into one: latency
+/// histograms merged and percentiles recomputed from the merged histograms
+/// (never averaged), counters, DOF accumulators and per-chip times summed,
+/// rates recomputed from the sums. Policy stats are summed, except
+/// high-water marks and sizes (`*high_water*`, `*bytes*`), which take the
+/// maximum. Identity fields come from the first report; a merged config
+/// hash lists the distinct hashes joined by `+`.
+pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
+    let Some(first) = reports.first() else { return RunReport::default() };
+    let mut m = (*first).clone();
+    if reports.len() == 1 {
+        return m;
+    }
+    let mut read = LatencyHistogram::default();
+    let mut write = LatencyHistogram::default();
+    let mut counters = Counters::default();
+    let mut dof = crate::metrics::DofStats::default();
+    let mut duration = 0.0;
+    let mut stats: BTreeMap<String, f64> = BTreeMap::new();
+    let mut chips: Vec<ChipStats> = Vec::new();
+    let mut wear: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut hashes: Vec<String> = Vec::new();
+    let mut content_rate = 0.0;
+    for r in reports {
+        read.merge(&r.histograms.read);
+        write.merge(&r.histograms.write);
+        add_counters(&mut counters, &r.counters);
+        dof.read_sum += r.dof.read_sum;
+        dof.read_count += r.dof.read_count;
+        dof.write_sum += r.dof.write_sum;
+        dof.write_count += r.dof.write_count;
+        duration += r.summary.duration_s;
+        content_rate += r.content_dedup_rate;
+        for (k, v) in &r.policy_stats {
+            let e = stats.entry(k.clone()).or_insert(0.0);
+            if k.contains("high_water") || k.contains("bytes") {
+                *e = e.max(*v);
+            } else {
+                *e += v;
+            }
+        }
+        if chips.len() < r.chips.len() {
+            chips.resize(r.chips.len(), ChipStats::default());
+        }
+        for (a, b) in chips.iter_mut().zip(&r.chips) {
+            a.busy_us += b.busy_us;
+            a.wait_us += b.wait_us;
+        }
+        for &(count, blocks) in &r.wear.histogram {
+            *wear.entry(count).or_default() += blocks;
+        }
+        if !hashes.contains(&r.config_hash) {
+            hashes.push(r.config_hash.clone());
+        }
+        m.memory.mapping_bytes = m.memory.mapping_bytes.max(r.memory.mapping_bytes);
+        m.memory.fingerprint_index_bytes = m.memory.fingerprint_index_bytes.max(r.memory.fingerprint_index_bytes);
+        m.memory.live_pages = m.memory.live_pages.max(r.memory.live_pages);
+    }
+    for c in &mut chips {
+        c.utilization = if duration > 0.0 { c.busy_us / 1e6 / duration } else { 0.0 };
+    }
+    let c = &counters;
+    let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
+    let mib = |pages: u64| pages as f64 * 4096.0 / (1024.0 * 1024.0);
+    let host = c.programs.host_unique + c.programs.host_rewrite;
+    m.summary.read = read.summary();
+    m.summary.write = write.summary();
+    m.summary.duration_s = duration;
+    m.summary.iops = per_s((c.reads + c.writes + c.trims) as f64);
+    m.summary.read_mib_s = per_s(mib(c.read_pages));
+    m.summary.write_mib_s = per_s(mib(c.write_pages));
+    m.summary.dof_read = dof.read_mean();
+    m.summary.dof_write = dof.write_mean();
+    m.summary.write_volume_pages = host;
+    m.summary.dedup_rate_achieved = ratio(c.dedup_pages, c.write_pages);
+    m.summary.write_amplification = ratio(host + c.programs.gc, c.write_pages);
+    m.summary.rewrites = c.programs.host_rewrite;
+    m.summary.gc_invocations = c.gc_invocations;
+    m.summary.erases = c.erases;
+    m.content_dedup_rate = content_rate / reports.len() as f64;
+    m.config_hash = hashes.join("+");
+    m.counters = counters;
+    m.dof = dof;
+    m.policy_stats = stats;
+    m.chips = chips;
+    m.wear = wear_of(&wear);
+    m.histograms.read = read;
+    m.histograms.write = write;
+    m
+}
+
+fn wear_of(hist: &BTreeMap<u32, u64>) -> WearStats {
+    let n: u64 = hist.values().sum();
+    if n == 0 {
+        return WearStats::default();
+    }
+    let mean = hist.iter().map(|(&c, &k)| c as f64 * k as f64).sum::<f64>() / n as f64;
+    let var = hist.iter().map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+    WearStats {
+        min: *hist.keys().next().unwrap_or(&0),
+        max: *hist.keys().next_back().unwrap_or(&0),
+        mean,
+        stddev: var.sqrt(),
+        histogram: hist.iter().map(|(&c, &k)| (c, k)).collect(),
+    }
+}
+
+/// Columns of `results.csv`: the experiment's own, then
+/// [`crate::report::csv_header`].
+pub fn csv_header() -> Vec<&'static str> {
+    let mut h = vec!["experiment", "workload_spec", "scale", "params", "seeds", "cells"];
+    h.extend(report::csv_header());
+    h
+}
+
+fn csv_row(r: &ResultRow) -> Vec<String> {
+    let mut row = vec![
+        r.experiment.clone(),
+        r.workload_spec.clone(),
+        format!("{}", r.scale),
+        params_string(&r.params),
+        r.seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(";"),
+        r.cells.join(";"),
+    ];
+    let mut rep = r.report.clone();
+    // The run's own workload name and source columns name the cell's label.
+    rep.workload.name = r.workload.clone();
+    rep.workload.source = r.workload_source.clone();
+    row.extend(rep.csv_row());
+    row
+}
+
+/// One row of `results.json`: the report without its histograms (those are
+/// in the cell files) plus the experiment's columns.
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    experiment: &'a str,
+    workload: &'a str,
+    workload_spec: &'a str,
+    workload_source: &'a str,
+    policy: &'a str,
+    params: BTreeMap<&'a str, &'a str>,
+    scale: f64,
+    seeds: &'a [u64],
+    cells: &'a [String],
+    dedupsim_version: &'a str,
+    config_name: &'a str,
+    config_hash: &'a str,
+    content_model: &'a str,
+    content_dedup_rate: f64,
+    summary: &'a report::Summary,
+    counters: &'a Counters,
+    dof: &'a crate::metrics::DofStats,
+    policy_stats: &'a BTreeMap<String, f64>,
+    chips: &'a [ChipStats],
+    wear: &'a WearStats,
+    memory: &'a report::MemoryStats,
+}
+
+/// Writes `results.csv` and `results.json` into `dir`.
+pub fn write(dir: &Path, rows: &[ResultRow]) -> Result<(), ExperimentError> {
+    let csv_path = dir.join("results.csv");
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| ExperimentError::Io { path: path.clone(), error }
+    };
+    let mut buf = Vec::new();
+    {
+        let mut w = csv::Writer::from_writer(&mut buf);
+        let err = |e: csv::Error| ExperimentError::Internal(format!("csv: {e}"));
+        w.write_record(csv_header()).map_err(err)?;
+        for r in rows {
+            w.write_record(csv_row(r)).map_err(err)?;
+        }
+        w.flush().map_err(io(&csv_path))?;
+    }
+    std::fs::write(&csv_path, buf).map_err(io(&csv_path))?;
+    let json: Vec<JsonRow> = rows
+        .iter()
+        .map(|r| JsonRow {
+            experiment: &r.experiment,
+            workload: &r.workload,
+            workload_spec: &r.workload_spec,
+            workload_source: &r.workload_source,
+            policy: &r.policy,
+            params: r.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+            scale: r.scale,
+            seeds: &r.seeds,
+            cells: &r.cells,
+            dedupsim_version: &r.report.dedupsim_version,
+            config_name: &r.report.config_name,
+            config_hash: &r.report.config_hash,
+            content_model: &r.report.content_model,
+            content_dedup_rate: r.report.content_dedup_rate,
+            summary: &r.report.summary,
+            counters: &r.report.counters,
+            dof: &r.report.dof,
+            policy_stats: &r.report.policy_stats,
+            chips: &r.report.chips,
+            wear: &r.report.wear,
+            memory: &r.report.memory,
+        })
+        .collect();
+    let json_path = dir.join("results.json");
+    let text = serde_json::to_string_pretty(&json).map_err(|e| ExperimentError::Internal(e.to_string()))?;
+    std::fs::write(&json_path, text + "\n").map_err(io(&json_path))?;
+    Ok(())
+}
+
+/// Reads every cell file under `dir` (`dir/cells/*.json`, else
+/// `dir/*.json`), sorted by file name.
+pub fn read_cells(dir: &Path) -> Result<Vec<CellRecord>, ExperimentError> {
+    let cells = dir.join("cells");
+    let from = if cells.is_dir() { cells } else { dir.to_path_buf() };
+    let io = |error| ExperimentError::Io { path: from.clone(), error };
+    let mut files: Vec<_> = std::fs::read_dir(&from)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| !p.file_name().is_some_and(|n| n == "results.json" || n == "timing.json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        out.push(CellRecord::read(&f)?);
+    }
+    if out.is_empty() {
+        return Err(ExperimentError::NoCells(dir.to_path_buf()));
+    }
+    Ok(out)
+}

@@ -1,0 +1,355 @@
+//! `dedupsim sweep`: user-defined grids (workloads × policies × parameter
+//! lists) run like the reproduction, or emitted as one command line per
+//! cell for GNU parallel / Slurm job arrays and merged with `sweep collect`.
+//!
+//! # File format (TOML; example in `docs/examples/sweep.toml`)
+//!
+//! ```toml
+//! name = "rho-sweep"                # optional, default: the file stem
+//! base = "fad-table1"               # optional preset or config file (relative to this file)
+//! seed = 42                         # optional, overrides the config's seed
+//! content = "zipf:a=0.2,dedup=0.5"  # optional, content of pages without content
+//! utilization = 0.4                 # optional, load of Table II replicas
+//!
+//! [set]                             # optional overrides for every cell
+//! "timing.read" = "25us"
+//!
+//! [grid]
+//! workloads = ["mail@0.05", "synth:requests=100k,read=0.5", "trace:traces/hm_0.csv"]
+//! policies = ["dedup", "fad"]       # or ["all"]
+//!
+//! [grid.set]                        # cartesian product of value lists
+//! "policy.fad.rho" = [0.1, 0.2, 0.3]
+//! seed = [1, 2]
+//! ```
+//!
+//! A `policy.<name>.*` parameter only applies to policy `<name>` and its
+//! `<name>-*` variants, so the `dedup` cells above run once, not three times.
+//! Cells that differ only in `seed` are shards of one result row: `collect`
+//! (and `sweep FILE`) merge them by merging their latency histograms and
+//! summing their counters, never by averaging percentiles.
+
+use super::results::{self, ResultRow};
+use super::workload::{WorkloadDef, WorkloadSpec};
+use super::{execute, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
+use crate::config::Config;
+use crate::content::ContentModel;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepFile {
+    name: Option<String>,
+    base: Option<String>,
+    seed: Option<u64>,
+    content: Option<String>,
+    utilization: Option<f64>,
+    #[serde(default)]
+    set: toml::Table,
+    grid: GridFile,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridFile {
+    workloads: Vec<String>,
+    policies: Vec<String>,
+    #[serde(default)]
+    set: toml::Table,
+}
+
+/// Where the base configuration comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BaseSource {
+    /// The default (`fad-table1`).
+    Default,
+    Preset(String),
+    /// A config file (absolute path).
+    File(PathBuf),
+}
+
+/// The settings every cell of a sweep shares (also what a `run-cell`
+/// command line carries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Common {
+    pub name: String,
+    pub base: BaseSource,
+    /// Overrides applied to the base document (`key`, TOML value).
+    pub fixed: Vec<(String, String)>,
+    pub seed: Option<u64>,
+    pub content: ContentModel,
+    pub utilization: f64,
+}
+
+impl Common {
+    /// The base config: base document with the fixed overrides, then seed.
+    pub fn config(&self) -> Result<Config, ExperimentError> {
+        let sets: Vec<String> = self.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let src = match &self.base {
+            BaseSource::Default => None,
+            BaseSource::Preset(p) => Some(p.clone()),
+            BaseSource::File(f) => Some(f.display().to_string()),
+        };
+        let mut cfg = Config::load(src.as_deref(), &sets)?;
+        if let Some(s) = self.seed {
+            cfg.seed = s;
+        }
+        Ok(cfg)
+    }
+
+    fn workload(&self, spec: WorkloadSpec) -> WorkloadDef {
+        let mut def = WorkloadDef::new(spec);
+        def.content = self.content;
+        def.utilization = self.utilization;
+        def
+    }
+}
+
+/// A parsed sweep file.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    pub common: Common,
+    pub workloads: Vec<WorkloadSpec>,
+    pub policies: Vec<String>,
+    /// Parameter dimensions: key and its values (TOML).
+    pub grid: Vec<(String, Vec<String>)>,
+}
+
+fn value_string(v: &toml::Value) -> String {
+    v.to_string()
+}
+
+impl Sweep {
+    /// Reads and checks a sweep file.
+    pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|error| ExperimentError::Io { path: path.to_path_buf(), error })?;
+        Sweep::parse(&text, path)
+    }
+
+    /// Parses sweep text; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Sweep, ExperimentError> {
+        let bad = |reason: String| ExperimentError::Sweep { path: path.display().to_string(), reason };
+        let f: SweepFile = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let abs = |p: &str| -> PathBuf {
+            let pb = PathBuf::from(p);
+            let joined = if pb.is_relative() { dir.join(pb) } else { pb };
+            std::fs::canonicalize(&joined).unwrap_or(joined)
+        };
+        let base = match f.base.as_deref() {
+            None => BaseSource::Default,
+            Some(b) if Config::preset_source(b).is_some() => BaseSource::Preset(b.to_string()),
+            Some(b) => {
+                let p = abs(b);
+                if !p.is_file() {
+                    return Err(bad(format!("base `{b}` is neither a preset nor an existing config file")));
+                }
+                BaseSource::File(p)
+            }
+        };
+        let content = match &f.content {
+            Some(c) => c.parse().map_err(|e| bad(format!("content: {e}")))?,
+            None => WorkloadDef::new(WorkloadSpec::Synth(Default::default())).content,
+        };
+        let utilization = f.utilization.unwrap_or(super::replica::DEFAULT_UTILIZATION);
+        if !(utilization > 0.0 && utilization <= 1.0) {
+            return Err(bad(format!("utilization {utilization} must be in (0, 1]")));
+        }
+        let name = f.name.clone().unwrap_or_else(|| {
+            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into())
+        });
+        let fixed: Vec<(String, String)> = f.set.iter().map(|(k, v)| (k.clone(), value_string(v))).collect();
+        if f.grid.workloads.is_empty() {
+            return Err(bad("[grid] workloads is empty".into()));
+        }
+        let mut workloads = Vec::new();
+        for w in &f.grid.workloads {
+            let spec: WorkloadSpec = w.parse()?;
+            let spec = match spec {
+                WorkloadSpec::Trace(p) => WorkloadSpec::Trace(abs(&p.display().to_string())),
+                other => other,
+            };
+            workloads.push(spec);
+        }
+        let mut policies = Vec::new();
+        for p in &f.grid.policies {
+            if p == "all" {
+                policies.extend(crate::policy::names().into_iter().map(String::from));
+            } else if crate::policy::names().contains(&p.as_str()) {
+                policies.push(p.clone());
+            } else {
+                return Err(bad(format!(
+                    "unknown policy `{p}`; available: {} (or all)",
+                    crate::policy::names().join(", ")
+                )));
+            }
+        }
+        if policies.is_empty() {
+            return Err(bad("[grid] policies is empty".into()));
+        }
+        let mut grid = Vec::new();
+        for (k, v) in &f.grid.set {
+            let values = match v {
+                toml::Value::Array(a) if !a.is_empty() => a.iter().map(value_string).collect(),
+                toml::Value::Array(_) => return Err(bad(format!("[grid.set] `{k}` is an empty list"))),
+                other => vec![value_string(other)],
+            };
+            grid.push((k.clone(), values));
+        }
+        let sweep = Sweep {
+            common: Common { name, base, fixed, seed: f.seed, content, utilization },
+            workloads,
+            policies,
+            grid,
+        };
+        // Validate the config early (unknown keys, bad values).
+        sweep.common.config()?;
+        Ok(sweep)
+    }
+
+    /// Every combination of the grid's parameter values, in file order (the
+    /// last dimension varies fastest).
+    pub fn combinations(&self) -> Vec<Vec<(String, String)>> {
+        let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+        for (k, values) in &self.grid {
+            let mut next = Vec::new();
+            for prefix in &out {
+                for v in values {
+                    let mut c = prefix.clone();
+                    c.push((k.clone(), v.clone()));
+                    next.push(c);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+
+    /// The plan: workloads × policies × combinations (cells equal after
+    /// dropping parameters that do not apply are run once).
+    pub fn plan(&self) -> Result<Plan, ExperimentError> {
+        let base = self.common.config()?;
+        let mut plan = Plan::new(&self.common.name);
+        for spec in &self.workloads {
+            let w = plan.add_workload(self.common.workload(spec.clone()))?;
+            for combo in self.combinations() {
+                for p in &self.policies {
+                    plan.add_cell(w, p, &combo, &base)?;
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    /// One command line per cell of `plan`, each writing its cell JSON into
+    /// `out/cells/` (see [`CellArgs`]).
+    pub fn job_lines(&self, plan: &Plan, out: &Path, program: &str) -> Vec<String> {
+        plan.cells
+            .iter()
+            .map(|c| {
+                CellArgs {
+                    common: self.common.clone(),
+                    workload: plan.workloads[c.workload].spec.to_string(),
+                    policy: c.policy.clone(),
+                    params: c.params.clone(),
+                    out: out.to_path_buf(),
+                }
+                .command_line(program)
+            })
+            .collect()
+    }
+}
+
+/// Quotes a word for POSIX shells (only when needed).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// One cell as a self-contained command (`dedupsim sweep run-cell ...`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellArgs {
+    pub common: Common,
+    /// Workload string (see [`WorkloadSpec`]).
+    pub workload: String,
+    pub policy: String,
+    /// The cell's parameters (`key`, TOML value).
+    pub params: Vec<(String, String)>,
+    /// Output directory; the cell goes to `out/cells/`.
+    pub out: PathBuf,
+}
+
+impl CellArgs {
+    /// The command line, starting with `program`.
+    pub fn command_line(&self, program: &str) -> String {
+        let mut a: Vec<String> = vec![program.to_string(), "sweep".into(), "run-cell".into()];
+        let mut push = |k: &str, v: String| {
+            a.push(k.to_string());
+            a.push(shell_quote(&v));
+        };
+        push("--name", self.common.name.clone());
+        match &self.common.base {
+            BaseSource::Default => {}
+            BaseSource::Preset(p) => push("--preset", p.clone()),
+            BaseSource::File(f) => push("--config", f.display().to_string()),
+        }
+        for (k, v) in &self.common.fixed {
+            push("--set", format!("{k}={v}"));
+        }
+        if let Some(s) = self.common.seed {
+            push("--seed", s.to_string());
+        }
+        push("--content", self.common.content.to_string());
+        push("--utilization", self.common.utilization.to_string());
+        push("--workload", self.workload.clone());
+        push("--policy", self.policy.clone());
+        for (k, v) in &self.params {
+            push("--param", format!("{k}={v}"));
+        }
+        push("--out", self.out.display().to_string());
+        a.join(" ")
+    }
+
+    /// Runs the cell (or finds it cached) and returns its record.
+    pub fn run(&self, obs: &dyn Observer) -> Result<(CellRecord, bool), ExperimentError> {
+        let base = self.common.config()?;
+        let spec: WorkloadSpec = self.workload.parse()?;
+        let mut plan = Plan::new(&self.common.name);
+        let w = plan.add_workload(self.common.workload(spec))?;
+        plan.add_cell(w, &self.policy, &self.params, &base)?;
+        let exec = execute(&plan, &ExecOptions { jobs: 1, cells_dir: self.out.join("cells") }, obs)?;
+        let cached = exec.cached == 1;
+        let rec = exec.records.into_iter().next().ok_or_else(|| ExperimentError::Internal("no cell".into()))?;
+        Ok((rec, cached))
+    }
+}
+
+/// Runs a sweep into `out`: cells into `out/cells/`, merged rows into
+/// `out/results.csv` and `out/results.json`.
+pub fn run(
+    sweep: &Sweep,
+    out: &Path,
+    jobs: usize,
+    obs: &dyn Observer,
+) -> Result<(ExecOutcome, Vec<ResultRow>), ExperimentError> {
+    let plan = sweep.plan()?;
+    std::fs::create_dir_all(out).map_err(|error| ExperimentError::Io { path: out.to_path_buf(), error })?;
+    let exec = execute(&plan, &ExecOptions { jobs, cells_dir: out.join("cells") }, obs)?;
+    let rows = results::merge_records(&exec.records);
+    results::write(out, &rows)?;
+    Ok((exec, rows))
+}
+
+/// Merges every cell file under `dir` (`dir/cells/*.json` or `dir/*.json`)
+/// into `dir/results.csv` and `dir/results.json`.
+pub fn collect(dir: &Path) -> Result<(usize, Vec<ResultRow>), ExperimentError> {
+    let records = results::read_cells(dir)?;
+    let rows = results::merge_records(&records);
+    results::write(dir, &rows)?;
+    Ok((records.len(), rows))
+}
