@@ -70,6 +70,28 @@ mod default_job {
     }
 
     #[test]
+    fn replica_trace_keeps_its_label_and_dedup_rate() {
+        // A Table II replica written as a native trace: `trace synth` reports
+        // the replica's own realized dedup rate (not the unused content
+        // model's), and `trace stats` shows its label and matches the row.
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("mail.trace");
+        dedupsim()
+            .args(["trace", "synth", "--replica", "mail@0.02", "-o"])
+            .arg(&t)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("content from the workload, realized dedup 91.0%"));
+        dedupsim()
+            .args(["trace", "stats"])
+            .arg(&t)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("written from mail: synthetic (Table II-matched)"))
+            .stdout(predicate::str::contains("dedup rate          91.0"));
+    }
+
+    #[test]
     fn config_show_prints_derived_capacity() {
         dedupsim()
             .args(["config", "show"])

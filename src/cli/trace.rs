@@ -135,13 +135,18 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             let f = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
             trace::write_native_workload(&w, cfg.geometry.page_size, f)
                 .with_context(|| format!("writing {}", a.out.display()))?;
-            eprintln!(
-                "wrote {} requests to {} (content {}, realized dedup {:.1}%)",
-                w.requests.len(),
-                a.out.display(),
-                summary.model,
-                summary.realized_dedup_rate * 100.0
-            );
+            // The realized rate over every written page: replicas and traces
+            // bring their own contents, which the model above leaves alone.
+            let content = if summary.pages_drawn == 0 {
+                "content from the workload".to_string()
+            } else {
+                format!("content {} on {} pages", summary.model, summary.pages_drawn)
+            };
+            let dedup = match trace::stats(&w).dedup_rate {
+                Some(d) => format!("realized dedup {:.1}%", d * 100.0),
+                None => "no content".to_string(),
+            };
+            eprintln!("wrote {} requests to {} ({content}, {dedup})", w.requests.len(), a.out.display());
             Ok(())
         }
     }

@@ -132,6 +132,9 @@ pub struct ParsedTrace {
     pub warnings: Vec<String>,
     /// Every volume seen, selected or not, in order of first appearance.
     pub volumes: Vec<u32>,
+    /// The file's own account of its origin (native traces written by
+    /// dedupsim: `NAME: SOURCE`).
+    pub description: Option<String>,
 }
 
 /// A loaded trace.
@@ -173,7 +176,7 @@ fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
         TraceFormat::Tencent => Box::new(Stateless(tencent::parse_line)),
         TraceFormat::Ssdsim => Box::new(Stateless(ssdsim::parse_line)),
         TraceFormat::Mqsim => Box::new(Stateless(mqsim::parse_line)),
-        TraceFormat::Native => Box::new(native::NativeParser),
+        TraceFormat::Native => Box::<native::NativeParser>::default(),
     }
 }
 
@@ -305,7 +308,8 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     if d.zero_len > 0 {
         d.warnings.push(format!("ignored {} zero-length requests", d.zero_len));
     }
-    Ok(ParsedTrace { format, records: d.out, bad_lines: d.bad, warnings: d.warnings, volumes: d.volumes })
+    let description = d.parser.description();
+    Ok(ParsedTrace { format, records: d.out, bad_lines: d.bad, warnings: d.warnings, volumes: d.volumes, description })
 }
 
 /// The workload name for a trace path: the file name without compression
@@ -424,7 +428,7 @@ fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<Str
 ///    ([`crate::units::Lpn`]).
 pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen } = parsed;
+    let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen, description } = parsed;
     let pb = || path.to_path_buf();
     if records.is_empty() {
         let detail = match opts.volume {
@@ -602,7 +606,13 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     }
 
     let workload = Workload {
-        provenance: Provenance { name: trace_name(path), source: format!("trace: {} ({format})", path.display()) },
+        provenance: Provenance {
+            name: trace_name(path),
+            source: match description {
+                Some(d) => format!("trace: {} ({format}), written from {d}", path.display()),
+                None => format!("trace: {} ({format})", path.display()),
+            },
+        },
         requests,
         contents,
         content_space: intern.len() as u32,

@@ -97,11 +97,20 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content }))
 }
 
-/// Line parser that also validates the version header.
-pub(crate) struct NativeParser;
+/// Line parser that validates the version header and keeps the
+/// provenance line the writer puts after it (`# NAME: SOURCE`, e.g.
+/// `# mail: synthetic (Table II-matched)`), so `trace stats` and run reports
+/// can say where a native trace came from.
+#[derive(Default)]
+pub(crate) struct NativeParser {
+    /// The header has been seen and no data line yet.
+    in_header: bool,
+    description: Option<String>,
+}
 
 impl LineParser for NativeParser {
     fn line(&mut self, line: &str, line_no: u64, out: &mut Vec<Numbered>) -> Result<(), String> {
+        self.in_header = false;
         if let Some(r) = parse_line(line)? {
             out.push((line_no, r));
         }
@@ -114,8 +123,18 @@ impl LineParser for NativeParser {
             if version != "v1" {
                 return Err(format!("unsupported native trace version {version:?} (this build reads v1)"));
             }
+            self.in_header = true;
+        } else if self.in_header && self.description.is_none() {
+            let text = line.trim_start_matches('#').trim();
+            if !text.starts_with("time_ns") && !text.is_empty() {
+                self.description = Some(text.to_string());
+            }
         }
         Ok(())
+    }
+
+    fn description(&self) -> Option<String> {
+        self.description.clone()
     }
 }
 
@@ -251,9 +270,13 @@ mod tests {
         assert!(parse_line("5 W 0 8192 0 1").unwrap_err().contains("touches 2"));
         assert!(parse_line("5 W 0 4096 0 xyz").unwrap_err().contains("item 1"));
         assert!(parse_line("5 X 0 4096").unwrap_err().contains("field 2 (op)"));
-        let mut p = NativeParser;
+        let mut p = NativeParser::default();
         assert!(p.comment("# dedupsim-trace v2").is_err());
         assert!(p.comment("# dedupsim-trace v1").is_ok());
+        p.comment("# mail: synthetic (Table II-matched)").unwrap();
+        p.comment("# time_ns op offset_bytes size_bytes [volume [content]]").unwrap();
+        p.comment("# a later remark").unwrap();
+        assert_eq!(p.description().as_deref(), Some("mail: synthetic (Table II-matched)"));
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub(crate) trait LineParser {
 
     /// Flushes buffered state at end of input.
     fn finish(&mut self, _out: &mut Vec<Numbered>) {}
+
+    /// What the file says about its own origin, if the format records it
+    /// (the native format's `# NAME: SOURCE` line).
+    fn description(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Adapter for formats whose lines are independent.

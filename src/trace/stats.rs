@@ -17,6 +17,9 @@ use std::fmt;
 pub struct TraceStats {
     /// Workload name (provenance).
     pub name: String,
+    /// Where the workload came from (provenance), e.g. a native trace
+    /// written from a Table II replica says so.
+    pub source: String,
     /// Page size the workload was aligned to, in bytes.
     pub page_size: u32,
     pub requests: u64,
@@ -93,6 +96,7 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
     };
     TraceStats {
         name: w.provenance.name.clone(),
+        source: w.provenance.source.clone(),
         page_size,
         requests: timed.len() as u64,
         reads,
@@ -153,6 +157,7 @@ impl fmt::Display for TraceStats {
         let pct = |x: f64| format!("{:.2} %", x * 100.0);
         let mut rows: Vec<(&str, String)> = vec![
             ("workload", self.name.clone()),
+            ("source", self.source.clone()),
             ("requests", self.requests.to_string()),
             ("  reads", self.reads.to_string()),
             ("  writes", self.writes.to_string()),
