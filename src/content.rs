@@ -272,6 +272,22 @@ pub struct ContentSummary {
     pub error: Option<String>,
 }
 
+impl ContentSummary {
+    /// The summary of a call that drew no page.
+    fn nothing_drawn(model: &ContentModel) -> ContentSummary {
+        ContentSummary {
+            pages_drawn: 0,
+            distinct: 0,
+            realized_dedup_rate: 0.0,
+            n_used: 0,
+            ids_added: 0,
+            copied_pages: 0,
+            model: model.to_string(),
+            error: None,
+        }
+    }
+}
+
 /// Assigns content ids to every write request without content, in request
 /// order; see [`try_assign_content`], which this wraps.
 ///
@@ -282,16 +298,7 @@ pub struct ContentSummary {
 pub fn assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> ContentSummary {
     match try_assign_content(w, model, seed) {
         Ok(s) => s,
-        Err(e) => ContentSummary {
-            pages_drawn: 0,
-            distinct: 0,
-            realized_dedup_rate: 0.0,
-            n_used: 0,
-            ids_added: 0,
-            copied_pages: 0,
-            model: model.to_string(),
-            error: Some(e.to_string()),
-        },
+        Err(e) => ContentSummary { error: Some(e.to_string()), ..ContentSummary::nothing_drawn(model) },
     }
 }
 
@@ -346,16 +353,7 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
 
     if total == 0 {
         // Nothing to draw: leave the id space alone.
-        return Ok(ContentSummary {
-            pages_drawn: 0,
-            distinct: 0,
-            realized_dedup_rate: 0.0,
-            n_used: 0,
-            ids_added: 0,
-            copied_pages: 0,
-            model: model.to_string(),
-            error: None,
-        });
+        return Ok(ContentSummary::nothing_drawn(model));
     }
 
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ SEED_SALT);

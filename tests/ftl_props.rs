@@ -9,6 +9,8 @@
 //! runs after every request. Afterwards the final mapping is compared with
 //! the reference model page by page.
 
+mod common;
+
 use dedupsim::config::Config;
 use dedupsim::ftl::Ftl;
 use dedupsim::policy;
@@ -83,15 +85,8 @@ fn workload(cmds: &[Cmd]) -> (Workload, HashMap<u32, u32>) {
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
-    w.add_precondition();
-    // Content for preconditioning writes: 100 + lpn (distinct from written ones).
-    for r in w.requests.iter_mut().take(w.precondition as usize) {
-        r.content = w.contents.len() as u32;
-        for l in r.lpn..r.lpn + r.pages {
-            w.contents.push(ContentId(100 + l));
-        }
-    }
-    w.content_space = w.contents.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+    // Preconditioning pages get contents 100 + lpn (distinct from written ones).
+    common::precondition_with_distinct_contents(&mut w, 100);
     (w, model)
 }
 

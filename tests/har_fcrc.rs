@@ -4,6 +4,8 @@
 //! Pages are described directly as the simulator would describe them
 //! ([`PageInfo`] with [`Dup`]); group (container) ids are `ppn / G`.
 
+mod common;
+
 use dedupsim::config::Config;
 use dedupsim::policy::{self, Action, Dup, Fcrc, FcrcMode, FcrcParams, Har, HarParams, PageInfo, Policy};
 use dedupsim::sim::{RunOptions, Simulation};
@@ -380,14 +382,8 @@ fn tiny_workload() -> Workload {
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
-    w.add_precondition();
-    for r in w.requests.iter_mut().take(w.precondition as usize) {
-        r.content = w.contents.len() as u32;
-        for l in r.lpn..r.lpn + r.pages {
-            w.contents.push(ContentId(1000 + l));
-        }
-    }
-    w.content_space = w.contents.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+    // Preconditioning pages get contents 1000 + lpn (distinct from written ones).
+    common::precondition_with_distinct_contents(&mut w, 1000);
     w
 }
 

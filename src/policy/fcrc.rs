@@ -276,6 +276,20 @@ impl Fcrc {
         self.cnrc.get(&group).copied().unwrap_or(0)
     }
 
+    /// One action per page: new pages and the pages marked in `rewrite`
+    /// are programmed on the cyclic pointer's next unit, the other
+    /// duplicates reference their existing copy.
+    fn emit(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+        for (k, p) in file.iter().enumerate() {
+            let a = if p.dup == Dup::None || self.rewrite[k] {
+                Action::Program { unit: self.next.take(units) }
+            } else {
+                Action::Reference
+            };
+            out.push(a);
+        }
+    }
+
     fn place_fad(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
         let n = file.len() as u64;
         let after = self.written + n;
@@ -304,14 +318,7 @@ impl Fcrc {
         for &(_, k) in &self.cand[..r as usize] {
             self.rewrite[k as usize] = true;
         }
-        for (k, p) in file.iter().enumerate() {
-            let a = if p.dup == Dup::None || self.rewrite[k] {
-                Action::Program { unit: self.next.take(units) }
-            } else {
-                Action::Reference
-            };
-            out.push(a);
-        }
+        self.emit(file, units, out);
         self.written = after;
         self.deduped += d - r;
         self.unique += n - d;
@@ -418,14 +425,7 @@ impl Fcrc {
                 r += 1;
             }
         }
-        for (k, p) in file.iter().enumerate() {
-            let a = if p.dup == Dup::None || self.rewrite[k] {
-                Action::Program { unit: self.next.take(units) }
-            } else {
-                Action::Reference
-            };
-            out.push(a);
-        }
+        self.emit(file, units, out);
         self.written += n;
         self.deduped += dups - r;
         self.rewrites += r;
