@@ -390,6 +390,32 @@ mod traces_dir {
         assert!(text.contains("trace: "));
         assert!(text.contains("the replica was used instead"));
     }
+
+    #[test]
+    fn traces_are_found_in_subdirectories_like_shared_traces() {
+        // The layout of shared/traces: one folder per trace set.
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("fiu-iodedup-mail");
+        std::fs::create_dir(&sub).unwrap();
+        let spec = ReplicaSpec::new(replica::row("mail").unwrap(), 0.001, replica::DEFAULT_UTILIZATION);
+        let w = replica::generate(&spec, 7).unwrap();
+        let f = std::fs::File::create(sub.join("mail-02-sample.trace")).unwrap();
+        dedupsim::trace::write_native_workload(&w, 4096, f).unwrap();
+        // Too deep (four levels below) and hidden folders are not searched.
+        let deep = dir.path().join("a/b/c/d");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::copy(sub.join("mail-02-sample.trace"), deep.join("homes.trace")).unwrap();
+        let hidden = dir.path().join(".cache");
+        std::fs::create_dir(&hidden).unwrap();
+        std::fs::copy(sub.join("mail-02-sample.trace"), hidden.join("webvm.trace")).unwrap();
+
+        let found = fad::find_trace(dir.path(), replica::row("mail").unwrap()).unwrap();
+        assert_eq!(found.as_deref(), Some(sub.join("mail-02-sample.trace").as_path()));
+        assert_eq!(fad::find_trace(dir.path(), replica::row("homes").unwrap()).unwrap(), None);
+        assert_eq!(fad::find_trace(dir.path(), replica::row("webvm").unwrap()).unwrap(), None);
+        let missing = fad::find_trace(&dir.path().join("nope"), replica::row("mail").unwrap());
+        assert!(missing.unwrap_err().contains("cannot read --traces directory"));
+    }
 }
 
 mod sweeps {

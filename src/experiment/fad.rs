@@ -72,17 +72,47 @@ pub struct WorkloadChoice {
     pub note: Option<String>,
 }
 
-/// Finds the real trace of `row` in `dir`: the first file (by name) that
-/// matches the row's name patterns and whose first lines are detected as
-/// the row's format (or dedupsim's native format). `Err` explains a
-/// name match that was rejected.
-pub fn find_trace(dir: &Path, row: &TableRow) -> Result<Option<PathBuf>, String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Err(format!("cannot read --traces directory {}", dir.display()));
+/// How deep [`find_trace`] looks below `--traces`: the directory itself and
+/// three levels of subdirectories (enough for `shared/traces/<set>/<file>`).
+const TRACE_SEARCH_DEPTH: usize = 3;
+
+/// Every regular file below `dir` up to [`TRACE_SEARCH_DEPTH`] levels of
+/// subdirectories, skipping hidden entries and unreadable subdirectories.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read --traces directory {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    let mut stack: Vec<(PathBuf, usize)> = Vec::new();
+    let mut visit = |entries: std::fs::ReadDir, depth: usize, stack: &mut Vec<(PathBuf, usize)>| {
+        for e in entries.filter_map(Result::ok) {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let p = e.path();
+            if p.is_file() {
+                files.push(p);
+            } else if p.is_dir() && depth < TRACE_SEARCH_DEPTH {
+                stack.push((p, depth + 1));
+            }
+        }
     };
-    let mut candidates: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
+    visit(entries, 0, &mut stack);
+    while let Some((d, depth)) = stack.pop() {
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            visit(entries, depth, &mut stack);
+        }
+    }
+    Ok(files)
+}
+
+/// Finds the real trace of `row` in `dir` or its subdirectories (three
+/// levels down): the first file (by path) that matches the row's name
+/// patterns and whose first lines are detected as the row's format (or
+/// dedupsim's native format). `Err` explains a name match that was
+/// rejected.
+pub fn find_trace(dir: &Path, row: &TableRow) -> Result<Option<PathBuf>, String> {
+    let mut candidates: Vec<PathBuf> = files_below(dir)?
+        .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| row.matches_file_name(&n.to_string_lossy())))
         .collect();
     candidates.sort();
