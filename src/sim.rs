@@ -79,6 +79,9 @@ const SMALL_FILE: usize = 32;
 /// How many requests ahead the mapping tables are prefetched.
 const PREFETCH_AHEAD: usize = 8;
 
+/// Pages per request whose mapping chain is prefetched.
+const PREFETCH_PAGES: u32 = 16;
+
 /// Errors that stop a simulation.
 #[derive(Debug, Error)]
 pub enum SimError {
@@ -212,11 +215,43 @@ impl<'w> Simulation<'w> {
         self.run_keep(progress).map(|(out, _)| out)
     }
 
+    /// Overlaps the mapping-table misses of the requests after `reqs[k]`
+    /// with `reqs[k]`'s work: each distance prefetches one more link of
+    /// their dependent chains (L2P slot, then entry and index slot, then
+    /// reverse map, block metadata and the duplicate's entry). Hints only:
+    /// no effect on any result.
+    #[inline]
+    fn prefetch_ahead(&self, reqs: &[Request], k: usize) {
+        let w = self.workload;
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
+            self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
+            self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
+            if n.op == Op::Write && self.dedup {
+                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                    self.ftl.prefetch_index(c);
+                }
+            }
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
+            if n.op != Op::Read {
+                self.ftl.prefetch_release(n.lpn, n.pages.min(PREFETCH_PAGES));
+            }
+            if n.op == Op::Write && self.dedup {
+                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                    self.ftl.prefetch_duplicate(c);
+                }
+            }
+        }
+    }
+
     /// Like [`Simulation::run`], also returning the final FTL state (tests).
     pub fn run_keep(mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
         let w = self.workload;
         let pre = w.precondition as usize;
         for (i, r) in w.requests[..pre].iter().enumerate() {
+            self.prefetch_ahead(&w.requests[..pre], i);
             self.write(i, r, Nanos::ZERO, false)?;
             self.metrics.counters.precondition_requests += 1;
         }
@@ -226,18 +261,7 @@ impl<'w> Simulation<'w> {
         let mut last_issue = Nanos::ZERO;
         let base = timed[0].arrival;
         for (k, r) in timed.iter().enumerate() {
-            // Overlap the next requests' mapping-table misses with this one.
-            if let Some(n) = timed.get(k + PREFETCH_AHEAD) {
-                self.ftl.prefetch_mapping(n.lpn);
-            }
-            if let Some(n) = timed.get(k + PREFETCH_AHEAD / 2) {
-                self.ftl.prefetch_entry(n.lpn);
-                if n.op == Op::Write && self.dedup {
-                    for &c in w.content_of(n).iter().take(16) {
-                        self.ftl.prefetch_index(c);
-                    }
-                }
-            }
+            self.prefetch_ahead(timed, k);
             let issue = match self.replay {
                 ReplayConfig::OpenLoop { time_scale } => {
                     let rel = (r.arrival - base).0;

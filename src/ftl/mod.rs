@@ -215,24 +215,58 @@ impl Ftl {
         Ok(())
     }
 
-    /// Hints the CPU to fetch the L2P slot of `lpn` (no effect on state).
-    /// The simulator calls this a few requests ahead: the mapping tables
-    /// are far larger than the caches and each page costs two dependent
-    /// misses (L2P, entry), which prefetching overlaps across requests.
+    /// Hints the CPU to fetch the L2P slots of `lpn .. lpn + pages` (no
+    /// effect on state). The simulator calls the `prefetch_*` hints a few
+    /// requests ahead, one stage of the dependent chain L2P slot -> entry ->
+    /// (reverse map, block metadata, index slot) per distance, so that the
+    /// misses of upcoming requests overlap with this one's work.
     #[inline]
-    pub fn prefetch_mapping(&self, lpn: u32) {
-        if let Some(slot) = self.l2p.get(lpn as usize) {
+    pub fn prefetch_mapping(&self, lpn: u32, pages: u32) {
+        let (a, b) = (lpn as usize, (lpn as usize + pages.max(1) as usize - 1));
+        if let Some(slot) = self.l2p.get(a) {
             prefetch(slot);
+        }
+        // A request's slots are contiguous: 16 per cache line.
+        if b / 16 != a / 16 {
+            if let Some(slot) = self.l2p.get(b) {
+                prefetch(slot);
+            }
         }
     }
 
-    /// Hints the CPU to fetch the entry `lpn` currently maps to (call after
-    /// [`Ftl::prefetch_mapping`] had time to bring the L2P slot in).
+    /// Hints the CPU to fetch the entries the pages `lpn .. lpn + pages`
+    /// currently map to (call after [`Ftl::prefetch_mapping`] had time to
+    /// bring the L2P slots in).
     #[inline]
-    pub fn prefetch_entry(&self, lpn: u32) {
-        if let Some(&m) = self.l2p.get(lpn as usize) {
+    pub fn prefetch_entry(&self, lpn: u32, pages: u32) {
+        let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
+        for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 prefetch(e);
+            }
+        }
+    }
+
+    /// Hints the CPU to fetch what overwriting `lpn .. lpn + pages` will
+    /// touch when it releases the old copies: reverse-map slot, block
+    /// metadata and fingerprint-index slot (call after
+    /// [`Ftl::prefetch_entry`]).
+    #[inline]
+    pub fn prefetch_release(&self, lpn: u32, pages: u32) {
+        let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
+        for &m in slots {
+            if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
+                if e.refs == 1 {
+                    if let Some(p) = self.p2e.get(e.ppn.0 as usize) {
+                        prefetch(p);
+                    }
+                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn) as usize) {
+                        prefetch(b);
+                    }
+                    if let Some(i) = self.index.get(e.content.0 as usize) {
+                        prefetch(i);
+                    }
+                }
             }
         }
     }
@@ -242,6 +276,17 @@ impl Ftl {
     pub fn prefetch_index(&self, content: ContentId) {
         if let Some(slot) = self.index.get(content.0 as usize) {
             prefetch(slot);
+        }
+    }
+
+    /// Hints the CPU to fetch the entry of `content`'s primary copy (call
+    /// after [`Ftl::prefetch_index`] had time to bring the index slot in).
+    #[inline]
+    pub fn prefetch_duplicate(&self, content: ContentId) {
+        if let Some(&e) = self.index.get(content.0 as usize) {
+            if let Some(ent) = self.entries.get(e.wrapping_sub(1) as usize) {
+                prefetch(ent);
+            }
         }
     }
 
