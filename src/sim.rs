@@ -172,7 +172,10 @@ impl<'w> Simulation<'w> {
         policy: Box<dyn Policy>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
-        let ftl = Ftl::new(cfg);
+        let mut ftl = Ftl::new(cfg);
+        if policy.deduplicates() {
+            ftl.reserve_index(workload.content_space);
+        }
         if workload.timed().is_empty() {
             return Err(SimError::Empty);
         }
