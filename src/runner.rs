@@ -46,7 +46,8 @@ pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64) -> Result<Prepa
     let had_content = w.requests.iter().any(|r| r.op == Op::Write) && w.has_content();
     w.add_precondition();
     try_assign_content(&mut w, model, seed)?;
-    let content_model = if had_content { format!("trace (preconditioning: {model})") } else { model.to_string() };
+    let content_model =
+        if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
     let content_dedup_rate = crate::content::realized_dedup_rate(&w);
     Ok(Prepared { workload: w, content_model, content_dedup_rate })
 }
