@@ -540,3 +540,107 @@ fn bad_options_and_volume_select() {
     let e = load_str("x", SMALL_NATIVE, &one).unwrap_err();
     assert!(e.to_string().contains("no requests for volume 4 (volumes present: 0)"), "{e}");
 }
+
+// ---------------------------------------------------------------------------
+// Arbitrary input never panics
+// ---------------------------------------------------------------------------
+
+mod arbitrary_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A field value: usually small and plausible, sometimes at the edges
+    /// (0, u32/u64 limits, negative, fractional, not a number).
+    fn num() -> impl Strategy<Value = String> {
+        prop_oneof![
+            8 => (0u64..5_000_000).prop_map(|n| n.to_string()),
+            1 => prop::sample::select(vec![
+                "0", "4294967295", "4294967296", "18446744073709551615", "18446744073709551616", "-1", "1.5", "1e3",
+                "", "x",
+            ])
+            .prop_map(str::to_string),
+        ]
+    }
+
+    fn pick(items: &'static [&'static str]) -> impl Strategy<Value = String> {
+        prop::sample::select(items.to_vec()).prop_map(str::to_string)
+    }
+
+    fn md5() -> impl Strategy<Value = String> {
+        prop_oneof![8 => "[0-9a-f]{32}", 1 => "[0-9a-g]{0,40}"]
+    }
+
+    /// One line shaped like `format`'s records (fields drawn from [`num`]),
+    /// or, one time in eight, a line of random tokens.
+    fn line(format: TraceFormat) -> BoxedStrategy<String> {
+        let shaped: BoxedStrategy<String> = match format {
+            TraceFormat::Msr => (num(), num(), pick(&["Read", "Write", "Flush"]), num(), num(), num())
+                .prop_map(|(t, v, op, o, z, r)| format!("{t},hm,{v},{op},{o},{z},{r}"))
+                .boxed(),
+            TraceFormat::Fiu => (num(), num(), num(), num(), pick(&["W", "R", "X"]), md5())
+                .prop_map(|(t, pid, lba, z, op, h)| format!("{t} {pid} nfsd {lba} {z} {op} 6 0 {h}"))
+                .boxed(),
+            TraceFormat::FiuHomes => (num(), num(), num(), pick(&["W", "R"]), prop::collection::vec(md5(), 0..9))
+                .prop_map(|(t, pid, lba, op, h)| format!("{t} {pid} kjournald {lba} 8 {op} 6 0 {}", h.concat()))
+                .boxed(),
+            TraceFormat::Umass => (num(), num(), num(), pick(&["r", "w", "R", "W", "q"]), num())
+                .prop_map(|(a, l, z, op, t)| format!("{a},{l},{z},{op},{t}.{a}"))
+                .boxed(),
+            TraceFormat::Systor => (num(), num(), pick(&["R", "W", "r", "w", "Z"]), num(), num(), num())
+                .prop_map(|(t, r, op, lun, o, z)| format!("{t}.000001,{r},{op},{lun},{o},{z}"))
+                .boxed(),
+            TraceFormat::Tencent => (num(), num(), num(), pick(&["0", "1", "2"]), num())
+                .prop_map(|(t, o, z, op, v)| format!("{t},{o},{z},{op},{v}"))
+                .boxed(),
+            TraceFormat::Ssdsim | TraceFormat::Mqsim => (num(), num(), num(), num(), pick(&["0", "1", "2"]))
+                .prop_map(|(t, d, l, z, op)| format!("{t} {d} {l} {z} {op}"))
+                .boxed(),
+            TraceFormat::Native => (num(), pick(&["R", "W", "T", "w", "Q"]), num(), num(), num())
+                .prop_map(|(t, op, o, z, v)| format!("{t} {op} {o} {z} {v}"))
+                .boxed(),
+        };
+        let junk = prop::collection::vec(prop_oneof![num(), pick(&["R", "W", "#", ",", "md5", "\u{e9}"])], 0..8)
+            .prop_map(|t| t.join(" "));
+        prop_oneof![7 => shaped, 1 => junk].boxed()
+    }
+
+    fn trace() -> impl Strategy<Value = (TraceFormat, String)> {
+        prop::sample::select(TraceFormat::ALL.to_vec()).prop_flat_map(|f| {
+            prop::collection::vec(line(f), 0..30).prop_map(move |lines| {
+                let mut text =
+                    if f == TraceFormat::Native { "# dedupsim-trace v1\n".to_string() } else { String::new() };
+                text.push_str(&lines.join("\n"));
+                (f, text)
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(600))]
+
+        /// Whatever the text, loading returns a workload or an error that
+        /// names the file; it never panics, whether the format is forced or
+        /// detected, in strict or skipping mode, with or without `--wrap`.
+        #[test]
+        fn loading_arbitrary_traces_returns_ok_or_a_named_error(
+            (f, text) in trace(),
+            forced in any::<bool>(),
+            skip in any::<bool>(),
+            wrap in prop::option::of(1u64..1_000_000),
+        ) {
+            let o = LoadOptions { format: forced.then_some(f), skip_bad_lines: skip, wrap_to_pages: wrap, ..opts() };
+            match load_str("fuzz.trace", &text, &o) {
+                Ok(l) => {
+                    prop_assert!(!l.workload.requests.is_empty());
+                    if let Some(w) = wrap {
+                        prop_assert!(l.workload.requests.iter().all(|r| u64::from(r.lpn) + u64::from(r.pages) <= w));
+                    }
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    prop_assert!(msg.contains("fuzz.trace"), "error does not name the file: {msg}");
+                }
+            }
+        }
+    }
+}
