@@ -335,3 +335,77 @@ fn sparse_populations_keep_the_id_space_dense() {
     assert_eq!((s.n_used, s.ids_added), (10_000, 10_000));
     assert_eq!(w.content_space, 10_000);
 }
+
+mod arbitrary_specs {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pick(items: &'static [&'static str]) -> impl Strategy<Value = String> {
+        prop::sample::select(items.to_vec()).prop_map(str::to_string)
+    }
+
+    /// One `key=value` item of a synthetic spec: usually a value the key
+    /// accepts (edges included), sometimes one it must reject.
+    fn item() -> impl Strategy<Value = String> {
+        let valid = prop_oneof![
+            pick(&["1", "7", "200", "2000"]).prop_map(|v| format!("requests={v}")),
+            pick(&["0", "0.5", "1", "1.0"]).prop_map(|v| format!("read={v}")),
+            pick(&["0", "0.3", "1"]).prop_map(|v| format!("seq={v}")),
+            pick(&["1", "inv:1", "inv:16", "uni:1-4", "uni:4-4", "list:1:1/4:2", "fixed:3", "64"])
+                .prop_map(|v| format!("size={v}")),
+            pick(&["0:0", "0.4:8MiB", "1:4KiB", "0.4:512MiB"]).prop_map(|v| format!("hot={v}")),
+            pick(&["1GiB", "2GiB", "64GiB", "8MiB"]).prop_map(|v| format!("footprint={v}")),
+            pick(&["4096", "8192", "512"]).prop_map(|v| format!("page={v}")),
+            pick(&["exp:100us", "exp:1ns", "fixed:1ms", "fixed:0", "uni:1us-5us", "uni:0-0"])
+                .prop_map(|v| format!("iat={v}")),
+            pick(&["0", "18446744073709551615"]).prop_map(|v| format!("seed={v}")),
+        ];
+        let invalid = pick(&[
+            "requests=0",
+            "requests=-1",
+            "requests=3e3",
+            "read=1.5",
+            "seq=nan",
+            "size=inv:0",
+            "size=uni:4-1",
+            "size=list:",
+            "hot=0.4:0",
+            "hot=2:1GiB",
+            "footprint=0B",
+            "page=1000",
+            "iat=exp:0",
+            "iat=uni:5us-1us",
+            "bogus=1",
+            "x",
+            "",
+        ]);
+        prop_oneof![15 => valid, 1 => invalid]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Any spec either fails to parse or validate with an error, or
+        /// generates (capped at 2,000 requests) a workload whose requests
+        /// are non-empty, in time order and inside the footprint; content
+        /// models parse or fail, and assignment never panics.
+        #[test]
+        fn arbitrary_specs_parse_generate_or_fail_cleanly(
+            items in prop::collection::vec(item(), 0..8),
+            content in pick(&["unique", "zipf:a=0.2,dedup=0.5", "zipf:a=0.2,n=0.5", "zipf:a=0,dedup=0.9",
+                "zipf:a=3,n=1", "zipf:a=0.2,dedup=0.5,copy=0.5", "zipf:a=-1,n=0.5", "zipf:dedup=1", "zipf", "bogus"]),
+        ) {
+            let text = items.join(",");
+            let Ok(mut spec) = text.parse::<SynthSpec>() else { return Ok(()) };
+            spec.requests = spec.requests.min(2_000);
+            let Ok(mut w) = generate(&spec, 3) else { return Ok(()) };
+            prop_assert!(!w.requests.is_empty());
+            prop_assert!(w.requests.windows(2).all(|p| p[0].arrival <= p[1].arrival));
+            prop_assert!(w.requests.iter().all(|r| r.pages > 0 && u64::from(r.lpn) + u64::from(r.pages) <= w.lpn_span));
+            if let Ok(model) = content.parse::<ContentModel>() {
+                let s = assign_content(&mut w, &model, 5);
+                prop_assert!((0.0..=1.0).contains(&s.realized_dedup_rate));
+            }
+        }
+    }
+}
