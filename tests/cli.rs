@@ -92,6 +92,23 @@ mod default_job {
     }
 
     #[test]
+    fn bench_reports_best_median_and_ratio_per_policy() {
+        let out = dedupsim()
+            .args(["bench", "--requests", "2000", "--repeat", "2", "-p", "native,dedup"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("| policy | best of 2 (s) | median (s) |"), "{text}");
+        assert!(text.contains("best × native"), "{text}");
+        let native = text.lines().find(|l| l.starts_with("| native |")).expect("a native row");
+        assert!(native.trim_end().ends_with("| 1.00 |"), "{native}");
+        assert!(text.lines().any(|l| l.starts_with("| dedup |")), "{text}");
+    }
+
+    #[test]
     fn config_show_prints_derived_capacity() {
         dedupsim()
             .args(["config", "show"])

@@ -213,7 +213,8 @@ pub struct BenchArgs {
     /// Policies to time (comma-separated, or `all`).
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "native,dedup,fad")]
     policy: Vec<String>,
-    /// Repetitions per policy; the fastest is reported.
+    /// Rounds: each runs every policy once, in order (interleaved, so a slow
+    /// interval hits all policies alike); best and median are reported.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
     /// Content model for the benchmark's writes.
@@ -260,24 +261,45 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         t_gen.as_secs_f64(),
         t_prep.as_secs_f64()
     );
-    let _ = writeln!(o, "| policy | best of {} (s) | requests/s | page ops/s |", a.repeat);
-    let _ = writeln!(o, "|---|---:|---:|---:|");
-    for p in &policies {
-        let mut best = f64::INFINITY;
-        let mut ops = 0;
-        for _ in 0..a.repeat.max(1) {
+    // Rounds are interleaved (every policy once per round) so that a slow
+    // interval on a shared machine hits all policies alike, and the ratio
+    // column compares like with like.
+    let rounds = a.repeat.max(1);
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds as usize); policies.len()];
+    let mut ops = vec![0u64; policies.len()];
+    for _ in 0..rounds {
+        for (i, p) in policies.iter().enumerate() {
             let t = Instant::now();
             let r = runner::run_one(&cfg, &prepared, p, &RunOptions::default(), &mut |_, _| {})?;
-            best = best.min(t.elapsed().as_secs_f64());
+            times[i].push(t.elapsed().as_secs_f64());
             let c = &r.counters;
-            ops = c.flash_reads_host
+            ops[i] = c.flash_reads_host
                 + c.programs.host_unique
                 + c.programs.host_rewrite
                 + c.programs.gc
                 + c.programs.precondition
                 + c.dedup_pages;
         }
-        let _ = writeln!(o, "| {p} | {best:.3} | {:.0} | {:.0} |", n / best, ops as f64 / best);
+    }
+    let best: Vec<f64> = times.iter().map(|t| t.iter().copied().fold(f64::INFINITY, f64::min)).collect();
+    let _ = writeln!(
+        o,
+        "| policy | best of {rounds} (s) | median (s) | requests/s (best) | page ops/s (best) | best × {} |",
+        policies[0]
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|");
+    for (i, p) in policies.iter().enumerate() {
+        let mut sorted = times[i].clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let _ = writeln!(
+            o,
+            "| {p} | {:.3} | {median:.3} | {:.0} | {:.0} | {:.2} |",
+            best[i],
+            n / best[i],
+            ops[i] as f64 / best[i],
+            best[i] / best[0]
+        );
     }
     if let Some(m) = peak_rss_mib() {
         let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
