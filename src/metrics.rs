@@ -177,6 +177,29 @@ pub struct Counters {
     pub precondition_requests: u64,
 }
 
+impl Counters {
+    /// Adds another run's counters (merging independent runs).
+    pub fn add(&mut self, o: &Counters) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.trims += o.trims;
+        self.read_pages += o.read_pages;
+        self.write_pages += o.write_pages;
+        self.trim_pages += o.trim_pages;
+        self.unmapped_read_pages += o.unmapped_read_pages;
+        self.dedup_pages += o.dedup_pages;
+        self.flash_reads_host += o.flash_reads_host;
+        self.flash_reads_gc += o.flash_reads_gc;
+        self.programs.host_unique += o.programs.host_unique;
+        self.programs.host_rewrite += o.programs.host_rewrite;
+        self.programs.gc += o.programs.gc;
+        self.programs.precondition += o.programs.precondition;
+        self.erases += o.erases;
+        self.gc_invocations += o.gc_invocations;
+        self.precondition_requests += o.precondition_requests;
+    }
+}
+
 /// Degree of fragmentation (FAD §II-C) accumulators.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DofStats {
@@ -187,6 +210,14 @@ pub struct DofStats {
 }
 
 impl DofStats {
+    /// Adds another run's accumulators (merging independent runs).
+    pub fn add(&mut self, o: &DofStats) {
+        self.read_sum += o.read_sum;
+        self.read_count += o.read_count;
+        self.write_sum += o.write_sum;
+        self.write_count += o.write_count;
+    }
+
     pub fn read_mean(&self) -> f64 {
         mean(self.read_sum, self.read_count)
     }

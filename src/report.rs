@@ -41,6 +41,46 @@ pub struct Summary {
     pub erases: u64,
 }
 
+/// Host data moved during a run, in MiB.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Transferred {
+    pub read_mib: f64,
+    pub write_mib: f64,
+}
+
+impl Summary {
+    /// The headline numbers of a run, or of merged runs, from what was
+    /// measured: latency histograms, counters, DOF accumulators, the
+    /// simulated span in seconds and the host data moved.
+    pub fn new(
+        read: &LatencyHistogram,
+        write: &LatencyHistogram,
+        c: &Counters,
+        dof: &DofStats,
+        span_s: f64,
+        moved: Transferred,
+    ) -> Summary {
+        let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { 0.0 };
+        let host_prog = c.programs.host_unique + c.programs.host_rewrite;
+        Summary {
+            read: read.summary(),
+            write: write.summary(),
+            duration_s: span_s,
+            iops: per_s((c.reads + c.writes + c.trims) as f64),
+            read_mib_s: per_s(moved.read_mib),
+            write_mib_s: per_s(moved.write_mib),
+            dof_read: dof.read_mean(),
+            dof_write: dof.write_mean(),
+            write_volume_pages: host_prog,
+            dedup_rate_achieved: ratio(c.dedup_pages, c.write_pages),
+            write_amplification: ratio(host_prog + c.programs.gc, c.write_pages),
+            rewrites: c.programs.host_rewrite,
+            gc_invocations: c.gc_invocations,
+            erases: c.erases,
+        }
+    }
+}
+
 /// Per-chip resource use.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChipStats {
@@ -84,7 +124,8 @@ pub struct RunReport {
     pub seed: u64,
     pub policy: String,
     pub workload: Provenance,
-    /// Content model that assigned page contents ("trace" when the trace had them).
+    /// Content model that assigned page contents ("from the workload
+    /// (preconditioning: MODEL)" when the workload brought its own).
     pub content_model: String,
     /// Realized dedup rate of all written contents, preconditioning included
     /// (1 - distinct/pages).
@@ -118,25 +159,9 @@ impl RunReport {
         let m = &out.metrics;
         let c = &m.counters;
         let span = (m.last_completion - m.first_issue).as_secs_f64();
-        let per_s = |x: f64| if span > 0.0 { x / span } else { 0.0 };
         let mib = |pages: u64| pages as f64 * meta.page_size as f64 / (1024.0 * 1024.0);
-        let host_prog = c.programs.host_unique + c.programs.host_rewrite;
-        let summary = Summary {
-            read: m.read_latency.summary(),
-            write: m.write_latency.summary(),
-            duration_s: span,
-            iops: per_s((c.reads + c.writes + c.trims) as f64),
-            read_mib_s: per_s(mib(c.read_pages)),
-            write_mib_s: per_s(mib(c.write_pages)),
-            dof_read: m.dof.read_mean(),
-            dof_write: m.dof.write_mean(),
-            write_volume_pages: host_prog,
-            dedup_rate_achieved: ratio(c.dedup_pages, c.write_pages),
-            write_amplification: ratio(host_prog + c.programs.gc, c.write_pages),
-            rewrites: c.programs.host_rewrite,
-            gc_invocations: c.gc_invocations,
-            erases: c.erases,
-        };
+        let transferred = Transferred { read_mib: mib(c.read_pages), write_mib: mib(c.write_pages) };
+        let summary = Summary::new(&m.read_latency, &m.write_latency, c, &m.dof, span, transferred);
         let chips = out
             .chip_busy
             .iter()
@@ -372,23 +397,28 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 fn wear(counts: &[u32]) -> WearStats {
-    if counts.is_empty() {
-        return WearStats::default();
-    }
     let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut sum = 0f64;
     for &c in counts {
         *hist.entry(c).or_default() += 1;
-        sum += c as f64;
     }
-    let n = counts.len() as f64;
-    let mean = sum / n;
-    let var = hist.iter().map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2)).sum::<f64>() / n;
-    WearStats {
-        min: *hist.keys().next().unwrap_or(&0),
-        max: *hist.keys().next_back().unwrap_or(&0),
-        mean,
-        stddev: var.sqrt(),
-        histogram: hist.into_iter().collect(),
+    WearStats::from_histogram(&hist)
+}
+
+impl WearStats {
+    /// Statistics of an erase-count histogram (erase count -> blocks).
+    pub fn from_histogram(hist: &BTreeMap<u32, u64>) -> WearStats {
+        let n: u64 = hist.values().sum();
+        if n == 0 {
+            return WearStats::default();
+        }
+        let mean = hist.iter().map(|(&c, &k)| c as f64 * k as f64).sum::<f64>() / n as f64;
+        let var = hist.iter().map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+        WearStats {
+            min: *hist.keys().next().unwrap_or(&0),
+            max: *hist.keys().next_back().unwrap_or(&0),
+            mean,
+            stddev: var.sqrt(),
+            histogram: hist.iter().map(|(&c, &k)| (c, k)).collect(),
+        }
     }
 }

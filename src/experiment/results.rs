@@ -7,8 +7,8 @@
 //! rows in a fixed order, so the same inputs give byte-identical files.
 
 use super::{params_string, CellRecord, ExperimentError};
-use crate::metrics::{Counters, LatencyHistogram};
-use crate::report::{self, ChipStats, RunReport, WearStats};
+use crate::metrics::{Counters, DofStats, LatencyHistogram};
+use crate::report::{self, ChipStats, RunReport, Summary, Transferred, WearStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -88,34 +88,6 @@ pub fn merge_records(records: &[CellRecord]) -> Vec<ResultRow> {
         .collect()
 }
 
-fn add_counters(a: &mut Counters, b: &Counters) {
-    a.reads += b.reads;
-    a.writes += b.writes;
-    a.trims += b.trims;
-    a.read_pages += b.read_pages;
-    a.write_pages += b.write_pages;
-    a.trim_pages += b.trim_pages;
-    a.unmapped_read_pages += b.unmapped_read_pages;
-    a.dedup_pages += b.dedup_pages;
-    a.flash_reads_host += b.flash_reads_host;
-    a.flash_reads_gc += b.flash_reads_gc;
-    a.programs.host_unique += b.programs.host_unique;
-    a.programs.host_rewrite += b.programs.host_rewrite;
-    a.programs.gc += b.programs.gc;
-    a.programs.precondition += b.programs.precondition;
-    a.erases += b.erases;
-    a.gc_invocations += b.gc_invocations;
-    a.precondition_requests += b.precondition_requests;
-}
-
-fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 / b as f64
-    }
-}
-
 /// Merges reports of independent runs (e.g. seeds) into one: latency
 /// histograms merged and percentiles recomputed from the merged histograms
 /// (never averaged), counters, DOF accumulators and per-chip times summed,
@@ -132,8 +104,9 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     let mut read = LatencyHistogram::default();
     let mut write = LatencyHistogram::default();
     let mut counters = Counters::default();
-    let mut dof = crate::metrics::DofStats::default();
+    let mut dof = DofStats::default();
     let mut duration = 0.0;
+    let mut moved = Transferred::default();
     let mut stats: BTreeMap<String, f64> = BTreeMap::new();
     let mut chips: Vec<ChipStats> = Vec::new();
     let mut wear: BTreeMap<u32, u64> = BTreeMap::new();
@@ -142,12 +115,13 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     for r in reports {
         read.merge(&r.histograms.read);
         write.merge(&r.histograms.write);
-        add_counters(&mut counters, &r.counters);
-        dof.read_sum += r.dof.read_sum;
-        dof.read_count += r.dof.read_count;
-        dof.write_sum += r.dof.write_sum;
-        dof.write_count += r.dof.write_count;
+        counters.add(&r.counters);
+        dof.add(&r.dof);
         duration += r.summary.duration_s;
+        // Data moved, recovered from each run's rate and span (the page
+        // size is not needed).
+        moved.read_mib += r.summary.read_mib_s * r.summary.duration_s;
+        moved.write_mib += r.summary.write_mib_s * r.summary.duration_s;
         content_rate += r.content_dedup_rate;
         for (k, v) in &r.policy_stats {
             let e = stats.entry(k.clone()).or_insert(0.0);
@@ -177,50 +151,17 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     for c in &mut chips {
         c.utilization = if duration > 0.0 { c.busy_us / 1e6 / duration } else { 0.0 };
     }
-    let c = &counters;
-    let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
-    let mib = |pages: u64| pages as f64 * 4096.0 / (1024.0 * 1024.0);
-    let host = c.programs.host_unique + c.programs.host_rewrite;
-    m.summary.read = read.summary();
-    m.summary.write = write.summary();
-    m.summary.duration_s = duration;
-    m.summary.iops = per_s((c.reads + c.writes + c.trims) as f64);
-    m.summary.read_mib_s = per_s(mib(c.read_pages));
-    m.summary.write_mib_s = per_s(mib(c.write_pages));
-    m.summary.dof_read = dof.read_mean();
-    m.summary.dof_write = dof.write_mean();
-    m.summary.write_volume_pages = host;
-    m.summary.dedup_rate_achieved = ratio(c.dedup_pages, c.write_pages);
-    m.summary.write_amplification = ratio(host + c.programs.gc, c.write_pages);
-    m.summary.rewrites = c.programs.host_rewrite;
-    m.summary.gc_invocations = c.gc_invocations;
-    m.summary.erases = c.erases;
+    m.summary = Summary::new(&read, &write, &counters, &dof, duration, moved);
     m.content_dedup_rate = content_rate / reports.len() as f64;
     m.config_hash = hashes.join("+");
     m.counters = counters;
     m.dof = dof;
     m.policy_stats = stats;
     m.chips = chips;
-    m.wear = wear_of(&wear);
+    m.wear = WearStats::from_histogram(&wear);
     m.histograms.read = read;
     m.histograms.write = write;
     m
-}
-
-fn wear_of(hist: &BTreeMap<u32, u64>) -> WearStats {
-    let n: u64 = hist.values().sum();
-    if n == 0 {
-        return WearStats::default();
-    }
-    let mean = hist.iter().map(|(&c, &k)| c as f64 * k as f64).sum::<f64>() / n as f64;
-    let var = hist.iter().map(|(&c, &k)| k as f64 * (c as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-    WearStats {
-        min: *hist.keys().next().unwrap_or(&0),
-        max: *hist.keys().next_back().unwrap_or(&0),
-        mean,
-        stddev: var.sqrt(),
-        histogram: hist.iter().map(|(&c, &k)| (c, k)).collect(),
-    }
 }
 
 /// Columns of `results.csv`: the experiment's own, then
