@@ -113,6 +113,12 @@ impl ContentModel {
         ContentModel::Zipf { a: FAD_ZIPF_A, n: ZipfN::Fraction(0.5), copy: 0.0 }
     }
 
+    /// FAD's Zipf (`a = 0.2`) calibrated to Table II's 50% dedup rate,
+    /// `zipf:a=0.2,dedup=0.5`: the default of runs and experiments.
+    pub fn fad_calibrated() -> ContentModel {
+        ContentModel::Zipf { a: FAD_ZIPF_A, n: ZipfN::TargetDedup(0.5), copy: 0.0 }
+    }
+
     /// Checks the parameters; errors name the offending key.
     pub fn validate(&self) -> Result<(), ContentError> {
         let bad = |key: &str, reason: String| ContentError::Invalid { key: key.into(), reason };

@@ -146,8 +146,8 @@ impl ConfigArgs {
 
 /// Loads the trace or generates the synthetic workload.
 pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
-    match &a.trace {
-        Some(path) => {
+    match (&a.trace, &a.replica) {
+        (Some(path), _) => {
             let opts = LoadOptions {
                 format: a.format,
                 page_size: cfg.geometry.page_size,
@@ -169,9 +169,8 @@ pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Work
             }
             Ok(loaded.workload)
         }
-        None if a.replica.is_some() => {
+        (None, Some(name)) => {
             use dedupsim::experiment::replica::{self, ReplicaRef, ReplicaSpec};
-            let name = a.replica.as_deref().unwrap_or_default();
             let r: ReplicaRef = name.parse().context("--replica")?;
             let mut spec = ReplicaSpec::new(r.row, r.scale, replica::DEFAULT_UTILIZATION);
             if let Some(n) = a.max_requests {
@@ -179,7 +178,7 @@ pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Work
             }
             Ok(replica::generate(&spec, cfg.seed)?)
         }
-        None => {
+        (None, None) => {
             let mut spec = match &a.synth {
                 Some(s) => s.parse::<SynthSpec>().context("--synth")?,
                 None => SynthSpec::default_small(),

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use dedupsim::experiment::replica::{DEFAULT_UTILIZATION, QUICK_SCALE};
 use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
-use dedupsim::experiment::{fad, CellRecord, Observer};
+use dedupsim::experiment::{fad, CellRecord, Observer, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -145,7 +145,6 @@ struct Bar {
     bar: Option<ProgressBar>,
     start: Instant,
     shown: Mutex<bool>,
-    computed: Mutex<usize>,
 }
 
 impl Bar {
@@ -160,7 +159,7 @@ impl Bar {
             );
             b
         });
-        Bar { bar, start: Instant::now(), shown: Mutex::new(false), computed: Mutex::new(0) }
+        Bar { bar, start: Instant::now(), shown: Mutex::new(false) }
     }
 
     fn show(&self) {
@@ -193,9 +192,6 @@ impl Observer for Bar {
     }
     fn cell_done(&self, r: &CellRecord, cached: bool, _secs: f64) {
         if !cached {
-            if let Ok(mut c) = self.computed.lock() {
-                *c += 1;
-            }
             if let Some(b) = &self.bar {
                 b.set_message(format!("{} {}", r.workload, r.policy));
             }
@@ -237,6 +233,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
             let _ = writeln!(o, "warning: {}: {n}", c.row.name);
         }
     }
+    let replicas = outcome.choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).count();
     let _ = writeln!(
         o,
         "{} cells ({} computed, {} cached) in {:.1} s on {} workloads ({} Table II-matched replicas, {} traces)",
@@ -245,8 +242,8 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         outcome.exec.cached,
         outcome.exec.wall_secs,
         outcome.choices.len(),
-        outcome.choices.iter().filter(|c| c.def.replica_spec().is_some()).count(),
-        outcome.choices.iter().filter(|c| c.def.replica_spec().is_none()).count(),
+        replicas,
+        outcome.choices.len() - replicas,
     );
     let _ = writeln!(
         o,

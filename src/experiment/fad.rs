@@ -14,7 +14,7 @@ use super::paper::{self, Claim, Metric, Stat, CLAIMS, FIG15_RHO, FIG15_SPEEDUP};
 use super::replica::{self, ReplicaRef, TableRow, TABLE_II};
 use super::results::{self, ResultRow};
 use super::workload::{WorkloadDef, WorkloadSpec, WorkloadSummary};
-use super::{execute, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
+use super::{execute_in, CellRecord, ExecOutcome, ExperimentError, Observer, Plan};
 use crate::config::Config;
 use crate::plot;
 use crate::policy::fad::FadParams;
@@ -25,8 +25,9 @@ use std::path::{Path, PathBuf};
 
 /// The end-to-end schemes (Figs. 8-9, 13-14), in the paper's order.
 pub const END_TO_END: [&str; 4] = ["dedup", "har", "fcrc", "fad"];
-/// The ablation variants (Figs. 10-12).
-pub const ABLATION: [&str; 3] = ["fad-rpo", "fad-rwpo", "fad-rwpo-rewrite"];
+/// Deduplication and the FAD variants, the schemes of the ablation figures
+/// (Figs. 10-12).
+pub const VARIANTS: [&str; 5] = ["dedup", "fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"];
 /// Every policy of the plan, in order.
 pub const POLICIES: [&str; 8] = ["native", "dedup", "har", "fcrc", "fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"];
 /// The override key of FAD's ρ.
@@ -108,18 +109,21 @@ fn files_below(dir: &Path) -> Result<Vec<PathBuf>, String> {
 /// Finds the real trace of `row` in `dir` or its subdirectories (three
 /// levels down): the first file (by path) that matches the row's name
 /// patterns and whose first lines are detected as the row's format (or
-/// dedupsim's native format). `Err` explains a name match that was
-/// rejected.
+/// dedupsim's native format). `Err` says why nothing was used: the
+/// directory cannot be read, or a name match was rejected.
 pub fn find_trace(dir: &Path, row: &TableRow) -> Result<Option<PathBuf>, String> {
-    let mut candidates: Vec<PathBuf> = files_below(dir)?
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| row.matches_file_name(&n.to_string_lossy())))
-        .collect();
+    find_trace_in(&files_below(dir)?, row)
+}
+
+/// [`find_trace`] over an already listed directory tree.
+fn find_trace_in(files: &[PathBuf], row: &TableRow) -> Result<Option<PathBuf>, String> {
+    let mut candidates: Vec<&PathBuf> =
+        files.iter().filter(|p| p.file_name().is_some_and(|n| row.matches_file_name(&n.to_string_lossy()))).collect();
     candidates.sort();
     let mut rejected = Vec::new();
     for p in candidates {
-        match detect_format(&p) {
-            Some(f) if f.starts_with(row.format) || f == "native" => return Ok(Some(p)),
+        match detect_format(p) {
+            Some(f) if f.starts_with(row.format) || f == "native" => return Ok(Some(p.clone())),
             Some(f) => rejected.push(format!("{} (detected {f}, expected {})", p.display(), row.format)),
             None => rejected.push(format!("{} (format not recognized)", p.display())),
         }
@@ -156,34 +160,39 @@ fn rho_value(rho: f64) -> String {
 pub fn plan(base: &Config, opts: &FadOptions) -> Result<(Plan, Vec<WorkloadChoice>), ExperimentError> {
     let mut plan = Plan::new("fad");
     let mut choices = Vec::new();
-    for key in &opts.only {
-        if replica::row(key).is_none() {
-            return Err(ExperimentError::Workload {
-                workload: key.clone(),
+    let only = opts
+        .only
+        .iter()
+        .map(|k| {
+            replica::row(k).map(|r| r.key).ok_or_else(|| ExperimentError::Workload {
+                workload: k.clone(),
                 reason: format!("not a Table II workload; available: {}", replica::names().join(", ")),
-            });
-        }
-    }
-    if let Some(dir) = &opts.traces_dir {
-        if !dir.is_dir() {
+            })
+        })
+        .collect::<Result<Vec<&str>, _>>()?;
+    // The --traces tree is listed once for all rows.
+    let listing = match &opts.traces_dir {
+        Some(dir) if !dir.is_dir() => {
             return Err(ExperimentError::Workload {
                 workload: dir.display().to_string(),
                 reason: "--traces is not a directory".into(),
-            });
+            })
         }
-    }
+        Some(dir) => Some(files_below(dir)),
+        None => None,
+    };
     let rho0 = base_rho(base)?;
     for row in TABLE_II.iter() {
-        if !opts.only.is_empty() && !opts.only.iter().any(|k| replica::row(k).is_some_and(|r| r.key == row.key)) {
+        if !only.is_empty() && !only.contains(&row.key) {
             continue;
         }
-        let mut note = None;
-        let found = match &opts.traces_dir {
-            Some(dir) => find_trace(dir, row).unwrap_or_else(|e| {
-                note = Some(e);
-                None
-            }),
-            None => None,
+        let found = match &listing {
+            Some(files) => files.as_ref().map_err(String::clone).and_then(|f| find_trace_in(f, row)),
+            None => Ok(None),
+        };
+        let (found, note) = match found {
+            Ok(p) => (p, None),
+            Err(e) => (None, Some(e)),
         };
         let mut def = match found {
             Some(p) => WorkloadDef::new(WorkloadSpec::Trace(p)),
@@ -225,24 +234,14 @@ pub fn run(
     obs: &dyn Observer,
 ) -> Result<FadOutcome, ExperimentError> {
     let (plan, choices) = plan(base, opts)?;
-    std::fs::create_dir_all(out).map_err(|error| ExperimentError::Io { path: out.to_path_buf(), error })?;
-    let exec = execute(&plan, &ExecOptions { jobs, cells_dir: out.join("cells") }, obs)?;
+    let mut identity = serde_json::Map::new();
+    identity.insert("config_hash".into(), base.config_hash_hex().into());
+    identity.insert("seed".into(), base.seed.into());
+    identity.insert("command".into(), opts.command.clone().into());
+    let exec = execute_in(&plan, out, jobs, obs, identity)?;
     let rows: Vec<ResultRow> = exec.records.iter().map(ResultRow::single).collect();
     results::write(out, &rows)?;
     let (report_path, plots) = write_report(base, opts, &choices, &exec.records, out)?;
-    let timing = serde_json::json!({
-        "dedupsim_version": VERSION,
-        "config_hash": base.config_hash_hex(),
-        "seed": base.seed,
-        "command": opts.command,
-        "wall_secs": exec.wall_secs,
-        "cells_computed": exec.computed,
-        "cells_cached": exec.cached,
-        "timings": exec.timings,
-    });
-    let tpath = out.join("timing.json");
-    std::fs::write(&tpath, serde_json::to_string_pretty(&timing).unwrap_or_default() + "\n")
-        .map_err(|error| ExperimentError::Io { path: tpath, error })?;
     Ok(FadOutcome { exec, choices, report_path, plots })
 }
 
@@ -379,9 +378,41 @@ struct Figure {
     reference: &'static str,
     /// Also print the reference's absolute value with this unit.
     unit: &'static str,
+    /// What the table shows, when the generic sentence ("METRIC normalized
+    /// to REFERENCE ...") does not say enough.
+    description: Option<&'static str>,
 }
 
 impl Figure {
+    /// Writes the figure's section: heading, description, table, the
+    /// paper's claims beside ours, and the plot.
+    fn emit(&self, o: &mut String, plotter: &mut Plotter, d: &Data) -> Result<(), ExperimentError> {
+        let (table, cats, series) = self.render(d);
+        let _ = writeln!(o, "### {}: {}\n", self.number, self.title);
+        match self.description {
+            Some(text) => {
+                let _ = writeln!(o, "{text}\n");
+            }
+            None => {
+                let reference = display(self.reference);
+                let _ = writeln!(
+                    o,
+                    "{} normalized to {reference} (first numeric column: {reference}'s absolute value).\n",
+                    self.metric.label()
+                );
+            }
+        }
+        o.push_str(&table);
+        o.push_str(&claims_table(d, &[self.number]));
+        plotter.bars(self.stem, &format!("{}: {}", self.number, self.plot_title), self.y_label, &cats, &series)?;
+        if plotter.enabled {
+            let _ = writeln!(o, "\n![{}](plots/{}.svg)\n", self.number, self.stem);
+        } else {
+            o.push('\n');
+        }
+        Ok(())
+    }
+
     /// Markdown table (rows: workloads + Average) and the series.
     fn render(&self, d: &Data) -> (String, Vec<String>, BarSeries) {
         let mut o = String::new();
@@ -482,9 +513,16 @@ pub fn write_report(
     }
     // Plot titles must fit the figure: a shorter stamp (8 hex digits of the hash).
     let short_stamp = format!("dedupsim {VERSION}, cfg {}, seed {}", &base.config_hash_hex()[..8], base.seed);
-    let any_replica = choices.iter().any(|c| matches!(c.def.spec, WorkloadSpec::Replica(_)));
-    let kind = if any_replica { "synthetic (Table II-matched) replicas" } else { "real traces" };
-    let short_kind = if any_replica { "Table II replicas" } else { "traces" };
+    let replicas = choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).count();
+    let traces = choices.len() - replicas;
+    let (kind, short_kind) = match (replicas, traces) {
+        (_, 0) => ("synthetic (Table II-matched) replicas".to_string(), "Table II replicas"),
+        (0, _) => ("real traces".to_string(), "traces"),
+        (r, t) => (
+            format!("{r} synthetic (Table II-matched) replicas and {t} real traces (the Source column says which)"),
+            "replicas and traces",
+        ),
+    };
     let mut plotter = Plotter {
         dir: plot_dir.clone(),
         suffix: format!("{short_kind}; {short_stamp}"),
@@ -507,12 +545,15 @@ pub fn write_report(
     } else {
         format!("scale {} of Table II's I/O counts and footprints", opts.scale)
     };
-    let _ = writeln!(
-        o,
-        "* Workloads: {}; replicas at {scale_note}, load: busiest resource {:.0}% utilized",
-        kind,
-        opts.utilization * 100.0
-    );
+    if replicas > 0 {
+        let _ = writeln!(
+            o,
+            "* Workloads: {kind}; replicas at {scale_note}, load: busiest resource {:.0}% utilized",
+            opts.utilization * 100.0
+        );
+    } else {
+        let _ = writeln!(o, "* Workloads: {kind}");
+    }
     let _ = writeln!(
         o,
         "* Policies: {}; Fig. 15 sweeps ρ over {} (default ρ = {rho0})",
@@ -590,6 +631,7 @@ pub fn write_report(
             subjects: vec!["dedup"],
             reference: "native",
             unit: "DOF",
+            description: None,
         },
         Figure {
             number: "Fig. 3",
@@ -601,6 +643,7 @@ pub fn write_report(
             subjects: vec!["dedup"],
             reference: "native",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 8",
@@ -612,6 +655,7 @@ pub fn write_report(
             subjects: END_TO_END.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 9",
@@ -623,6 +667,7 @@ pub fn write_report(
             subjects: END_TO_END.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 10",
@@ -631,9 +676,10 @@ pub fn write_report(
             title: "Normalized DOF for FAD variants".into(),
             y_label: "DOF (normalized to Dedup.)",
             metric: Metric::Dof,
-            subjects: vec!["dedup", "fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"],
+            subjects: VARIANTS.to_vec(),
             reference: "dedup",
             unit: "DOF",
+            description: None,
         },
         Figure {
             number: "Fig. 11",
@@ -642,9 +688,10 @@ pub fn write_report(
             title: "Normalized read latency for FAD variants".into(),
             y_label: "Read latency (normalized to Dedup.)",
             metric: Metric::ReadMean,
-            subjects: vec!["dedup", "fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"],
+            subjects: VARIANTS.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 12",
@@ -653,9 +700,10 @@ pub fn write_report(
             title: "Normalized write latency for FAD variants".into(),
             y_label: "Write latency (normalized to Dedup.)",
             metric: Metric::WriteMean,
-            subjects: vec!["dedup", "fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"],
+            subjects: VARIANTS.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 13",
@@ -667,6 +715,7 @@ pub fn write_report(
             subjects: END_TO_END.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
         Figure {
             number: "Fig. 14",
@@ -678,6 +727,7 @@ pub fn write_report(
             subjects: END_TO_END.to_vec(),
             reference: "dedup",
             unit: "µs",
+            description: None,
         },
     ];
     let section = |n: &str| match n {
@@ -693,24 +743,7 @@ pub fn write_report(
             let _ = writeln!(o, "## {sec}\n");
             last_section = sec;
         }
-        let (table, cats, series) = f.render(&d);
-        let _ = writeln!(o, "### {}: {}\n", f.number, f.title);
-        let _ = writeln!(
-            o,
-            "{} normalized to {} (first numeric column: {}'s absolute value).\n",
-            f.metric.label(),
-            display(f.reference),
-            display(f.reference)
-        );
-        o.push_str(&table);
-        o.push_str(&claims_table(&d, &[f.number]));
-        let stem = f.stem;
-        plotter.bars(stem, &format!("{}: {}", f.number, f.plot_title), f.y_label, &cats, &series)?;
-        if opts.plots {
-            let _ = writeln!(o, "\n![{}](plots/{stem}.svg)\n", f.number);
-        } else {
-            o.push('\n');
-        }
+        f.emit(&mut o, &mut plotter, &d)?;
     }
 
     // Fig. 15.
@@ -833,20 +866,12 @@ pub fn write_report(
         subjects: vec!["dedup", "fcrc", "fad"],
         reference: "dedup",
         unit: "pages",
+        description: Some(
+            "Host pages programmed (unique + rewritten; GC migrations excluded) normalized to Deduplication (first \
+             numeric column: Deduplication's pages).",
+        ),
     };
-    let (table, cats, series) = f16.render(&d);
-    let _ = writeln!(o, "### Fig. 16: Normalized write volume\n");
-    let _ = writeln!(
-        o,
-        "Host pages programmed (unique + rewritten; GC migrations excluded) normalized to Deduplication (first numeric column: \
-         Deduplication's pages).\n"
-    );
-    o.push_str(&table);
-    o.push_str(&claims_table(&d, &["Fig. 16"]));
-    plotter.bars("fig16_write_volume", "Fig. 16: Write volume", f16.y_label, &cats, &series)?;
-    if opts.plots {
-        let _ = writeln!(o, "\n![Fig. 16](plots/fig16_write_volume.svg)\n");
-    }
+    f16.emit(&mut o, &mut plotter, &d)?;
     let _ = writeln!(o, "\n### FAD metadata and rewrite activity\n");
     let _ = writeln!(
         o,
@@ -894,14 +919,18 @@ pub fn write_report(
         );
     }
 
-    // CDFs.
+    // CDFs (plots only).
     let _ = writeln!(o, "\n## Read latency distributions\n");
-    let _ = writeln!(
-        o,
-        "Read latency CDFs per workload (from the full HDR histograms in `cells/*.json`) for Native, Deduplication, HAR, FCRC \
-         and FAD.\n"
-    );
-    for row in &d.rows {
+    if !opts.plots {
+        let _ = writeln!(o, "Plots were not written (`--no-plots`); the full HDR histograms are in `cells/*.json`.\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "Read latency CDFs per workload (from the full HDR histograms in `cells/*.json`) for Native, Deduplication, \
+             HAR, FCRC and FAD.\n"
+        );
+    }
+    for row in d.rows.iter().filter(|_| opts.plots) {
         let series: Vec<(String, Vec<(f64, f64)>)> = ["native", "dedup", "har", "fcrc", "fad"]
             .iter()
             .filter_map(|p| {
@@ -909,7 +938,7 @@ pub fn write_report(
             })
             .filter(|(_, pts)| !pts.is_empty())
             .collect();
-        if series.is_empty() || !opts.plots {
+        if series.is_empty() {
             continue;
         }
         let stem = format!("cdf_read_{}", row.key);
@@ -919,13 +948,6 @@ pub fn write_report(
 
     // All claims at a glance.
     let _ = writeln!(o, "## Summary: the paper's numbers beside ours\n");
-    let all: Vec<&str> = CLAIMS.iter().map(|c| c.figure).collect::<Vec<_>>();
-    let mut figs_list: Vec<&str> = Vec::new();
-    for f in all {
-        if !figs_list.contains(&f) {
-            figs_list.push(f);
-        }
-    }
     let mut summary = String::new();
     summary.push_str("| Figure | Paper's claim | Statistic | Paper | Ours |\n|---|---|---|---:|---:|\n");
     for c in CLAIMS {

@@ -28,7 +28,8 @@
 //!   memory at once) and drops a workload after its last cell.
 //!
 //! Results files contain no wall-clock times: the same command gives
-//! byte-identical `results.csv` / `results.json`. Timings go to `timing.json`.
+//! byte-identical `results.csv` / `results.json`. Timings go to `timing.json`
+//! ([`execute_in`]).
 
 pub mod fad;
 pub mod paper;
@@ -466,6 +467,31 @@ pub fn execute(plan: &Plan, opts: &ExecOptions, obs: &dyn Observer) -> Result<Ex
     let mut timings = timings.into_inner().unwrap_or_default();
     timings.sort_by(|a, b| a.what.cmp(&b.what));
     Ok(ExecOutcome { records, computed, cached, timings, wall_secs: start.elapsed().as_secs_f64() })
+}
+
+/// Runs `plan` with its cells in `out/cells/` (resuming from those already
+/// there) and writes `out/timing.json`: the wall-clock times of the run,
+/// which stay out of the results files so that those are reproducible.
+/// `identity` (e.g. config hash, seed, command) is stamped into it too.
+pub fn execute_in(
+    plan: &Plan,
+    out: &Path,
+    jobs: usize,
+    obs: &dyn Observer,
+    identity: serde_json::Map<String, serde_json::Value>,
+) -> Result<ExecOutcome, ExperimentError> {
+    std::fs::create_dir_all(out).map_err(|error| ExperimentError::Io { path: out.to_path_buf(), error })?;
+    let exec = execute(plan, &ExecOptions { jobs, cells_dir: out.join("cells") }, obs)?;
+    let mut timing = identity;
+    timing.insert("dedupsim_version".into(), VERSION.into());
+    timing.insert("wall_secs".into(), exec.wall_secs.into());
+    timing.insert("cells_computed".into(), exec.computed.into());
+    timing.insert("cells_cached".into(), exec.cached.into());
+    timing.insert("timings".into(), serde_json::to_value(&exec.timings).unwrap_or_default());
+    let path = out.join("timing.json");
+    let text = serde_json::to_string_pretty(&timing).map_err(|e| ExperimentError::Internal(e.to_string()))?;
+    std::fs::write(&path, text + "\n").map_err(|error| ExperimentError::Io { path, error })?;
+    Ok(exec)
 }
 
 /// Requests a workload replays, when known without loading it.

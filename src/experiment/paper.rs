@@ -1,5 +1,5 @@
-//! Every number FAD's text (Lin et al., `../shared/seeds/000_*.txt`,
-//! Sections I, II-C and IV) gives for its evaluation figures, printed beside
+//! The numbers FAD's text (Lin et al., `../shared/seeds/000_*.txt`,
+//! Sections II-C and IV) gives for its evaluation figures, printed beside
 //! ours in `REPORT.md`. Percentages are signed changes of the first scheme
 //! relative to the second (negative = lower = better for latency).
 //!
@@ -15,8 +15,8 @@ pub struct Claim {
     pub figure: &'static str,
     /// What is compared, in words.
     pub what: &'static str,
-    /// Which statistic: the average over workloads, or a named workload's
-    /// value, or the maximum over workloads.
+    /// Which statistic: the average over workloads, a named workload's
+    /// value, or the largest reduction or increase over workloads.
     pub stat: Stat,
     /// The subject scheme (registry name) and the reference scheme.
     pub subject: &'static str,
@@ -68,7 +68,7 @@ impl Metric {
     }
 }
 
-/// Builds a [`Claim`] (keeps the table below one line per claim).
+/// Builds a [`Claim`] from positional fields (keeps the table below short).
 #[allow(clippy::too_many_arguments)]
 const fn c(
     figure: &'static str,
@@ -275,12 +275,6 @@ pub const CLAIMS: &[Claim] = &[
 pub const FIG15_RHO: [f64; 7] = [0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35];
 pub const FIG15_SPEEDUP: [f64; 7] = [12.8, 14.2, 16.0, 18.1, 20.1, 20.8, 20.2];
 
-/// Fig. 16's range of per-workload write-volume increases (§IV-E), percent.
-pub const FIG16_RANGE: (f64, f64) = (0.3, 7.7);
-
 /// §IV-E: one RDLT on a 16-chip SSD, bytes; one WSTL node, bytes.
 pub const RDLT_BYTES: f64 = 64.0;
 pub const WSTL_NODE_BYTES: f64 = 12.0;
-
-/// The abstract's and §I's range of P99 reductions over the baselines.
-pub const P99_RANGE: (f64, f64) = (10.0, 44.6);

@@ -86,8 +86,9 @@ const KIB: f64 = 1024.0;
 const GIB: u64 = 1 << 30;
 const PAGE: u64 = 4096;
 
-/// Salts so that requests, contents and preconditioning use distinct
-/// random streams of the run seed.
+/// Salts so that a replica's requests and the contents of its timed writes
+/// use distinct random streams of the run seed (preconditioning contents
+/// come from `runner::prepare` with the run seed itself).
 const REQ_SALT: u64 = 0x5245_504c_4943_4131; // "REPLICA1"
 const CONTENT_SALT: u64 = 0x5245_504c_434f_4e54; // "REPLCONT"
 
@@ -456,18 +457,19 @@ pub struct ReplicaSpec {
 /// Per-request resource demand of a row on the Table I device, in µs:
 /// (bus, chip, hash engine), as described in the module doc.
 pub fn table1_demand_us(row: &TableRow) -> (f64, f64, f64) {
-    const XFER: f64 = 102.4; // 4096 B x 25 ns/B
-    const T_R: f64 = 20.0;
-    const T_PROG: f64 = 200.0;
-    const T_FP: f64 = 32.0;
-    const CHANNELS: f64 = 8.0;
-    const CHIPS: f64 = 16.0;
+    let dev = crate::config::Config::fad_table1();
+    let xfer = dev.timing.page_transfer.as_us_f64(); // 4096 B x 25 ns/B = 102.4
+    let t_r = dev.timing.read.as_us_f64();
+    let t_prog = dev.timing.program.as_us_f64();
+    let t_fp = dev.dedup.fingerprint.as_us_f64();
+    let channels = f64::from(dev.geometry.channels);
+    let chips = f64::from(dev.chips());
     let r = row.read_ratio;
     let rp = r * row.avg_read_kb * KIB / PAGE as f64;
     let wp = (1.0 - r) * row.avg_write_kb() * KIB / PAGE as f64;
-    let bus = (rp + wp) * XFER / CHANNELS;
-    let chip = (rp * (T_R + XFER) + wp * (XFER + T_PROG)) / CHIPS;
-    let hash = wp * T_FP;
+    let bus = (rp + wp) * xfer / channels;
+    let chip = (rp * (t_r + xfer) + wp * (xfer + t_prog)) / chips;
+    let hash = wp * t_fp;
     (bus, chip, hash)
 }
 

@@ -181,11 +181,16 @@ fn csv_row(r: &ResultRow) -> Vec<String> {
         r.seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(";"),
         r.cells.join(";"),
     ];
-    let mut rep = r.report.clone();
     // The run's own workload name and source columns name the cell's label.
-    rep.workload.name = r.workload.clone();
-    rep.workload.source = r.workload_source.clone();
-    row.extend(rep.csv_row());
+    let mut rep = r.report.csv_row();
+    for (col, value) in report::csv_header().iter().zip(rep.iter_mut()) {
+        match *col {
+            "workload" => value.clone_from(&r.workload),
+            "workload_source" => value.clone_from(&r.workload_source),
+            _ => {}
+        }
+    }
+    row.extend(rep);
     row
 }
 

@@ -31,7 +31,7 @@
 
 use super::results::{self, ResultRow};
 use super::workload::{WorkloadDef, WorkloadSpec};
-use super::{execute, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
+use super::{execute, execute_in, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
 use crate::config::Config;
 use crate::content::ContentModel;
 use serde::Deserialize;
@@ -151,7 +151,7 @@ impl Sweep {
         };
         let content = match &f.content {
             Some(c) => c.parse().map_err(|e| bad(format!("content: {e}")))?,
-            None => WorkloadDef::new(WorkloadSpec::Synth(Default::default())).content,
+            None => ContentModel::fad_calibrated(),
         };
         let utilization = f.utilization.unwrap_or(super::replica::DEFAULT_UTILIZATION);
         if !(utilization > 0.0 && utilization <= 1.0) {
@@ -232,11 +232,12 @@ impl Sweep {
     pub fn plan(&self) -> Result<Plan, ExperimentError> {
         let base = self.common.config()?;
         let mut plan = Plan::new(&self.common.name);
+        let combos = self.combinations();
         for spec in &self.workloads {
             let w = plan.add_workload(self.common.workload(spec.clone()))?;
-            for combo in self.combinations() {
+            for combo in &combos {
                 for p in &self.policies {
-                    plan.add_cell(w, p, &combo, &base)?;
+                    plan.add_cell(w, p, combo, &base)?;
                 }
             }
         }
@@ -330,7 +331,8 @@ impl CellArgs {
 }
 
 /// Runs a sweep into `out`: cells into `out/cells/`, merged rows into
-/// `out/results.csv` and `out/results.json`.
+/// `out/results.csv` and `out/results.json`, wall times into
+/// `out/timing.json`.
 pub fn run(
     sweep: &Sweep,
     out: &Path,
@@ -338,8 +340,10 @@ pub fn run(
     obs: &dyn Observer,
 ) -> Result<(ExecOutcome, Vec<ResultRow>), ExperimentError> {
     let plan = sweep.plan()?;
-    std::fs::create_dir_all(out).map_err(|error| ExperimentError::Io { path: out.to_path_buf(), error })?;
-    let exec = execute(&plan, &ExecOptions { jobs, cells_dir: out.join("cells") }, obs)?;
+    // Each cell's config hash and seed are in its record already.
+    let mut identity = serde_json::Map::new();
+    identity.insert("sweep".into(), plan.name.clone().into());
+    let exec = execute_in(&plan, out, jobs, obs, identity)?;
     let rows = results::merge_records(&exec.records);
     results::write(out, &rows)?;
     Ok((exec, rows))

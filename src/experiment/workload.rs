@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! mail | mail@0.05          Table II replica (scale in (0, 1])
-//! synth:SPEC                synthetic workload (SynthSpec compact form)
+//! synth:SPEC                synthetic workload (SynthSpec compact form;
+//!                           `page=` is replaced by the device's page size)
 //! trace:PATH                trace file (format auto-detected)
 //! ```
 
@@ -98,16 +99,7 @@ impl WorkloadDef {
             WorkloadSpec::Synth(s) => s.name.clone(),
             WorkloadSpec::Trace(p) => trace::trace_name(p),
         };
-        WorkloadDef {
-            spec,
-            label,
-            content: ContentModel::Zipf {
-                a: crate::content::FAD_ZIPF_A,
-                n: crate::content::ZipfN::TargetDedup(0.5),
-                copy: 0.0,
-            },
-            utilization: replica::DEFAULT_UTILIZATION,
-        }
+        WorkloadDef { spec, label, content: ContentModel::fad_calibrated(), utilization: replica::DEFAULT_UTILIZATION }
     }
 
     /// The replica spec, for replica workloads.
@@ -214,7 +206,9 @@ pub struct WorkloadSummary {
     pub avg_read_kib: f64,
     pub avg_write_kib: f64,
     pub avg_request_kib: f64,
-    /// Realized dedup rate of the replayed writes (preconditioning excluded).
+    /// Realized dedup rate of the replayed writes (preconditioning excluded;
+    /// a workload without replayed writes reports the rate of all written
+    /// contents, i.e. of its preconditioning).
     pub dedup_rate: f64,
     pub footprint_gib: f64,
     pub duration_s: f64,
@@ -244,7 +238,7 @@ impl WorkloadSummary {
             avg_read_kib: st.avg_read_kib,
             avg_write_kib: st.avg_write_kib,
             avg_request_kib: st.avg_request_kib,
-            // Over the replayed writes only (preconditioning excluded), as `trace stats`.
+            // Over the replayed writes only, as `trace stats` (see the field's doc).
             dedup_rate: st.dedup_rate.unwrap_or(p.content_dedup_rate),
             footprint_gib: st.footprint_gib,
             duration_s: st.duration_s,
