@@ -425,7 +425,7 @@ impl SynthSpec {
 }
 
 /// Precomputed request-size sampler.
-enum SizeSampler {
+pub(crate) enum SizeSampler {
     Fixed(u32),
     Uniform(u32, u32),
     /// Sizes and their running weight sums; sampled by binary search.
@@ -453,7 +453,8 @@ impl SizeSampler {
         }
     }
 
-    fn table(pages: Vec<u32>, w: &[f64]) -> SizeSampler {
+    /// Samples `pages[i]` with probability proportional to `w[i]`.
+    pub(crate) fn table(pages: Vec<u32>, w: &[f64]) -> SizeSampler {
         let mut acc = 0.0;
         let cum = w
             .iter()
@@ -466,7 +467,7 @@ impl SizeSampler {
     }
 
     #[inline]
-    fn sample<R: Rng>(&self, rng: &mut R) -> u32 {
+    pub(crate) fn sample<R: Rng>(&self, rng: &mut R) -> u32 {
         match self {
             SizeSampler::Fixed(n) => *n,
             SizeSampler::Uniform(a, b) => rng.gen_range(*a..=*b),

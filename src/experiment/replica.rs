@@ -56,6 +56,7 @@
 //! Replicas are labelled [`REPLICA_LABEL`] in every output.
 
 use crate::content::{try_assign_content, ContentError, ContentModel, ZipfN, FAD_ZIPF_A};
+use crate::synth::SizeSampler;
 use crate::units::{Nanos, Op};
 use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
 use rand::{Rng, SeedableRng};
@@ -361,38 +362,16 @@ impl GeometricSize {
         w
     }
 
+    /// A sampler of the distribution.
+    fn sampler(&self) -> SizeSampler {
+        SizeSampler::table((1..=self.max_pages).collect(), &self.weights())
+    }
+
     /// Mean in pages.
     pub fn mean(&self) -> f64 {
         let w = self.weights();
         let tw: f64 = w.iter().sum();
         w.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum::<f64>() / tw
-    }
-}
-
-/// Cumulative-table sampler of a [`GeometricSize`].
-struct SizeTable {
-    cum: Vec<f64>,
-}
-
-impl SizeTable {
-    fn new(d: &GeometricSize) -> SizeTable {
-        let mut acc = 0.0;
-        let cum = d
-            .weights()
-            .into_iter()
-            .map(|x| {
-                acc += x;
-                acc
-            })
-            .collect();
-        SizeTable { cum }
-    }
-    #[inline]
-    fn sample<R: Rng>(&self, rng: &mut R) -> u32 {
-        let total = self.cum[self.cum.len() - 1];
-        let u = rng.gen::<f64>() * total;
-        let i = self.cum.partition_point(|&c| c <= u);
-        (i.min(self.cum.len() - 1) + 1) as u32
     }
 }
 
@@ -529,8 +508,8 @@ impl ReplicaSpec {
 /// doc) and the content of every write. Deterministic.
 pub fn generate(spec: &ReplicaSpec, seed: u64) -> Result<Workload, ReplicaError> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ REQ_SALT);
-    let reads = SizeTable::new(&spec.read_size);
-    let writes = SizeTable::new(&spec.write_size);
+    let reads = spec.read_size.sampler();
+    let writes = spec.write_size.sampler();
     let loc = &spec.locality;
     let fp = spec.footprint_pages;
     let hot = spec.hot_pages.min(fp);
