@@ -80,7 +80,9 @@ pub struct WorkloadArgs {
     /// Trace format (default: auto-detect): msr, fiu, umass, systor, tencent, ssdsim, mqsim, native.
     #[arg(long)]
     pub format: Option<TraceFormat>,
-    /// Volume of a multi-volume trace: a number, major:minor (FIU), or `all` (disjoint ranges).
+    /// Volumes of a multi-volume trace: `all` (each volume on its own disjoint page range), `merge`
+    /// (every volume kept, device column ignored: one shared address space, as SSDsim and MQSim
+    /// do), or one volume: a number, or major:minor (FIU).
     #[arg(long, default_value = "all")]
     pub volume: VolumeSelect,
     /// Fold addresses beyond the device's logical capacity back into it (modulo).

@@ -26,7 +26,8 @@ pub struct StatsArgs {
     /// Trace format (default: auto-detect).
     #[arg(long)]
     format: Option<TraceFormat>,
-    /// Volume to keep (number, major:minor, or `all`).
+    /// Volumes: `all` (disjoint ranges), `merge` (device column ignored, one shared address space)
+    /// or one volume (a number, or major:minor).
     #[arg(long, default_value = "all")]
     volume: VolumeSelect,
     /// Count and skip malformed lines.

@@ -29,17 +29,24 @@ pub enum VolumeSelect {
     All,
     /// Keep only this volume number (FIU: `major << 20 | minor`).
     One(u32),
+    /// Keep every volume but ignore the volume number: all volumes share one
+    /// address space, as SSDsim 2.1 and MQSim do with the device column.
+    Merge,
 }
 
 impl FromStr for VolumeSelect {
     type Err = TraceError;
 
-    /// `all`, a volume number, or `major:minor` (FIU devices).
+    /// `all`, `merge`, a volume number, or `major:minor` (FIU devices).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let bad = || TraceError::InvalidOptions(format!("volume {s:?} is not `all`, a number or `major:minor`"));
+        let bad =
+            || TraceError::InvalidOptions(format!("volume {s:?} is not `all`, `merge`, a number or `major:minor`"));
         if s.eq_ignore_ascii_case("all") {
             return Ok(VolumeSelect::All);
+        }
+        if s.eq_ignore_ascii_case("merge") {
+            return Ok(VolumeSelect::Merge);
         }
         if let Some((maj, min)) = s.split_once(':') {
             let maj: u32 = maj.parse().map_err(|_| bad())?;
@@ -57,6 +64,7 @@ impl fmt::Display for VolumeSelect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             VolumeSelect::All => f.write_str("all"),
+            VolumeSelect::Merge => f.write_str("merge"),
             VolumeSelect::One(v) => write!(f, "{v}"),
         }
     }
@@ -146,7 +154,8 @@ pub struct Loaded {
     pub format: TraceFormat,
     /// Non-fatal observations (clamped timestamps, skipped lines, ...).
     pub warnings: Vec<String>,
-    /// Each kept volume with the first logical page of its range.
+    /// Each kept volume with the first logical page of its range (all 0
+    /// with [`VolumeSelect::Merge`]).
     pub volumes: Vec<(u32, u64)>,
 }
 
@@ -405,6 +414,9 @@ fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<Str
 ///    page (`ceil(max(offset + size) / page_size)` pages), so a single-volume
 ///    trace keeps its addresses. [`VolumeSelect::One`] keeps one volume
 ///    (addresses unchanged) and drops the rest while parsing.
+///    [`VolumeSelect::Merge`] keeps every volume at its own addresses, so
+///    that all volumes share one address space (SSDsim 2.1 and MQSim ignore
+///    the device number the same way).
 /// 2. **Time.** Arrival times are rebased so the first request arrives at 0.
 ///    A timestamp earlier than its predecessor's is clamped to it (the
 ///    simulator replays in order) and reported as a warning with the count.
@@ -436,8 +448,8 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
                 let list: Vec<String> = seen.iter().take(20).map(u32::to_string).collect();
                 format!(" for volume {v} (volumes present: {})", list.join(", "))
             }
-            VolumeSelect::All if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
-            VolumeSelect::All => String::new(),
+            VolumeSelect::All | VolumeSelect::Merge if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
+            VolumeSelect::All | VolumeSelect::Merge => String::new(),
         };
         return Err(TraceError::Empty { path: pb(), detail });
     }
@@ -459,9 +471,13 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     let mut bases: HashMap<u32, u64> = HashMap::new();
     let mut volumes = Vec::with_capacity(order.len());
     let mut next = 0u64;
+    let merge = opts.volume == VolumeSelect::Merge;
     for &(v, line, max_end) in &order {
         bases.insert(v, next);
         volumes.push((v, next));
+        if merge {
+            continue;
+        }
         next = next.checked_add(max_end.div_ceil(ps)).ok_or_else(|| TraceError::AddressOverflow {
             path: pb(),
             line,
@@ -646,6 +662,24 @@ mod tests {
         let none = LoadOptions { volume: VolumeSelect::One(9), ..LoadOptions::default() };
         let e = load_str(text, &none).unwrap_err().to_string();
         assert!(e.contains("no requests for volume 9 (volumes present: 5, 2)"), "{e}");
+    }
+
+    #[test]
+    fn merged_volumes_share_one_address_space() {
+        let text = "# dedupsim-trace v1\n0 W 8192 4096 5\n1 W 0 100 2\n2 R 4096 4096 5\n3 R 8192 8192 2\n";
+        let merge = LoadOptions { volume: VolumeSelect::Merge, ..LoadOptions::default() };
+        let l = load_str(text, &merge).unwrap();
+        let r = &l.workload.requests;
+        // Every volume kept, each at its own addresses: the device column is ignored.
+        assert_eq!(l.volumes, vec![(5, 0), (2, 0)]);
+        let got: Vec<(u32, u32)> = r.iter().map(|q| (q.lpn, q.pages)).collect();
+        assert_eq!(got, vec![(2, 1), (0, 1), (1, 1), (2, 2)]);
+        assert_eq!(l.workload.lpn_span, 4);
+        // The same records on one volume load identically.
+        let flat = "# dedupsim-trace v1\n0 W 8192 4096\n1 W 0 100\n2 R 4096 4096\n3 R 8192 8192\n";
+        assert_eq!(load_str(flat, &LoadOptions::default()).unwrap().workload.requests, *r);
+        assert_eq!("merge".parse::<VolumeSelect>().unwrap(), VolumeSelect::Merge);
+        assert_eq!(VolumeSelect::Merge.to_string(), "merge");
     }
 
     #[test]
