@@ -14,7 +14,7 @@ use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::sim::{RunOptions, SimError, Simulation};
 use crate::units::Op;
-use crate::workload::Workload;
+use crate::workload::{PreconditionRule, Workload};
 use thiserror::Error;
 
 /// Errors of a run.
@@ -40,11 +40,11 @@ pub struct Prepared {
     pub content_dedup_rate: f64,
 }
 
-/// Adds SSDsim-style preconditioning and assigns content to every write
-/// that has none, with `model` and `seed` (deterministic).
-pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64) -> Result<Prepared, RunError> {
+/// Adds preconditioning by `rule` and assigns content to every write that
+/// has none, with `model` and `seed` (deterministic).
+pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64, rule: PreconditionRule) -> Result<Prepared, RunError> {
     let had_content = w.requests.iter().any(|r| r.op == Op::Write) && w.has_content();
-    w.add_precondition();
+    w.add_precondition_with(rule);
     try_assign_content(&mut w, model, seed)?;
     let content_model =
         if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };

@@ -35,11 +35,11 @@
 //! latency is recorded when its last pending program has been applied.
 //! Mapping state changes at processing time; only timing is deferred.
 
-use crate::config::{Config, ReplayConfig};
+use crate::config::{Config, PreconditionPlacement, ReplayConfig};
 use crate::ftl::{Ftl, FtlError, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
 use crate::policy::{Action, Dup, PageInfo, Policy};
-use crate::timing::Timing;
+use crate::timing::{OpKind, Timing, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op};
 use crate::workload::{Request, Workload, NO_CONTENT};
 use std::cmp::Reverse;
@@ -51,26 +51,20 @@ use thiserror::Error;
 struct PendingOp {
     at: Nanos,
     chip: u32,
-    kind: PendingKind,
-    /// In-flight write slot the operation belongs to (`NO_SLOT` for GC).
+    kind: OpKind,
+    /// In-flight request slot the operation belongs to (`NO_TAG` for GC).
     slot: u32,
 }
 
+/// A timed request whose completion is not known yet.
 #[derive(Copy, Clone, Debug)]
-enum PendingKind {
-    Program,
-    Gc { moved: u32, erased: u32 },
-}
-
-const NO_SLOT: u32 = u32::MAX;
-
-/// A timed write whose completion is not known yet.
-#[derive(Copy, Clone, Debug, Default)]
 struct Inflight {
     issue: Nanos,
     done: Nanos,
-    /// Pending programs, plus one while the request is being processed.
+    /// Flash operations not completed yet, plus one while the request is
+    /// being processed.
     remaining: u32,
+    op: Op,
 }
 
 /// Files up to this many pages find in-file duplicates by scanning.
@@ -158,11 +152,16 @@ pub struct Simulation<'w> {
     checks: u64,
     /// Operations arriving at their chip in the future, sorted by arrival.
     pending: VecDeque<PendingOp>,
+    /// Completions taken from the timing model, to be applied.
+    completed: Vec<(u32, Nanos)>,
     inflight: Vec<Inflight>,
     free_slots: Vec<u32>,
     /// Closed loop: known completion times of outstanding requests.
     completions: BinaryHeap<Reverse<Nanos>>,
     closed_loop: bool,
+    precondition_placement: PreconditionPlacement,
+    /// Round-robin pointer of preconditioning placement.
+    precondition_next: u32,
 }
 
 impl<'w> Simulation<'w> {
@@ -203,10 +202,13 @@ impl<'w> Simulation<'w> {
             shadow,
             checks: 0,
             pending: VecDeque::new(),
+            completed: Vec::new(),
             inflight: Vec::new(),
             free_slots: Vec::new(),
             completions: BinaryHeap::new(),
             closed_loop: matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
+            precondition_placement: cfg.precondition.placement,
+            precondition_next: 0,
             ftl,
             policy,
         })
@@ -255,7 +257,10 @@ impl<'w> Simulation<'w> {
         let pre = w.precondition as usize;
         for (i, r) in w.requests[..pre].iter().enumerate() {
             self.prefetch_ahead(&w.requests[..pre], i);
-            self.write(i, r, Nanos::ZERO, false)?;
+            match self.precondition_placement {
+                PreconditionPlacement::Policy => self.write(i, r, Nanos::ZERO, false)?,
+                PreconditionPlacement::RoundRobin => self.precondition_round_robin(i, r)?,
+            }
             self.metrics.counters.precondition_requests += 1;
         }
         let timed = &w.requests[pre..];
@@ -273,20 +278,29 @@ impl<'w> Simulation<'w> {
                 }
                 ReplayConfig::ClosedLoop { queue_depth } => {
                     while outstanding >= queue_depth {
-                        // The next slot frees at the earliest completion; pending
-                        // operations arriving before it may complete an earlier one.
-                        let known = self.completions.peek().map(|c| c.0);
+                        // A slot frees at the earliest completion. Take a known
+                        // one only if nothing still to simulate can end earlier.
                         let next_op = self.pending.front().map(|o| o.at);
-                        match (known, next_op) {
-                            (Some(c), Some(a)) if a < c => self.apply_front(),
-                            (Some(c), _) => {
+                        let next_ev = self.timing.next_event();
+                        let horizon = match (next_op, next_ev) {
+                            (Some(a), Some(e)) => Some(a.min(e)),
+                            (a, e) => a.or(e),
+                        };
+                        if let Some(&Reverse(c)) = self.completions.peek() {
+                            if horizon.is_none_or(|h| c <= h) {
                                 self.completions.pop();
                                 outstanding -= 1;
                                 last_issue = last_issue.max(c);
+                                continue;
                             }
-                            (None, Some(_)) => self.apply_front(),
+                        }
+                        match (next_op, next_ev) {
+                            (Some(a), Some(e)) if a <= e => self.apply_front(),
+                            (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
+                            (Some(_), None) => self.apply_front(),
                             (None, None) => break,
                         }
+                        self.collect();
                     }
                     last_issue
                 }
@@ -298,11 +312,7 @@ impl<'w> Simulation<'w> {
             }
             self.drain_until(issue);
             match r.op {
-                Op::Read => {
-                    let d = self.read(r, issue)?;
-                    self.metrics.read_latency.record(d - issue);
-                    self.finish(d);
-                }
+                Op::Read => self.read(r, issue)?,
                 Op::Write => self.write(pre + k, r, issue, true)?,
                 Op::Trim => {
                     self.trim(r);
@@ -320,6 +330,8 @@ impl<'w> Simulation<'w> {
         while !self.pending.is_empty() {
             self.apply_front();
         }
+        self.timing.finish();
+        self.collect();
         progress(total, total);
         if self.opts.check {
             self.ftl.check_invariants()?;
@@ -328,8 +340,8 @@ impl<'w> Simulation<'w> {
         let out = RunOutput {
             policy: self.policy.name().to_string(),
             policy_stats: self.policy.stats(),
-            chip_busy: self.timing.chip_busy.clone(),
-            chip_wait: self.timing.chip_wait.clone(),
+            chip_busy: self.timing.chip_busy().to_vec(),
+            chip_wait: self.timing.chip_wait().to_vec(),
             erase_counts: self.ftl.erase_counts().collect(),
             metadata_bytes: self.ftl.metadata_bytes(),
             live_pages: self.ftl.live_pages(),
@@ -375,18 +387,26 @@ impl<'w> Simulation<'w> {
 
     #[inline]
     fn apply(&mut self, op: PendingOp) {
-        match op.kind {
-            PendingKind::Program => {
-                let d = self.timing.program_page(op.chip, op.at);
-                self.op_done(op.slot, d);
-            }
-            PendingKind::Gc { moved, erased } => {
-                self.timing.gc(op.chip, op.at, moved, erased);
-            }
-        }
+        self.timing.submit(op.chip, op.at, op.kind, op.slot);
+        self.collect();
     }
 
-    /// One part of in-flight write `slot` finished at `d`.
+    /// Applies the completions the timing model reported.
+    #[inline]
+    fn collect(&mut self) {
+        if !self.timing.has_completions() {
+            return;
+        }
+        let mut done = std::mem::take(&mut self.completed);
+        self.timing.take_completions(&mut done);
+        for &(slot, d) in &done {
+            self.op_done(slot, d);
+        }
+        done.clear();
+        self.completed = done;
+    }
+
+    /// One part of in-flight request `slot` finished at `d`.
     #[inline]
     fn op_done(&mut self, slot: u32, d: Nanos) {
         let f = &mut self.inflight[slot as usize];
@@ -394,14 +414,19 @@ impl<'w> Simulation<'w> {
         f.remaining -= 1;
         if f.remaining == 0 {
             let f = *f;
-            self.metrics.write_latency.record(f.done - f.issue);
+            let lat = f.done - f.issue;
+            if f.op == Op::Read {
+                self.metrics.read_latency.record(lat);
+            } else {
+                self.metrics.write_latency.record(lat);
+            }
             self.free_slots.push(slot);
             self.finish(f.done);
         }
     }
 
-    fn open_slot(&mut self, issue: Nanos) -> u32 {
-        let f = Inflight { issue, done: issue, remaining: 1 };
+    fn open_slot(&mut self, issue: Nanos, op: Op) -> u32 {
+        let f = Inflight { issue, done: issue, remaining: 1, op };
         match self.free_slots.pop() {
             Some(s) => {
                 self.inflight[s as usize] = f;
@@ -436,14 +461,23 @@ impl<'w> Simulation<'w> {
         max
     }
 
-    fn read(&mut self, r: &Request, t: Nanos) -> Result<Nanos, SimError> {
+    /// A timed read: one flash read per mapped page, all issued at `t`; its
+    /// latency is recorded when its last page is out.
+    fn read(&mut self, r: &Request, t: Nanos) -> Result<(), SimError> {
         let c = &mut self.metrics.counters;
         c.reads += 1;
         c.read_pages += r.pages as u64;
-        let mut done = t;
+        let slot = self.open_slot(t, Op::Read);
         let mut mapped = 0;
         for l in r.lpn..r.lpn + r.pages {
             let Some(e) = self.ftl.lookup(Lpn(l)) else {
+                if self.opts.check && self.shadow[l as usize] != 0 {
+                    return Err(InvariantViolation(format!(
+                        "LPN {l} was last written with content {} but is not mapped",
+                        self.shadow[l as usize] - 1
+                    ))
+                    .into());
+                }
                 self.metrics.counters.unmapped_read_pages += 1;
                 continue;
             };
@@ -459,7 +493,8 @@ impl<'w> Simulation<'w> {
             let geo = self.ftl.geometry();
             let chip = geo.chip_of(ent.ppn);
             let unit = geo.unit_of(ent.ppn);
-            done = done.max(self.timing.read_page(chip, t));
+            self.inflight[slot as usize].remaining += 1;
+            self.timing.submit(chip, t, OpKind::Read, slot);
             self.metrics.counters.flash_reads_host += 1;
             self.count_unit(unit);
             mapped += 1;
@@ -469,7 +504,10 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.read_sum += dof(mapped, max, self.units);
             self.metrics.dof.read_count += 1;
         }
-        Ok(done)
+        self.collect();
+        // Release the processing guard: completes now if nothing was read.
+        self.op_done(slot, t);
+        Ok(())
     }
 
     fn trim(&mut self, r: &Request) {
@@ -550,7 +588,7 @@ impl<'w> Simulation<'w> {
         // 4. Execute in page order.
         self.entry_of.clear();
         self.unit_of_page.clear();
-        let slot = if timed { self.open_slot(t) } else { NO_SLOT };
+        let slot = if timed { self.open_slot(t, Op::Write) } else { NO_TAG };
         let mut done = t;
         let mut last_h = t;
         for k in 0..n {
@@ -592,7 +630,7 @@ impl<'w> Simulation<'w> {
                     if timed {
                         let chip = self.ftl.geometry().chip_of(ppn);
                         self.inflight[slot as usize].remaining += 1;
-                        self.schedule(PendingOp { at: h, chip, kind: PendingKind::Program, slot }, t);
+                        self.schedule(PendingOp { at: h, chip, kind: OpKind::Program, slot }, t);
                     }
                     if let Some(gc) = gc {
                         self.account_gc(gc, h, t, timed);
@@ -630,6 +668,34 @@ impl<'w> Simulation<'w> {
         Ok(())
     }
 
+    /// An untimed preconditioning write placed without the policy: page by
+    /// page round-robin over the parallel units (SSDsim's pre-processing:
+    /// the i-th page goes to unit i mod units, channel fastest), one copy
+    /// per page (no deduplication among them). Under a deduplicating policy
+    /// a content's first copy is indexed, so replayed writes can
+    /// deduplicate against it.
+    fn precondition_round_robin(&mut self, index: usize, r: &Request) -> Result<(), SimError> {
+        if r.content == NO_CONTENT {
+            return Err(SimError::NoContent { index, pages: r.pages });
+        }
+        let contents: &[ContentId] = self.workload.content_of(r);
+        for (k, &c) in contents.iter().enumerate() {
+            let unit = self.precondition_next % self.units;
+            self.precondition_next = self.precondition_next.wrapping_add(1);
+            let lpn = Lpn(r.lpn + k as u32);
+            let (e, _, gc) = self.ftl.program(unit, c, self.dedup)?;
+            self.ftl.map_pinned(lpn, e);
+            self.metrics.counters.programs.precondition += 1;
+            if let Some(gc) = gc {
+                self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);
+            }
+            if self.opts.check {
+                self.shadow[lpn.0 as usize] = c.0 + 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Counts GC work and, when timed, schedules it on its chip at `at`.
     fn account_gc(&mut self, gc: GcWork, at: Nanos, now: Nanos, timed: bool) {
         let c = &mut self.metrics.counters;
@@ -639,8 +705,8 @@ impl<'w> Simulation<'w> {
         c.erases += gc.erased as u64;
         if timed {
             let chip = self.ftl.geometry().chip_of_plane(gc.plane);
-            let kind = PendingKind::Gc { moved: gc.moved, erased: gc.erased };
-            self.schedule(PendingOp { at, chip, kind, slot: NO_SLOT }, now);
+            let kind = OpKind::Gc(self.timing.gc_duration(gc.moved, gc.erased));
+            self.schedule(PendingOp { at, chip, kind, slot: NO_TAG }, now);
         }
     }
 }
@@ -653,8 +719,11 @@ mod tests {
     use crate::workload::Provenance;
 
     /// One channel, one chip: every operation contends for the same chip.
+    /// Writes complete when programmed (MQSim's rule) unless a test says otherwise.
     fn one_chip() -> Config {
-        Config::small_for_tests(1, 1, 16, 8)
+        let mut cfg = Config::small_for_tests(1, 1, 16, 8);
+        cfg.timing.write_completion = crate::timing::WriteCompletion::Program;
+        cfg
     }
 
     fn req(at_us: u64, op: Op, lpn: u32, content: u32) -> Request {
@@ -662,7 +731,15 @@ mod tests {
     }
 
     fn latencies(policy: &str, reqs: Vec<Request>, contents: Vec<u32>) -> (LatencySummary2, LatencySummary2) {
-        let cfg = one_chip();
+        latencies_with(one_chip(), policy, reqs, contents)
+    }
+
+    fn latencies_with(
+        cfg: Config,
+        policy: &str,
+        reqs: Vec<Request>,
+        contents: Vec<u32>,
+    ) -> (LatencySummary2, LatencySummary2) {
         let mut w = Workload::from_requests(Provenance::default(), reqs);
         w.contents = contents.into_iter().map(ContentId).collect();
         w.add_precondition();
@@ -703,6 +780,34 @@ mod tests {
         let (read, write) = latencies("native", reqs, vec![5]);
         assert_eq!(write, (hist(TX + TP), 1));
         assert_eq!(read, (hist(TX + TP - 10_000 + TR + TX), 1));
+    }
+
+    /// Read priority on a real request stream: a write's second page waits
+    /// on the chip behind the first's program; a read arriving meanwhile is
+    /// served before it, and completes at the figure the rule predicts.
+    /// Under FCFS it waits for both programs. With SSDsim's write rule
+    /// (transfer), the write completes when its last page is in the
+    /// register.
+    #[test]
+    fn read_priority_serves_a_read_before_a_queued_program() {
+        let w = |lpn| Request { arrival: Nanos(0), op: Op::Write, lpn, pages: 2, content: 0 };
+        let reqs = vec![w(0), req(1, Op::Read, 5, NO_CONTENT)];
+        let mut cfg = one_chip();
+        let (read, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![5, 6]);
+        // Page 0: transfer [0, TX), program until TX + TP. The read (at
+        // 1 us, LPN 5 preconditioned on the one chip) then senses and goes
+        // out; page 1 follows.
+        assert_eq!(read, (hist(TX + TP + TR + TX - 1_000), 1));
+        assert_eq!(write, (hist(TX + TP + TR + TX + TX + TP), 1));
+        cfg.timing.scheduling = crate::timing::Scheduling::Fcfs;
+        let (read, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![5, 6]);
+        assert_eq!(write, (hist(2 * (TX + TP)), 1));
+        assert_eq!(read, (hist(2 * (TX + TP) + TR + TX - 1_000), 1));
+        cfg.timing.scheduling = crate::timing::Scheduling::ReadPriority;
+        cfg.timing.write_completion = crate::timing::WriteCompletion::Transfer;
+        let (read, write) = latencies_with(cfg, "native", reqs, vec![5, 6]);
+        assert_eq!(read, (hist(TX + TP + TR + TX - 1_000), 1));
+        assert_eq!(write, (hist(TX + TP + TR + TX + TX), 1));
     }
 
     /// A fully deduplicated write completes when hashed; no flash program.

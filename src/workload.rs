@@ -28,6 +28,22 @@ pub struct Request {
     pub content: u32,
 }
 
+/// Which logical pages are written, untimed, before the replay
+/// (`precondition.rule`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PreconditionRule {
+    /// Every page the trace reads anywhere, even a page it writes before
+    /// reading it: SSDsim 2.1's trace pre-processing (`pre_process_page`).
+    #[default]
+    AllReads,
+    /// Only pages read before they are ever written (dedupsim's rule before
+    /// SSDsim agreement; MQSim maps such pages on their first read).
+    ReadsBeforeWrites,
+    /// Nothing: reads of never-written pages cost no flash access.
+    None,
+}
+
 /// Where a workload came from, printed in every output.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -76,28 +92,39 @@ impl Workload {
         }
     }
 
-    /// SSDsim-style preconditioning (as SSDsim's trace pre-processing):
-    /// every logical page that is read before it is ever written is written
-    /// once, untimed, before the replay starts. The writes are prepended in
-    /// order of first read, one write request per read request covering its
-    /// never-written pages as maximal contiguous runs, so that such data
+    /// Preconditioning with the pages-read-before-written rule
+    /// ([`PreconditionRule::ReadsBeforeWrites`]); see
+    /// [`Workload::add_precondition_with`].
+    pub fn add_precondition(&mut self) {
+        self.add_precondition_with(PreconditionRule::ReadsBeforeWrites);
+    }
+
+    /// Prepends untimed preconditioning writes chosen by `rule`: every
+    /// logical page the rule selects is written once before the replay
+    /// starts. The writes are prepended in order of first read, one write
+    /// request per read request covering its selected pages not yet
+    /// preconditioned, as maximal contiguous runs, so that such data
     /// lands on flash "as a file", like the data it stands for. Content for
     /// them is drawn by the content model like any other write, before the
     /// replayed writes' content. Idempotent.
-    pub fn add_precondition(&mut self) {
-        if self.precondition > 0 {
+    pub fn add_precondition_with(&mut self, rule: PreconditionRule) {
+        if self.precondition > 0 || rule == PreconditionRule::None {
             return;
         }
+        // Whether writes and trims count as "seen" (only pages read before
+        // they are written are preconditioned) or not (every page read).
+        let writes_count = rule == PreconditionRule::ReadsBeforeWrites;
         let mut seen = vec![0u64; (self.lpn_span as usize).div_ceil(64)];
         let mut pre = Vec::new();
         for r in &self.requests {
             let (a, b) = (r.lpn as usize, r.lpn as usize + r.pages as usize);
             match r.op {
-                Op::Write | Op::Trim => {
+                Op::Write | Op::Trim if writes_count => {
                     for l in a..b {
                         seen[l / 64] |= 1 << (l % 64);
                     }
                 }
+                Op::Write | Op::Trim => {}
                 Op::Read => {
                     let mut run: Option<u32> = None;
                     for l in a..=b {
@@ -160,5 +187,24 @@ mod tests {
         assert_eq!(w.timed().len(), 4);
         w.add_precondition();
         assert_eq!(w.requests.len(), 7);
+    }
+
+    #[test]
+    fn all_reads_rule_preconditions_every_page_read() {
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![
+                req(Op::Write, 2, 2), // written first, still preconditioned when read
+                req(Op::Read, 0, 6),
+                req(Op::Read, 0, 6), // already preconditioned
+                req(Op::Read, 10, 1),
+            ],
+        );
+        w.add_precondition_with(PreconditionRule::AllReads);
+        let pre: Vec<(u32, u32)> = w.requests[..w.precondition as usize].iter().map(|r| (r.lpn, r.pages)).collect();
+        assert_eq!(pre, vec![(0, 6), (10, 1)]);
+        let mut none = Workload::from_requests(Provenance::default(), vec![req(Op::Read, 0, 6)]);
+        none.add_precondition_with(PreconditionRule::None);
+        assert_eq!(none.precondition, 0);
     }
 }

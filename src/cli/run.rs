@@ -171,7 +171,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     apply_replay(&mut cfg, a.time_scale, a.queue_depth)?;
     let policies = policy_list(&a.policy)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
-    let prepared = runner::prepare(workload, &a.workload.content, cfg.seed)?;
+    let prepared = runner::prepare(workload, &a.workload.content, cfg.seed, cfg.precondition.rule)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
@@ -241,7 +241,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let w = synth::generate(&spec, cfg.seed)?;
     let t_gen = t0.elapsed();
     let t1 = Instant::now();
-    let prepared = runner::prepare(w, &a.content, cfg.seed)?;
+    let prepared = runner::prepare(w, &a.content, cfg.seed, cfg.precondition.rule)?;
     let t_prep = t1.elapsed();
     let n = prepared.workload.timed().len() as f64;
     let pages: u64 = prepared.workload.timed().iter().map(|r| r.pages as u64).sum();

@@ -22,7 +22,9 @@ pub use error::ConfigError;
 pub use overrides::apply_override;
 pub use raw::RawConfig;
 
+pub use crate::timing::{Scheduling, WriteCompletion};
 use crate::units::Nanos;
+pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,10 @@ pub struct TimingConfig {
     pub transfer_ps_per_byte: u64,
     /// Derived: one page over the channel bus.
     pub page_transfer: Nanos,
+    /// Which waiting operation chips and buses serve next.
+    pub scheduling: Scheduling,
+    /// When a page program counts as done for its write request.
+    pub write_completion: WriteCompletion,
 }
 
 /// Garbage collection and wear levelling.
@@ -80,6 +86,26 @@ pub struct GcConfig {
     /// Wear levelling: prefer the free block with the lowest erase count,
     /// and break greedy-victim ties toward the least-worn block.
     pub wear_leveling: bool,
+}
+
+/// Where untimed preconditioning writes are placed (`precondition.placement`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PreconditionPlacement {
+    /// Plain round-robin over the parallel units, page by page, with no
+    /// policy and no deduplication among them (SSDsim's pre-processing):
+    /// every policy starts from the same layout.
+    #[default]
+    RoundRobin,
+    /// Through the policy under test, like a replayed write (untimed).
+    Policy,
+}
+
+/// Preconditioning: what is on the device before the replay starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PreconditionConfig {
+    pub rule: PreconditionRule,
+    pub placement: PreconditionPlacement,
 }
 
 /// How the trace is replayed.
@@ -111,6 +137,7 @@ pub struct Config {
     pub over_provisioning: f64,
     pub timing: TimingConfig,
     pub gc: GcConfig,
+    pub precondition: PreconditionConfig,
     /// Granularity of the allocator's cyclic pointer.
     pub alloc_unit: ParallelUnit,
     pub replay: ReplayConfig,
@@ -145,8 +172,14 @@ impl Config {
                 erase: Nanos(1_500_000),
                 transfer_ps_per_byte,
                 page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
+                scheduling: Scheduling::ReadPriority,
+                write_completion: WriteCompletion::Transfer,
             },
             gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true },
+            precondition: PreconditionConfig {
+                rule: PreconditionRule::AllReads,
+                placement: PreconditionPlacement::RoundRobin,
+            },
             alloc_unit: ParallelUnit::Chip,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
             dedup: DedupConfig { fingerprint: Nanos::from_us(32), hash_engines: 1 },

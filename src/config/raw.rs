@@ -13,8 +13,8 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GeometryConfig, ParallelUnit, ReplayConfig,
-    TimingConfig,
+    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GeometryConfig, ParallelUnit, PreconditionConfig,
+    PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig, WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -186,6 +186,10 @@ pub struct RawTiming {
     pub erase: Option<RawTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transfer: Option<RawTransfer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_completion: Option<WriteCompletion>,
 }
 
 /// `[gc]`: garbage collection and wear levelling.
@@ -198,6 +202,16 @@ pub struct RawGc {
     pub copyback: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wear_leveling: Option<bool>,
+}
+
+/// `[precondition]`: the device's state before the replay.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrecondition {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<PreconditionRule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PreconditionPlacement>,
 }
 
 /// `replay.mode`.
@@ -259,6 +273,8 @@ pub struct RawConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc: Option<RawGc>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<RawPrecondition>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<RawReplay>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedup: Option<RawDedup>,
@@ -284,8 +300,9 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
             "page_size",
         ],
     ),
-    ("timing", &["read", "program", "erase", "transfer"]),
+    ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion"]),
     ("gc", &["min_free_blocks", "copyback", "wear_leveling"]),
+    ("precondition", &["rule", "placement"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
     ("dedup", &["fingerprint", "hash_engines"]),
     ("policy", &[]),
@@ -373,10 +390,13 @@ impl RawConfig {
                 )
             }),
             timing: overlay_section(self.timing, base.timing, |t, b| {
-                overlay_fields!(t, b, RawTiming { read, program, erase, transfer })
+                overlay_fields!(t, b, RawTiming { read, program, erase, transfer, scheduling, write_completion })
             }),
             gc: overlay_section(self.gc, base.gc, |t, b| {
                 overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling })
+            }),
+            precondition: overlay_section(self.precondition, base.precondition, |t, b| {
+                overlay_fields!(t, b, RawPrecondition { rule, placement })
             }),
             replay: overlay_section(self.replay, base.replay, |t, b| {
                 overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
@@ -401,6 +421,7 @@ impl RawConfig {
         let t = self.timing.unwrap_or_default();
         let gc = self.gc.unwrap_or_default();
         let r = self.replay.unwrap_or_default();
+        let pc = self.precondition.unwrap_or_default();
         let d = self.dedup.unwrap_or_default();
 
         let page_size_bytes = need(g.page_size, "geometry.page_size")?.0;
@@ -450,11 +471,17 @@ impl RawConfig {
                 erase: need(t.erase, "timing.erase")?.0,
                 transfer_ps_per_byte,
                 page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
+                scheduling: need(t.scheduling, "timing.scheduling")?,
+                write_completion: need(t.write_completion, "timing.write_completion")?,
             },
             gc: GcConfig {
                 min_free_blocks: need(gc.min_free_blocks, "gc.min_free_blocks")?,
                 copyback: need(gc.copyback, "gc.copyback")?,
                 wear_leveling: need(gc.wear_leveling, "gc.wear_leveling")?,
+            },
+            precondition: PreconditionConfig {
+                rule: need(pc.rule, "precondition.rule")?,
+                placement: need(pc.placement, "precondition.placement")?,
             },
             alloc_unit: need(self.alloc_unit, "alloc_unit")?,
             replay,
@@ -495,11 +522,17 @@ impl RawConfig {
                 program: Some(RawTime(c.timing.program)),
                 erase: Some(RawTime(c.timing.erase)),
                 transfer: Some(RawTransfer(c.timing.transfer_ps_per_byte)),
+                scheduling: Some(c.timing.scheduling),
+                write_completion: Some(c.timing.write_completion),
             }),
             gc: Some(RawGc {
                 min_free_blocks: Some(c.gc.min_free_blocks),
                 copyback: Some(c.gc.copyback),
                 wear_leveling: Some(c.gc.wear_leveling),
+            }),
+            precondition: Some(RawPrecondition {
+                rule: Some(c.precondition.rule),
+                placement: Some(c.precondition.placement),
             }),
             replay: Some(RawReplay { mode: Some(mode), time_scale, queue_depth }),
             dedup: Some(RawDedup {
