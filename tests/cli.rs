@@ -1,5 +1,6 @@
-//! CLI scenarios (assert_cmd): the default job, determinism, `--check`, and
-//! one test per class of bad input (clear message, exit code 1, no panic).
+//! CLI scenarios (assert_cmd): the default job, determinism, `--check`,
+//! `trace convert`, and one test per class of bad input (clear message, exit
+//! code 1, no panic).
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -211,5 +212,114 @@ mod bad_input {
     #[test]
     fn bad_content_model_is_a_usage_error() {
         dedupsim().args(["run", "--content", "zipf:a=-1"]).assert().code(2);
+    }
+}
+
+mod convert {
+    use super::*;
+    use std::path::Path;
+
+    fn stats(path: &Path, format: &str) -> serde_json::Value {
+        let out = dedupsim()
+            .args(["trace", "stats", "--json", "--format", format])
+            .arg(path)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    /// The lines run.sh (../shared/peers) accepts: 5 integers separated by
+    /// one space, size > 0, op 0 or 1, sectors below 2^32, non-decreasing times.
+    fn check_strict_ssdsim(text: &str) -> usize {
+        let mut last = 0u64;
+        for (i, line) in text.lines().enumerate() {
+            let f: Vec<u64> =
+                line.split(' ').map(|x| x.parse().unwrap_or_else(|_| panic!("line {i}: {line}"))).collect();
+            assert_eq!(f.len(), 5, "line {i}: {line}");
+            assert!(f[0] >= last, "line {i}: time goes backwards");
+            assert!(f[3] > 0 && f[4] <= 1 && f[2] + f[3] <= u64::from(u32::MAX), "line {i}: {line}");
+            last = f[0];
+        }
+        text.lines().count()
+    }
+
+    #[test]
+    fn synthetic_trace_converts_and_reloads_as_ssdsim() {
+        let dir = tempfile::tempdir().unwrap();
+        let native = dir.path().join("s.trace");
+        let ascii = dir.path().join("s.ascii");
+        dedupsim()
+            .args(["trace", "synth", "--synth", "requests=3000,read=0.4,footprint=1GiB,hot=0.4:256MiB", "-o"])
+            .arg(&native)
+            .assert()
+            .success();
+        dedupsim()
+            .args(["trace", "convert", "--to", "ssdsim", "--volume", "merge", "-o"])
+            .arg(&ascii)
+            .arg(&native)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("wrote 3000 requests"));
+        assert_eq!(check_strict_ssdsim(&std::fs::read_to_string(&ascii).unwrap()), 3000);
+        let (a, b) = (stats(&native, "native"), stats(&ascii, "ssdsim"));
+        for key in ["requests", "reads", "writes", "footprint_pages", "pages_written", "avg_read_kib"] {
+            assert_eq!(a[key], b[key], "{key}");
+        }
+        // No temporary file is left beside the output.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn volumes_trims_and_sector_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("v.trace");
+        let text = "# dedupsim-trace v1\n0 W 8192 4096 5\n10 W 0 100 2\n20 T 0 4096 2\n30 R 4096 4096 5\n";
+        std::fs::write(&t, text).unwrap();
+        let out = dir.path().join("v.ascii");
+        let convert = |extra: &[&str]| {
+            let mut c = dedupsim();
+            c.args(["trace", "convert", "--to", "ssdsim", "-o"]).arg(&out).arg(&t).args(extra);
+            c
+        };
+        // merge: every volume at its own address, devno 0; the trim dropped and counted.
+        convert(&["--volume", "merge"])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("2 volumes merged").and(predicate::str::contains("dropped 1 trim")));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "0 0 16 8 0\n10 0 0 8 0\n30 0 8 8 1\n");
+        // all: volume 2 placed after volume 5's 3 pages; one volume: only its requests (times
+        // relative to its first request; --sectors keeps the 100-byte write at one sector).
+        convert(&[]).assert().success().stderr(predicate::str::contains("2 volumes on disjoint ranges"));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "0 0 16 8 0\n10 0 24 8 0\n30 0 8 8 1\n");
+        convert(&["--volume", "2", "--sectors"]).assert().success();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "0 0 0 1 0\n");
+
+        // Beyond sector 2^32: a clear error suggesting --wrap, and the old output untouched.
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096\n1000 R 3000000000000 8192\n").unwrap();
+        convert(&[])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("request 2").and(predicate::str::contains("--wrap")));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "0 0 0 1 0\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary file left");
+        convert(&["--wrap"]).assert().success();
+        assert_eq!(check_strict_ssdsim(&std::fs::read_to_string(&out).unwrap()), 2);
+    }
+
+    #[test]
+    fn unwritable_output_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("x.trace");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096\n").unwrap();
+        dedupsim()
+            .args(["trace", "convert", "--to", "ssdsim", "-o"])
+            .arg(dir.path().join("no-such-dir").join("x.ascii"))
+            .arg(&t)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("no-such-dir"));
     }
 }

@@ -1,8 +1,8 @@
-//! `dedupsim trace ...`: statistics and synthetic traces.
+//! `dedupsim trace ...`: statistics, conversion and synthetic traces.
 
 use super::common::{self, ConfigArgs, WorkloadArgs};
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use dedupsim::content;
 use dedupsim::fromfiles::{self, FromFilesOptions, ReadPhase};
 use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
@@ -12,6 +12,9 @@ use std::path::PathBuf;
 pub enum TraceCmd {
     /// Print Table II-style characteristics of a trace.
     Stats(StatsArgs),
+    /// Convert any readable trace to SSDsim ASCII (`time_ns devno lsn size op`), to replay the
+    /// same requests on SSDsim 2.1 or MQSim (see docs/trace-formats.md).
+    Convert(ConvertArgs),
     /// Generate a synthetic trace (native format, with content ids) into a file.
     Synth(SynthArgs),
     /// Build a content-bearing trace from directory trees: each regular file becomes one write
@@ -36,6 +39,112 @@ pub struct StatsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// Output formats of `trace convert`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    /// SSDsim / MQSim ASCII: `time_ns devno lsn_sectors size_sectors op` (op 1 = read, 0 = write).
+    Ssdsim,
+}
+
+/// `trace convert`: what dedupsim would replay, written for another simulator.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The trace is loaded exactly as `dedupsim run --trace` loads it (FIU records merged, volumes \
+mapped, addresses page-aligned at the configured page size, backward timestamps clamped) and \
+written one request per line: integers separated by one space, devno 0 (the volumes already \
+share one address space: disjoint ranges with --volume all, their own addresses with --volume \
+merge), lsn and size in 512-byte sectors, op 1 = read and 0 = write. Times are in ns relative to \
+the first request (dedupsim rebases them anyway), non-decreasing. Trims are dropped and counted \
+on stderr. Every request must end below sector 2^32 (SSDsim's 32-bit sector numbers): otherwise \
+the conversion fails; --wrap folds the addresses into the device. The output is written \
+atomically (a temporary file renamed into place) and is not compressed.")]
+pub struct ConvertArgs {
+    /// Trace file (plain, .gz or .zst), in any format dedupsim reads.
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    to: ConvertTo,
+    /// Output file.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
+    /// Input trace format (default: auto-detect): msr, fiu, umass, systor, tencent, ssdsim, mqsim, native.
+    #[arg(long)]
+    format: Option<TraceFormat>,
+    /// Volumes: `all` (each on its own disjoint range), `merge` (device column ignored, one shared
+    /// address space, as SSDsim and MQSim read it) or one volume (a number, or major:minor).
+    #[arg(long, default_value = "all")]
+    volume: VolumeSelect,
+    /// Fold addresses beyond the device's logical capacity back into it (modulo).
+    #[arg(long)]
+    wrap: bool,
+    /// Count and skip malformed trace lines instead of stopping at the first.
+    #[arg(long)]
+    skip_bad_lines: bool,
+    /// Convert at most this many requests of the trace.
+    #[arg(long)]
+    max_requests: Option<u64>,
+    /// Keep 512-byte sector precision instead of aligning requests to pages (SSDsim and MQSim then
+    /// move only the sectors a request names; dedupsim still replays whole pages).
+    #[arg(long)]
+    sectors: bool,
+    /// Device preset (fad-table1, fad-onfi800, tiny): its page size aligns the requests, its
+    /// logical capacity bounds --wrap.
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// Device configuration file (TOML) instead of a preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config key, e.g. --set geometry.page_size=8KiB (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    let ConvertTo::Ssdsim = a.to;
+    let cfg = ConfigArgs { preset: a.preset, config: a.config, set: a.set, seed: None }.load()?;
+    let page_size = if a.sectors { 512 } else { cfg.geometry.page_size };
+    let per_page = u64::from(cfg.geometry.page_size / page_size);
+    let opts = LoadOptions {
+        format: a.format,
+        page_size,
+        volume: a.volume,
+        skip_bad_lines: a.skip_bad_lines,
+        wrap_to_pages: a.wrap.then(|| cfg.logical_pages() * per_page),
+        max_requests: a.max_requests,
+        ignore_content: true,
+        ..LoadOptions::default()
+    };
+    let loaded = trace::load(&a.file, &opts)?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    if loaded.workload.requests.iter().all(|r| r.op == dedupsim::units::Op::Trim) {
+        anyhow::bail!("{}: no read or write requests to convert (only trims)", a.file.display());
+    }
+    let n = common::write_atomically(&a.out, |f| Ok(trace::write_ssdsim(&loaded.workload, page_size, f)?))
+        .with_context(|| format!("converting {}", a.file.display()))?;
+    let volumes = match a.volume {
+        VolumeSelect::All if loaded.volumes.len() > 1 => {
+            format!(", {} volumes on disjoint ranges", loaded.volumes.len())
+        }
+        VolumeSelect::Merge if loaded.volumes.len() > 1 => format!(", {} volumes merged", loaded.volumes.len()),
+        _ => String::new(),
+    };
+    eprintln!(
+        "wrote {} requests ({} reads, {} writes{volumes}) from {} ({}) to {} as SSDsim ASCII",
+        n.requests,
+        n.reads,
+        n.writes,
+        a.file.display(),
+        loaded.format,
+        a.out.display()
+    );
+    if n.trims_dropped > 0 {
+        eprintln!("dropped {} trim requests (SSDsim ASCII has no trim)", n.trims_dropped);
+    }
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -129,6 +238,7 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             }
         }
         TraceCmd::FromFiles(a) => from_files(a),
+        TraceCmd::Convert(a) => convert(a),
         TraceCmd::Synth(a) => {
             let cfg = a.cfg.load()?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;

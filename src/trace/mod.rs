@@ -9,7 +9,9 @@
 //! layout and time unit. [`load`] then aligns records to pages, maps volumes
 //! to disjoint page ranges, rebases time and interns content (see
 //! [`build_workload`] for the rules); [`stats()`] summarises a workload in
-//! the style of FAD's Table II. `docs/trace-formats.md` summarises all
+//! the style of FAD's Table II. Writers: [`write_native`],
+//! [`write_native_workload`] and [`write_ssdsim`] (SSDsim ASCII, for
+//! replaying a workload on SSDsim or MQSim). `docs/trace-formats.md` summarises all
 //! formats.
 //!
 //! ```no_run
@@ -45,6 +47,7 @@ pub use load::{
 pub use native::{content_id_hash, write_native, write_native_workload};
 pub use open::open;
 pub use parse::{pages_covered, parse_seconds_ns, Numbered, HASH_PAGE};
+pub use ssdsim::{write_ssdsim, SsdsimWriteError, SsdsimWritten};
 pub use stats::{stats, stats_with_page_size, TraceStats};
 
 /// A 128-bit content fingerprint of one 4 KiB page as carried by a trace

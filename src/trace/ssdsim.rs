@@ -14,10 +14,16 @@
 //!
 //! The layout and units are identical to MQSim's ([`super::mqsim`]); both
 //! share one parser with their own field names.
+//!
+//! [`write_ssdsim`] writes a page-aligned workload in this format (what
+//! `dedupsim trace convert --to ssdsim` produces), in the strict shape both
+//! simulators read alike.
 
 use super::parse::{check_extent, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::{Nanos, Op, SECTOR};
+use crate::workload::Workload;
+use std::io::{self, BufWriter, Write};
 
 const NAMES: &[&str] = &["time", "devno", "lsn", "size", "ope"];
 
@@ -45,9 +51,132 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
     Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
 }
 
+/// The largest sector address (exclusive end of a request) SSDsim can hold:
+/// it keeps `lsn` in 32 bits, so `lsn + size` must stay below 2^32.
+pub const MAX_SECTOR_END: u64 = u32::MAX as u64;
+
+/// What [`write_ssdsim`] wrote.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SsdsimWritten {
+    /// Lines written (reads + writes).
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Trim requests left out (the format has no trim).
+    pub trims_dropped: u64,
+}
+
+/// Why [`write_ssdsim`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SsdsimWriteError {
+    /// A request ends beyond SSDsim's 32-bit sector addresses.
+    #[error(
+        "request {request} (sectors {lsn}..{end}) ends beyond sector 2^32-1, the largest address \
+         SSDsim keeps (32-bit sector numbers, 2 TiB); use --wrap to fold the addresses into the device",
+        end = lsn + sectors
+    )]
+    SectorOverflow {
+        /// 1-based index of the request in the workload.
+        request: u64,
+        lsn: u64,
+        sectors: u64,
+    },
+    /// The page size is not a positive multiple of 512 bytes.
+    #[error("page size {0} is not a positive multiple of 512 bytes")]
+    PageSize(u32),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Writes a page-aligned workload as an SSDsim ASCII trace:
+/// `time_ns devno lsn size op`, one request per line, integers separated by
+/// one space, `devno` 0 (the workload's volumes already share one address
+/// space), `lsn` and `size` in 512-byte sectors (`lpn × page_size / 512`,
+/// `pages × page_size / 512`), op `1` = read and `0` = write. Times are the
+/// workload's arrival times (relative to its first request, non-decreasing).
+/// Trims are left out and counted. Every request must end at or below
+/// sector 2^32-1 ([`MAX_SECTOR_END`]); the first one that does not is a
+/// [`SsdsimWriteError::SectorOverflow`], checked before anything is written.
+pub fn write_ssdsim<W: Write>(w: &Workload, page_size: u32, out: W) -> Result<SsdsimWritten, SsdsimWriteError> {
+    let ps = u64::from(page_size);
+    if ps == 0 || ps % SECTOR != 0 {
+        return Err(SsdsimWriteError::PageSize(page_size));
+    }
+    let k = ps / SECTOR;
+    let extent = |lpn: u32, pages: u32| (u64::from(lpn) * k, u64::from(pages) * k);
+    for (i, r) in w.requests.iter().enumerate() {
+        let (lsn, sectors) = extent(r.lpn, r.pages);
+        if r.op != Op::Trim && lsn + sectors > MAX_SECTOR_END {
+            return Err(SsdsimWriteError::SectorOverflow { request: i as u64 + 1, lsn, sectors });
+        }
+    }
+    let mut out = BufWriter::new(out);
+    let mut n = SsdsimWritten::default();
+    for r in &w.requests {
+        let op = match r.op {
+            Op::Read => {
+                n.reads += 1;
+                1
+            }
+            Op::Write => {
+                n.writes += 1;
+                0
+            }
+            Op::Trim => {
+                n.trims_dropped += 1;
+                continue;
+            }
+        };
+        let (lsn, sectors) = extent(r.lpn, r.pages);
+        writeln!(out, "{} 0 {lsn} {sectors} {op}", r.arrival.0)?;
+    }
+    out.flush()?;
+    n.requests = n.reads + n.writes;
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::{Request, NO_CONTENT};
+
+    fn workload(reqs: &[(u64, Op, u32, u32)]) -> Workload {
+        let requests = reqs
+            .iter()
+            .map(|&(t, op, lpn, pages)| Request { arrival: Nanos(t), op, lpn, pages, content: NO_CONTENT })
+            .collect();
+        Workload { requests, ..Workload::default() }
+    }
+
+    #[test]
+    fn writes_strict_lines_and_drops_trims() {
+        let w = workload(&[(0, Op::Write, 3, 2), (1500, Op::Trim, 0, 1), (2000, Op::Read, 0, 1)]);
+        let mut buf = Vec::new();
+        let n = write_ssdsim(&w, 4096, &mut buf).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), "0 0 24 16 0\n2000 0 0 8 1\n");
+        assert_eq!(n, SsdsimWritten { requests: 2, reads: 1, writes: 1, trims_dropped: 1 });
+        // Read back: the same extents.
+        let r = parse_line("0 0 24 16 0").unwrap().unwrap();
+        assert_eq!((r.offset, r.size, r.op), (3 * 4096, 2 * 4096, Op::Write));
+    }
+
+    #[test]
+    fn sector_addresses_must_fit_32_bits() {
+        // 4 KiB pages: page 2^29 - 2 ends at sector 2^32 - 8; page 2^29 - 1 ends at 2^32, one too far.
+        let last_ok = workload(&[(0, Op::Read, (1 << 29) - 2, 1)]);
+        assert!(write_ssdsim(&last_ok, 4096, Vec::new()).is_ok());
+        let w = workload(&[(0, Op::Write, 0, 1), (5, Op::Read, (1 << 29) - 1, 1)]);
+        let mut buf = Vec::new();
+        let e = write_ssdsim(&w, 4096, &mut buf).unwrap_err();
+        assert!(matches!(e, SsdsimWriteError::SectorOverflow { request: 2, lsn: 4294967288, sectors: 8 }), "{e:?}");
+        assert!(e.to_string().contains("--wrap"), "{e}");
+        assert!(buf.is_empty(), "nothing written on error");
+        assert!(matches!(write_ssdsim(&w, 1000, Vec::new()), Err(SsdsimWriteError::PageSize(1000))));
+        // 512-byte pages keep sector precision.
+        let mut buf = Vec::new();
+        write_ssdsim(&workload(&[(7, Op::Write, 303574, 7)]), 512, &mut buf).unwrap();
+        assert_eq!(buf, b"7 0 303574 7 0\n");
+    }
 
     #[test]
     fn parses_ssdsim_line() {
