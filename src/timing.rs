@@ -87,6 +87,9 @@ pub enum WriteCompletion {
 /// Tag of an operation whose completion nobody waits for (GC).
 pub const NO_TAG: u32 = u32::MAX;
 
+/// "No phase running" for a channel's cached next phase end.
+const NEVER: Nanos = Nanos(u64::MAX);
+
 /// What a flash operation does.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum OpKind {
@@ -160,6 +163,11 @@ struct Channel {
     now: Nanos,
     bus_free: Nanos,
     chips: Vec<Chip>,
+    /// Operations waiting in the chips' queues (a fast "nothing to start").
+    queued: u32,
+    /// End of the earliest running timed phase (`Nanos::MAX`-like when none),
+    /// cached by `settle`.
+    next: Nanos,
 }
 
 /// Durations and rules shared by every channel.
@@ -208,8 +216,13 @@ impl Timing {
             scheduling: cfg.timing.scheduling,
             completion: cfg.timing.write_completion,
         };
-        let channel =
-            Channel { now: Nanos::ZERO, bus_free: Nanos::ZERO, chips: vec![Chip::new(); g.chips_per_channel as usize] };
+        let channel = Channel {
+            now: Nanos::ZERO,
+            bus_free: Nanos::ZERO,
+            chips: vec![Chip::new(); g.chips_per_channel as usize],
+            queued: 0,
+            next: NEVER,
+        };
         Timing {
             rules,
             t_read: cfg.timing.read,
@@ -237,6 +250,7 @@ impl Timing {
         let ch = &mut self.channels[h as usize];
         ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
         ch.now = ch.now.max(at);
+        ch.queued += 1;
         let c = &mut ch.chips[local];
         match kind {
             OpKind::Read => c.reads.push_back(Queued { arrival: at, tag, gc: Nanos::ZERO }),
@@ -334,7 +348,7 @@ impl Channel {
     /// End of the earliest running timed phase.
     #[inline]
     fn next_end(&self) -> Option<Nanos> {
-        self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min()
+        (self.next != NEVER).then_some(self.next)
     }
 
     /// Processes every event before `until`.
@@ -361,10 +375,17 @@ impl Channel {
     /// until nothing changes.
     fn settle(&mut self, h: u32, n: u32, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
         let now = self.now;
+        if self.next > now && self.queued == 0 && !self.chips.iter().any(|c| c.phase == Phase::Held) {
+            return; // nothing ends, nothing waits
+        }
         loop {
             let mut changed = false;
             // 1. Phases ending now.
+            let due = self.next <= now;
             for c in self.chips.iter_mut() {
+                if !due {
+                    break;
+                }
                 if !c.timed() || c.until > now {
                     continue;
                 }
@@ -394,6 +415,9 @@ impl Channel {
             }
             // 2. Idle chips start chip-only work (a read's sense, GC).
             for (i, c) in self.chips.iter_mut().enumerate() {
+                if self.queued == 0 {
+                    break;
+                }
                 if c.phase != Phase::Idle {
                     continue;
                 }
@@ -405,6 +429,7 @@ impl Channel {
                 };
                 if take_read {
                     let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, gc: Nanos::ZERO });
+                    self.queued -= 1;
                     acct.wait[chip] += now - q.arrival;
                     c.phase = Phase::Sense;
                     c.until = now + r.t_read;
@@ -413,6 +438,7 @@ impl Channel {
                     changed = true;
                 } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
                     c.writes.pop_front();
+                    self.queued -= 1;
                     acct.wait[chip] += now - q.arrival;
                     acct.busy[chip] += q.gc;
                     c.phase = Phase::Gc;
@@ -452,6 +478,7 @@ impl Channel {
                         c.phase = Phase::Out;
                     } else {
                         let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, gc: Nanos::ZERO });
+                        self.queued -= 1;
                         acct.wait[chip] += now - q.arrival;
                         acct.busy[chip] += r.t_xfer + r.t_prog;
                         c.phase = Phase::In;
@@ -463,8 +490,9 @@ impl Channel {
                 }
             }
             if !changed {
-                return;
+                break;
             }
+            self.next = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
         }
     }
 }
