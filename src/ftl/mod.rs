@@ -174,6 +174,8 @@ struct Plane {
 pub struct GcWork {
     pub plane: u32,
     pub moved: u32,
+    /// Of the moved pages, those shared by several LPNs (refs > 1).
+    pub shared: u32,
     pub erased: u32,
 }
 
@@ -193,6 +195,8 @@ pub struct Ftl {
     unit_ptr: Vec<u32>,
     live_entries: u64,
     indexed: u64,
+    /// Pages GC migrated that were shared (refs > 1), over the FTL's life.
+    gc_moved_shared: u64,
 }
 
 impl Ftl {
@@ -238,6 +242,7 @@ impl Ftl {
             unit_ptr: vec![0; geo.unit_count() as usize],
             live_entries: 0,
             indexed: 0,
+            gc_moved_shared: 0,
             geo,
         }
     }
@@ -545,8 +550,10 @@ impl Ftl {
                 let new = self.alloc_page(plane)?;
                 self.p2e[p as usize] = 0;
                 self.p2e[new.0 as usize] = e;
-                self.entries[(e - 1) as usize].ppn = new;
+                let ent = &mut self.entries[(e - 1) as usize];
+                ent.ppn = new;
                 work.moved += 1;
+                work.shared += (ent.refs > 1) as u32;
             }
             let m = &mut self.blocks[victim as usize];
             m.valid = 0;
@@ -556,6 +563,7 @@ impl Ftl {
             self.planes[plane as usize].free.push(key, victim);
             work.erased += 1;
         }
+        self.gc_moved_shared += work.shared as u64;
         Ok(work)
     }
 
@@ -586,6 +594,12 @@ impl Ftl {
     /// Live physical copies (valid pages).
     pub fn live_pages(&self) -> u64 {
         self.live_entries
+    }
+
+    /// Pages GC has migrated that were shared by several LPNs (reference
+    /// count above 1 when moved), since the FTL was created.
+    pub fn gc_moved_shared(&self) -> u64 {
+        self.gc_moved_shared
     }
 
     /// Fingerprint-index entries (contents with a primary copy).
