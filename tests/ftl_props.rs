@@ -15,7 +15,7 @@ use dedupsim::config::Config;
 use dedupsim::ftl::Ftl;
 use dedupsim::policy;
 use dedupsim::sim::{RunOptions, Simulation};
-use dedupsim::units::{ContentId, Nanos, Op};
+use dedupsim::units::{ContentId, Lpn, Nanos, Op};
 use dedupsim::workload::{Provenance, Request, Workload, NO_CONTENT};
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -110,7 +110,7 @@ proptest! {
 
 fn check_final(ftl: &Ftl, model: &HashMap<u32, u32>) -> Result<(), String> {
     for l in 0..ftl.logical_pages() {
-        let got = ftl.lookup(dedupsim::units::Lpn(l)).map(|e| ftl.entry(e).content.0);
+        let got = ftl.lookup(Lpn(l)).map(|e| ftl.entry(e).content.0);
         if got != model.get(&l).copied() {
             return Err(format!("LPN {l}: FTL has {got:?}, model {:?}", model.get(&l)));
         }
@@ -143,4 +143,41 @@ fn the_tiny_geometry_exercises_gc() {
         assert!(out.metrics.counters.programs.gc > 0, "{name}: GC moved no page");
         check_final(&ftl, &model).unwrap();
     }
+}
+
+/// Soft GC (FAD's early-GC hint) on a plane far from full: its victim's 7
+/// valid pages fill the active block, which takes a free block, so the
+/// erase gains none; the next victim is fully valid. Soft GC must stop
+/// there (it used to report "device full" with 55 live pages in 128). The
+/// shared page it moves is counted.
+#[test]
+fn soft_gc_stops_at_a_fully_valid_victim() {
+    let cfg = Config::load(Some("tiny"), &[]).expect("tiny preset");
+    let mut ftl = Ftl::new(&cfg);
+    assert_eq!(ftl.geometry().unit_planes(0), &[0]);
+    let write = |ftl: &mut Ftl, lpn: u32, content: u32| {
+        let (e, _, gc) = ftl.program(0, ContentId(content), true).unwrap();
+        assert_eq!(gc, None);
+        ftl.map_pinned(Lpn(lpn), e);
+    };
+    // Blocks 0..5 full, block 6 (active) holds 7 pages, 9 free blocks.
+    for l in 0..55 {
+        write(&mut ftl, l, l);
+    }
+    // LPN 100 shares LPN 1's page (in block 0).
+    let e = ftl.find_duplicate(ContentId(1)).unwrap();
+    ftl.pin(e);
+    ftl.map_pinned(Lpn(100), e);
+    // Block 6 fills; block 0 holds the plane's only invalid page.
+    write(&mut ftl, 0, 1000);
+    assert_eq!(ftl.free_blocks(0), 9);
+    let gc = ftl.soft_collect(0, 8).unwrap().expect("9 free blocks < 2 + 8: soft GC runs");
+    assert_eq!((gc.moved, gc.shared, gc.erased), (7, 1, 1));
+    assert_eq!(ftl.free_blocks(0), 9);
+    assert_eq!(ftl.gc_moved_shared(), 1);
+    ftl.check_invariants().unwrap();
+    let mut model: HashMap<u32, u32> = (1..55).map(|l| (l, l)).collect();
+    model.insert(0, 1000);
+    model.insert(100, 1);
+    check_final(&ftl, &model).unwrap();
 }

@@ -497,7 +497,7 @@ impl Ftl {
 
     /// Greedy GC on one plane until its free blocks reach the threshold.
     fn collect(&mut self, plane: u32) -> Result<GcWork, FtlError> {
-        self.collect_until(plane, self.min_free)
+        self.collect_until(plane, self.min_free, false)
     }
 
     /// Greedy victim of a plane: (invalid pages, block) of the closed block
@@ -531,13 +531,18 @@ impl Ftl {
         best
     }
 
-    /// Greedy GC on one plane until it has `target` free blocks.
-    fn collect_until(&mut self, plane: u32, target: u32) -> Result<GcWork, FtlError> {
+    /// Greedy GC on one plane until it has `target` free blocks. A `soft`
+    /// (best-effort) collection stops without error when the best remaining
+    /// victim has no invalid page: migrating a victim can fill the active
+    /// block and take a free one, so reclaiming it need not raise the free
+    /// count, and the next victim may be fully valid in a plane far from full.
+    fn collect_until(&mut self, plane: u32, target: u32, soft: bool) -> Result<GcWork, FtlError> {
         let mut work = GcWork { plane, ..GcWork::default() };
         let ppb = self.geo.pages_per_block;
         while (self.planes[plane as usize].free.len()) < target {
             let victim = match self.pick_victim(plane) {
                 Some((inv, b)) if inv > 0 => b,
+                _ if soft => break,
                 _ => return Err(self.full_error(plane)),
             };
             // Migrate valid pages inside the plane.
@@ -573,9 +578,10 @@ impl Ftl {
     }
 
     /// Early GC (a policy's hint): in the plane of `unit` with the fewest
-    /// free blocks, if that is below `min_free_blocks + margin`, reclaims one
-    /// greedy victim. Returns `None` (no error) when no plane qualifies or
-    /// the victim would have no invalid page.
+    /// free blocks, if that is below `min_free_blocks + margin`, reclaims
+    /// greedy victims until that plane has one more free block, stopping
+    /// early (no error) at a victim without invalid pages. Returns `None`
+    /// when no plane qualifies or the first victim would have no invalid page.
     pub fn soft_collect(&mut self, unit: u32, margin: u32) -> Result<Option<GcWork>, FtlError> {
         let Some(&plane) = self.geo.unit_planes(unit).iter().min_by_key(|&&q| self.planes[q as usize].free.len())
         else {
@@ -586,7 +592,7 @@ impl Ftl {
             return Ok(None);
         }
         match self.pick_victim(plane) {
-            Some((inv, _)) if inv > 0 => self.collect_until(plane, free + 1).map(Some),
+            Some((inv, _)) if inv > 0 => self.collect_until(plane, free + 1, true).map(Some),
             _ => Ok(None),
         }
     }
