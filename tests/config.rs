@@ -247,7 +247,13 @@ fn bad_inputs_name_the_key() {
         (&["over_provisioning=lots"], "over_provisioning"),
         (&["gc.min_free_blocks=0"], "gc.min_free_blocks"),
         (&["gc.min_free_blocks=2048"], "gc.min_free_blocks"),
-        (&["gc.min_free_blocks=408"], "gc.min_free_blocks"),
+        // Above the spare blocks only with the SSDsim rule (one victim per write).
+        (&["gc.min_free_blocks=408", "gc.rule=until-threshold"], "gc.min_free_blocks"),
+        (&["gc.rule=sometimes"], "gc.rule"),
+        (&["precondition.aged=1.0"], "precondition.aged"),
+        (&["precondition.rule=some"], "precondition.rule"),
+        (&["timing.scheduling=lifo"], "timing.scheduling"),
+        (&["timing.write_completion=never"], "timing.write_completion"),
         (&["over_provisioning=0"], "gc.min_free_blocks"),
         (&["timing.read=0"], "timing.read"),
         (&["timing.program=0us"], "timing.program"),
@@ -284,10 +290,12 @@ fn bad_inputs_name_the_key() {
     assert!(load_err(&["over_provisioning=1.0"])
         .starts_with("over_provisioning = 1.0: must be below 100%, the host would see no capacity"));
     // GC threshold messages say what would work.
-    let m = load_err(&["gc.min_free_blocks=500"]);
+    let m = load_err(&["gc.min_free_blocks=500", "gc.rule=until-threshold"]);
     assert!(m.contains("409 spare blocks") && m.contains("<= 407"), "{m}");
     // Exactly 2 spare blocks above the threshold is fine.
-    Config::load(None, &sets(&["gc.min_free_blocks=407"])).unwrap();
+    Config::load(None, &sets(&["gc.min_free_blocks=407", "gc.rule=until-threshold"])).unwrap();
+    // SSDsim's rule accepts FAD's `gc hard threshold = 0.30` (614 of 2048).
+    Config::load(None, &sets(&["gc.min_free_blocks=614"])).unwrap();
 }
 
 #[test]
@@ -321,7 +329,7 @@ fn validate_checks_hand_built_configs() {
 fn config_hash_is_stable_and_sensitive() {
     let base = Config::fad_table1();
     // Golden value: changes only if the canonical TOML format changes.
-    assert_eq!(base.config_hash_hex(), "88be0bd59208d3e2");
+    assert_eq!(base.config_hash_hex(), "fbec4f7969bd4953");
     assert_eq!(base.config_hash_hex().len(), 16);
     assert_eq!(base.config_hash(), Config::preset("fad-table1").unwrap().config_hash());
 

@@ -86,6 +86,22 @@ pub struct GcConfig {
     /// Wear levelling: prefer the free block with the lowest erase count,
     /// and break greedy-victim ties toward the least-worn block.
     pub wear_leveling: bool,
+    /// How much a plane below the threshold collects.
+    pub rule: GcRule,
+}
+
+/// How much GC collects in a plane below `gc.min_free_blocks` (`gc.rule`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcRule {
+    /// One greedy victim per page write into the plane, skipped when no
+    /// block has an invalid page (SSDsim 2.1: `gc hard threshold` checked
+    /// after every page write). The threshold may exceed the spare blocks.
+    #[default]
+    OnePerWrite,
+    /// Greedy victims until the plane is back at the threshold; a victim
+    /// without invalid pages is a "device full" error.
+    UntilThreshold,
 }
 
 /// Where untimed preconditioning writes are placed (`precondition.placement`).
@@ -106,6 +122,9 @@ pub enum PreconditionPlacement {
 pub struct PreconditionConfig {
     pub rule: PreconditionRule,
     pub placement: PreconditionPlacement,
+    /// Fraction of every plane's blocks holding stale data at the start
+    /// (an aged device), in [0, 1).
+    pub aged: f64,
 }
 
 /// How the trace is replayed.
@@ -175,10 +194,11 @@ impl Config {
                 scheduling: Scheduling::ReadPriority,
                 write_completion: WriteCompletion::Transfer,
             },
-            gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true },
+            gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true, rule: GcRule::OnePerWrite },
             precondition: PreconditionConfig {
                 rule: PreconditionRule::AllReads,
                 placement: PreconditionPlacement::RoundRobin,
+                aged: 0.0,
             },
             alloc_unit: ParallelUnit::Chip,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
@@ -466,7 +486,11 @@ impl Config {
             );
         }
         let spare = self.spare_blocks_per_plane();
-        if u64::from(m) + 2 > spare {
+        // One victim per write may start above the spare blocks (SSDsim's
+        // `gc hard threshold = 0.30` with 20% over-provisioning): GC then
+        // simply runs on every write once the plane is that full.
+        let need = if gc.rule == GcRule::UntilThreshold { u64::from(m) + 2 } else { 2 };
+        if need > spare {
             let fix = if spare >= 3 {
                 format!("set gc.min_free_blocks <= {} or raise over_provisioning", spare - 2)
             } else {
@@ -476,6 +500,16 @@ impl Config {
                 "gc.min_free_blocks",
                 format!(
                     "gc.min_free_blocks = {m}: over_provisioning = {op:?} leaves {spare} spare blocks per plane, and GC needs at least 2 spare blocks above its threshold to free space; {fix}"
+                ),
+            );
+        }
+
+        let aged = self.precondition.aged;
+        if !(aged.is_finite() && (0.0..1.0).contains(&aged)) {
+            return bad(
+                "precondition.aged",
+                format!(
+                    "precondition.aged = {aged:?}: a fraction of every plane's blocks in [0, 1), e.g. 0.5 or \"50%\""
                 ),
             );
         }

@@ -13,8 +13,9 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GeometryConfig, ParallelUnit, PreconditionConfig,
-    PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig, WriteCompletion,
+    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, ParallelUnit,
+    PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig,
+    WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -202,6 +203,8 @@ pub struct RawGc {
     pub copyback: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wear_leveling: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<GcRule>,
 }
 
 /// `[precondition]`: the device's state before the replay.
@@ -212,6 +215,8 @@ pub struct RawPrecondition {
     pub rule: Option<PreconditionRule>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<PreconditionPlacement>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aged: Option<RawFraction>,
 }
 
 /// `replay.mode`.
@@ -301,8 +306,8 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
         ],
     ),
     ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion"]),
-    ("gc", &["min_free_blocks", "copyback", "wear_leveling"]),
-    ("precondition", &["rule", "placement"]),
+    ("gc", &["min_free_blocks", "copyback", "wear_leveling", "rule"]),
+    ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
     ("dedup", &["fingerprint", "hash_engines"]),
     ("policy", &[]),
@@ -393,10 +398,10 @@ impl RawConfig {
                 overlay_fields!(t, b, RawTiming { read, program, erase, transfer, scheduling, write_completion })
             }),
             gc: overlay_section(self.gc, base.gc, |t, b| {
-                overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling })
+                overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling, rule })
             }),
             precondition: overlay_section(self.precondition, base.precondition, |t, b| {
-                overlay_fields!(t, b, RawPrecondition { rule, placement })
+                overlay_fields!(t, b, RawPrecondition { rule, placement, aged })
             }),
             replay: overlay_section(self.replay, base.replay, |t, b| {
                 overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
@@ -478,10 +483,12 @@ impl RawConfig {
                 min_free_blocks: need(gc.min_free_blocks, "gc.min_free_blocks")?,
                 copyback: need(gc.copyback, "gc.copyback")?,
                 wear_leveling: need(gc.wear_leveling, "gc.wear_leveling")?,
+                rule: need(gc.rule, "gc.rule")?,
             },
             precondition: PreconditionConfig {
                 rule: need(pc.rule, "precondition.rule")?,
                 placement: need(pc.placement, "precondition.placement")?,
+                aged: pc.aged.map_or(0.0, |a| a.0),
             },
             alloc_unit: need(self.alloc_unit, "alloc_unit")?,
             replay,
@@ -529,10 +536,12 @@ impl RawConfig {
                 min_free_blocks: Some(c.gc.min_free_blocks),
                 copyback: Some(c.gc.copyback),
                 wear_leveling: Some(c.gc.wear_leveling),
+                rule: Some(c.gc.rule),
             }),
             precondition: Some(RawPrecondition {
                 rule: Some(c.precondition.rule),
                 placement: Some(c.precondition.placement),
+                aged: (c.precondition.aged != 0.0).then_some(RawFraction(c.precondition.aged)),
             }),
             replay: Some(RawReplay { mode: Some(mode), time_scale, queue_depth }),
             dedup: Some(RawDedup {

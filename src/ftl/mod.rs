@@ -34,18 +34,36 @@
 //! `gc.min_free_blocks`, the closed block with the most invalid pages
 //! (ties: least worn, then lowest index) is the victim; its valid pages move
 //! inside the same plane and it is erased, until the plane is back at the
-//! threshold. A victim without invalid pages means the plane is full of live
-//! data: GC stops with [`FtlError::DeviceFull`] instead of looping.
+//! threshold (`gc.rule = "until-threshold"`), or one victim per page write
+//! into a plane below the threshold (`"one-per-write"`, SSDsim 2.1's rule:
+//! `gc hard threshold` checked after every page write, one greedy victim
+//! queued). A victim without invalid pages means the plane is full of live
+//! data: `until-threshold` GC stops with [`FtlError::DeviceFull`] instead of
+//! looping; `one-per-write` skips the collection, and the write fails with
+//! `DeviceFull` only when the plane has no free block left.
+//!
+//! An aged start (`precondition.aged`) fills that fraction of every plane's
+//! blocks with stale data (written, no valid page) before anything else, so
+//! that GC runs on short traces (SSDsim's `aged` flag makes part of every
+//! plane invalid in the same spirit).
 
 mod check;
 
 pub use check::InvariantViolation;
 
-use crate::config::Config;
+use crate::config::{Config, GcRule};
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
 use std::collections::BTreeMap;
 use thiserror::Error;
+
+/// Blocks per plane that an aged start (`precondition.aged`, a fraction of
+/// each plane) fills with stale data: `round(aged × blocks)`, leaving the
+/// active block and one free block.
+pub fn aged_blocks(aged: f64, blocks_per_plane: u32) -> u32 {
+    let n = (aged * blocks_per_plane as f64).round();
+    (n.max(0.0) as u32).min(blocks_per_plane.saturating_sub(2))
+}
 
 #[inline(always)]
 fn prefetch<T>(p: &T) {
@@ -184,6 +202,7 @@ pub struct Ftl {
     geo: Geometry,
     logical_pages: u32,
     min_free: u32,
+    gc_rule: GcRule,
     wear_leveling: bool,
     l2p: Vec<u32>,
     entries: Vec<Entry>,
@@ -204,6 +223,8 @@ impl Ftl {
         let geo = Geometry::new(&cfg.geometry, cfg.alloc_unit);
         let logical_pages = cfg.logical_pages() as u32;
         let bpp = geo.blocks_per_plane;
+        let mut blocks = vec![BlockMeta::default(); geo.blocks as usize];
+        let aged = aged_blocks(cfg.precondition.aged, bpp);
         let planes = (0..geo.planes)
             .map(|q| {
                 let first = q * bpp;
@@ -211,6 +232,13 @@ impl Ftl {
                 let mut free = FreePool::default();
                 for b in (first + 1..first + bpp).rev() {
                     free.push(0, b);
+                }
+                // An aged start: the first free blocks hold stale data
+                // (written, no valid page): GC reclaims them by erasing.
+                for _ in 0..aged {
+                    if let Some(b) = free.pop() {
+                        blocks[b as usize].written = geo.pages_per_block as u16;
+                    }
                 }
                 Plane { free, active: first }
             })
@@ -231,13 +259,14 @@ impl Ftl {
         Ftl {
             logical_pages,
             min_free: cfg.gc.min_free_blocks,
+            gc_rule: cfg.gc.rule,
             wear_leveling: cfg.gc.wear_leveling,
             l2p,
             entries,
             free_entries: Vec::new(),
             p2e: vec![0; geo.total_pages as usize],
             index: Vec::new(),
-            blocks: vec![BlockMeta::default(); geo.blocks as usize],
+            blocks,
             planes,
             unit_ptr: vec![0; geo.unit_count() as usize],
             live_entries: 0,
@@ -458,8 +487,7 @@ impl Ftl {
                 self.indexed += 1;
             }
         }
-        let gc =
-            if (self.planes[plane as usize].free.len()) < self.min_free { Some(self.collect(plane)?) } else { None };
+        let gc = if (self.planes[plane as usize].free.len()) < self.min_free { self.collect(plane)? } else { None };
         Ok((e, ppn, gc))
     }
 
@@ -495,9 +523,21 @@ impl Ftl {
         FtlError::DeviceFull { plane, live, blocks: bpp }
     }
 
-    /// Greedy GC on one plane until its free blocks reach the threshold.
-    fn collect(&mut self, plane: u32) -> Result<GcWork, FtlError> {
-        self.collect_until(plane, self.min_free, false)
+    /// Greedy GC on a plane below the threshold, by `gc.rule`: victims
+    /// until the plane is back at the threshold (an error if a victim has
+    /// no invalid page), or one victim per page write (SSDsim 2.1; `None`
+    /// when no block has an invalid page: the write proceeds).
+    fn collect(&mut self, plane: u32) -> Result<Option<GcWork>, FtlError> {
+        match self.gc_rule {
+            GcRule::UntilThreshold => self.collect_until(plane, self.min_free, false).map(Some),
+            GcRule::OnePerWrite => match self.pick_victim(plane) {
+                Some((inv, _)) if inv > 0 => {
+                    let free = self.free_blocks(plane);
+                    self.collect_until(plane, free + 1, true).map(Some)
+                }
+                _ => Ok(None),
+            },
+        }
     }
 
     /// Greedy victim of a plane: (invalid pages, block) of the closed block
@@ -654,6 +694,55 @@ mod tests {
         let err = err.expect("unit 0 holds 64 pages: 96 live pages cannot fit");
         assert!(matches!(err, FtlError::DeviceFull { plane: 0, .. }), "{err}");
         assert!(err.to_string().contains("device full"));
+    }
+
+    /// SSDsim's one-victim-per-write rule: below the threshold each write
+    /// reclaims exactly one block (here all-invalid: one erase, nothing
+    /// moved), and when no block has an invalid page the write proceeds
+    /// until the plane has no free block at all.
+    #[test]
+    fn one_victim_per_write_and_aged_start() {
+        let mut cfg = tiny(); // 16 blocks x 4 pages per plane, threshold 2
+        cfg.gc.rule = GcRule::OnePerWrite;
+        cfg.precondition.aged = 0.5;
+        assert_eq!(aged_blocks(0.5, 16), 8);
+        let mut ftl = Ftl::new(&cfg);
+        // Plane 0: 1 active + 8 aged + 7 free blocks.
+        assert_eq!(ftl.free_blocks(0), 7);
+        let mut erased = Vec::new();
+        for l in 0..40 {
+            let (e, _, gc) = ftl.program(0, ContentId(l), false).unwrap();
+            ftl.map_pinned(Lpn(l), e);
+            if let Some(g) = gc {
+                assert_eq!((g.moved, g.erased), (0, 1), "an aged block is erased, nothing moved");
+                erased.push(l);
+            }
+        }
+        ftl.check_invariants().unwrap();
+        // 40 pages need 10 blocks: the 7 free ones run out, and from the
+        // write that leaves 1 free block on, each write erases an aged block.
+        assert!(erased.len() >= 3, "{erased:?}");
+        assert!(ftl.free_blocks(0) >= 1);
+        // Without invalid pages the rule never errors early: fill the plane.
+        let mut cfg = tiny();
+        cfg.gc.rule = GcRule::OnePerWrite;
+        let mut ftl = Ftl::new(&cfg);
+        let mut last = Ok(());
+        for l in 0..ftl.logical_pages() {
+            match ftl.program(0, ContentId(l), false) {
+                Ok((e, _, gc)) => {
+                    assert!(gc.is_none(), "no block has an invalid page");
+                    ftl.map_pinned(Lpn(l), e);
+                }
+                Err(e) => {
+                    last = Err((l, e));
+                    break;
+                }
+            }
+        }
+        let (l, e) = last.expect_err("unit 0 cannot hold every page");
+        assert_eq!(l, 64, "all 16 blocks x 4 pages of the plane were used first");
+        assert!(matches!(e, FtlError::DeviceFull { plane: 0, .. }));
     }
 
     /// Overwrites force GC; every LPN keeps its content and the invariants hold.
