@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Validation suite: dedupsim's timing model against SSDsim 2.1 and MQSim.
+#
+# Every trace (each sample under ../shared/traces, two Table II replicas and
+# the 1M-request benchmark workload) is converted to SSDsim ASCII with
+#   dedupsim trace convert --to ssdsim --volume merge --wrap
+# (all volumes in one address space, folded into the device: exactly the
+# requests dedupsim replays) and replayed on SSDsim (run.sh ssdsim), MQSim
+# (run.sh mqsim) and `dedupsim run -p native`. Mean and P99 read and write
+# latencies (us) go into a markdown table with the dedupsim/SSDsim ratios and
+# a verdict: PASS when both means are within 10 % and both P99s within 20 %
+# of SSDsim's (MQSim reports no percentiles), MISS otherwise.
+#
+#   usage: scripts/validate.sh [--quick] [--no-big] [--only LIST] [--out FILE] [-- RUN_ARGS...]
+#     --quick     only the first, small trace (UMass Financial1, 10k requests), for CI
+#     --no-big    skip the 1M-request benchmark workload
+#     --only LIST only the workloads whose label contains one of these comma-separated
+#                 strings, e.g. --only msr,systor,mail@
+#     --out FILE  the markdown report (default docs/validation.md)
+#     RUN_ARGS    passed to every `dedupsim run`, e.g. -- --set timing.scheduling=fcfs
+#   environment:
+#     PEERS_BIN      where ../shared/peers/build.sh puts the peers (default /tmp/peers-bin)
+#     PEERS_TIMEOUT  bound on each simulator run, timeout(1) syntax (default 20m)
+#     TRACES         the trace samples (default ../shared/traces)
+#     CARGO_TARGET_DIR  where cargo builds dedupsim (default ./target)
+#
+# Without ../shared/peers it prints a note and exits 0. A trace the converter
+# cannot read is skipped with a note in the report; a failed peer run shows as
+# "fail". Exit status 1 only if a dedupsim run failed. Needs jq or python3.
+set -euo pipefail
+
+usage() { sed -n '/^#   usage:/,/^#     CARGO_TARGET_DIR/s/^# \{0,1\}//p' "$0"; }
+quick=0 big=1 only= out=docs/validation.md
+run_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1; shift ;;
+    --no-big) big=0; shift ;;
+    --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift 2 ;;
+    --only=*) only=${1#--only=}; shift ;;
+    --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift 2 ;;
+    --out=*) out=${1#--out=}; shift ;;
+    --) shift; run_args=("$@"); break ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+cd "$(dirname "$0")/.."
+
+peers=../shared/peers
+if [ ! -d "$peers" ]; then
+  echo "validate: ../shared/peers not found, skipped"
+  exit 0
+fi
+traces=${TRACES:-../shared/traces}
+export PEERS_BIN=${PEERS_BIN:-/tmp/peers-bin}
+export PEERS_TIMEOUT=${PEERS_TIMEOUT:-20m}
+if command -v jq > /dev/null; then json=jq
+elif command -v python3 > /dev/null; then json=python3
+else echo "validate: needs jq or python3" >&2; exit 1; fi
+
+say() { echo "validate: $*" >&2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/validate.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+# ---- the workloads: "label<TAB>kind<TAB>argument", kind = file | replica | synth
+items=()
+# Traces replayed only in part (label -> requests kept), with the reason.
+declare -A cap=([derived-vdi-lun3-ronshih]=20000)
+declare -A cap_why=([derived-vdi-lun3-ronshih]="synthetic timestamps 10 ns apart: all 202,725 requests \
+arrive within 2 ms, and SSDsim's time grows with the square of the outstanding requests (20k: ~5 s, \
+the whole trace: over 10 min)")
+if [ -d "$traces" ]; then
+  first=() rest=()
+  for dir in "$traces"/*/; do
+    files=()
+    for f in "$dir"*; do
+      case ${f##*/} in *.md | README* | SOURCE*) continue ;; esac
+      [ -f "$f" ] && files+=("$f")
+    done
+    for f in ${files[@]+"${files[@]}"}; do
+      label=$(basename "$dir")
+      if [ ${#files[@]} -gt 1 ]; then # folder/file, without compression and format extensions
+        name=$(basename "$f"); name=${name%.gz}; name=${name%.zst}
+        label="$label/${name%.*}"
+      fi
+      # the first (and --quick's only) trace: the classic SSDsim trace, 10k requests
+      case $label in umass-financial1*) first+=("$label	file	$f") ;; *) rest+=("$label	file	$f") ;; esac
+    done
+  done
+  items+=(${first[@]+"${first[@]}"} ${rest[@]+"${rest[@]}"})
+else
+  say "$traces not found: synthetic workloads only"
+fi
+items+=("replica mail@0.1	replica	mail@0.1" "replica homes@0.1	replica	homes@0.1")
+[ $big = 0 ] || items+=("synth benchmark (1M requests)	synth	benchmark")
+[ $quick = 0 ] || items=("${items[0]}")
+if [ -n "$only" ]; then
+  kept=()
+  for item in "${items[@]}"; do
+    IFS=, read -ra wanted <<< "$only"
+    for w in "${wanted[@]}"; do
+      case ${item%%	*} in *"$w"*) kept+=("$item"); break ;; esac
+    done
+  done
+  [ ${#kept[@]} -gt 0 ] || { echo "validate: --only $only matches no workload" >&2; exit 2; }
+  items=("${kept[@]}")
+fi
+
+# ---- (a) the peers, (b) dedupsim
+say "building the peers into $PEERS_BIN"
+"$peers/build.sh" "$PEERS_BIN" >&2
+say "building dedupsim (release)"
+cargo build --release --quiet
+dedupsim=${CARGO_TARGET_DIR:-$PWD/target}/release/dedupsim
+
+# ---- helpers
+# field KEY LINE: the value of KEY=VALUE in a run.sh output line
+field() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' <<< "$2"; }
+# latencies JSON: "mean_read mean_write p99_read p99_write" of the first report (nan without requests)
+latencies() {
+  if [ $json = jq ]; then
+    jq -r 'def v(op; k): if op.count > 0 then op[k] | tostring else "nan" end;
+      .[0].summary | [v(.read; "mean_us"), v(.write; "mean_us"), v(.read; "p99_us"), v(.write; "p99_us")] | join(" ")' "$1"
+  else
+    python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))[0]["summary"]
+v = lambda x, k: str(x[k]) if x["count"] > 0 else "nan"
+print(v(s["read"], "mean_us"), v(s["write"], "mean_us"), v(s["read"], "p99_us"), v(s["write"], "p99_us"))' "$1"
+  fi
+}
+# cell VALUE: a latency for the table (1 decimal; n/a when the trace has none of that op)
+cell() {
+  case $1 in
+    "") echo fail ;;
+    nan) echo n/a ;;
+    —) echo — ;;
+    *) awk -v v="$1" 'BEGIN { printf "%.1f", v }' ;;
+  esac
+}
+# ratio DEDUPSIM SSDSIM: dedupsim / SSDsim to 2 decimals, or — when either is missing
+ratio() {
+  case "$1 $2" in *nan* | *—* | " "* | *" ") echo —; return ;; esac
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "—" }'
+}
+# within RATIO TOLERANCE: 0 if |ratio - 1| <= tolerance
+within() { awk -v r="$1" -v t="$2" 'BEGIN { d = r - 1; if (d < 0) d = -d; exit !(d <= t + 1e-9) }'; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+now() { date +%s.%N; }
+
+rows=() notes=()
+dedupsim_failed=0 n_pass=0 n_miss=0
+i=0
+for item in "${items[@]}"; do
+  i=$((i + 1))
+  IFS='	' read -r label kind arg <<< "$item"
+  say "[$i/${#items[@]}] $label"
+  t0=$(now)
+  src=$work/$i.src
+  case $kind in
+    file) src=$arg ;;
+    replica) "$dedupsim" trace synth --replica "$arg" -o "$src" 2> "$work/$i.synth.log" ;;
+    synth) "$dedupsim" trace synth --synth "$arg" -o "$src" 2> "$work/$i.synth.log" ;;
+  esac
+  ascii=$work/$i.ascii
+  limit=()
+  if [ -n "${cap[$label]:-}" ]; then
+    limit=(--max-requests "${cap[$label]}")
+    notes+=("$label: first ${cap[$label]} requests only: ${cap_why[$label]}")
+  fi
+  if ! "$dedupsim" trace convert "$src" --to ssdsim --volume merge --wrap ${limit[@]+"${limit[@]}"} -o "$ascii" \
+    2> "$work/$i.convert.log"; then
+    why=$(grep -m1 '^error' "$work/$i.convert.log" || tail -n1 "$work/$i.convert.log")
+    notes+=("$label: skipped, the converter cannot read it: ${why#error: }")
+    say "  skipped: ${why#error: }"
+    continue
+  fi
+  rm -f "$work/$i.src" # a synthetic source is not needed any more
+  requests=$(wc -l < "$ascii" | tr -d ' ')
+  timing="convert $(secs "$t0" "$(now)") s"
+
+  # latencies: lat[SIM.METRIC], SIM = ssdsim | mqsim | d (dedupsim), METRIC = mr mw pr pw
+  # (mean read, mean write, P99 read, P99 write); unset = the run failed
+  unset lat
+  declare -A lat=()
+  for sim in ssdsim mqsim; do
+    s0=$(now)
+    # (run.sh keeps the run directory of a failed run: inside $work, removed at exit)
+    if line=$(TMPDIR=$work "$peers/run.sh" "$sim" "$ascii" 2> "$work/$i.$sim.log"); then
+      lat[$sim.mr]=$(field mean_read_us "$line") lat[$sim.mw]=$(field mean_write_us "$line")
+      lat[$sim.pr]=$(field p99_read_us "$line") lat[$sim.pw]=$(field p99_write_us "$line")
+    else
+      why=$(grep -m1 'run.sh:' "$work/$i.$sim.log" || tail -n1 "$work/$i.$sim.log")
+      notes+=("$label: $sim failed: ${why#run.sh: }")
+    fi
+    timing+=", $sim $(secs "$s0" "$(now)") s"
+  done
+  if [ -n "${lat[mqsim.mr]:-}" ]; then lat[mqsim.pr]=— lat[mqsim.pw]=—; fi
+  s0=$(now)
+  if timeout --foreground "$PEERS_TIMEOUT" "$dedupsim" run -q -p native --trace "$ascii" --format ssdsim --json "$work/$i.json" \
+    ${run_args[@]+"${run_args[@]}"} > "$work/$i.dedupsim.log" 2>&1; then
+    read -r "lat[d.mr]" "lat[d.mw]" "lat[d.pr]" "lat[d.pw]" < <(latencies "$work/$i.json")
+  else
+    dedupsim_failed=1
+    why=$(grep -m1 '^error' "$work/$i.dedupsim.log" || tail -n1 "$work/$i.dedupsim.log")
+    notes+=("$label: dedupsim run failed: ${why#error: }")
+  fi
+  timing+=", dedupsim $(secs "$s0" "$(now)") s"
+  total=$(secs "$t0" "$(now)")
+  rm -f "$ascii"
+
+  # ratios and verdict, over the metrics the trace has (one without reads is judged on writes)
+  ratios=() missed=()
+  for spec in "mr 0.10 rd" "mw 0.10 wr" "pr 0.20 P99-rd" "pw 0.20 P99-wr"; do
+    read -r m tol name <<< "$spec"
+    r=$(ratio "${lat[d.$m]:-}" "${lat[ssdsim.$m]:-}")
+    ratios+=("$r")
+    if [ "$r" != — ] && ! within "$r" "$tol"; then missed+=("$name"); fi
+  done
+  if [ -z "${lat[ssdsim.mr]:-}" ] || [ -z "${lat[d.mr]:-}" ]; then verdict=—
+  elif [ ${#missed[@]} -eq 0 ]; then verdict=PASS n_pass=$((n_pass + 1))
+  else verdict="MISS (${missed[*]})" n_miss=$((n_miss + 1)); fi
+
+  row="| $label${cap[$label]:+ (first ${cap[$label]})} | $requests"
+  for sim in ssdsim mqsim d; do
+    for m in mr mw pr pw; do row+=" | $(cell "${lat[$sim.$m]:-}")"; done
+  done
+  for r in "${ratios[@]}"; do row+=" | $r"; done
+  rows+=("$row | $verdict |")
+  notes+=("$label: $total s ($timing)")
+  say "  $verdict ($total s: $timing)"
+done
+
+# ---- (d) the report
+commit=$(git describe --always --dirty 2> /dev/null || echo unknown)
+stamp() { cut -c1-12 "$PEERS_BIN/$1.inputs" 2> /dev/null || echo "?"; }
+args="${run_args[*]:-}"
+{
+  echo "# Validation: dedupsim against SSDsim 2.1 and MQSim"
+  echo
+  echo "Generated by \`scripts/validate.sh$([ $quick = 1 ] && echo " --quick")$([ $big = 0 ] && echo " --no-big")${only:+ --only $only}${args:+ -- $args}\`"
+  echo "on $(date -u +%Y-%m-%d) (dedupsim $commit; peers: ssd inputs $(stamp ssd), MQSim inputs $(stamp MQSim)),"
+  echo "device FAD Table I (\`fad-table1\`, the peers' \`config/\`)${args:+, dedupsim run with \`$args\`}."
+  echo
+  echo "Each trace is converted with \`dedupsim trace convert --to ssdsim --volume merge --wrap\`"
+  echo "(one address space, folded into the device, page-aligned: the three simulators replay"
+  echo "identical requests) and replayed on SSDsim and MQSim (\`../shared/peers/run.sh\`) and on"
+  echo "\`dedupsim run -p native\`. Latencies in µs, arrival to completion of the whole request."
+  echo "P99: SSDsim nearest rank, dedupsim HDR histogram; MQSim reports no percentiles (—)."
+  echo "n/a: the trace has no request of that type. Ratios are dedupsim / SSDsim; the target"
+  echo "(PASS) is both means within 10 % and both P99s within 20 % of SSDsim; MISS lists the"
+  echo "metrics outside it."
+  echo
+  echo "| trace | requests | SSDsim rd | SSDsim wr | SSDsim P99 rd | SSDsim P99 wr | MQSim rd | MQSim wr | MQSim P99 rd | MQSim P99 wr | dedupsim rd | dedupsim wr | dedupsim P99 rd | dedupsim P99 wr | × rd | × wr | × P99 rd | × P99 wr | target |"
+  echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+  printf '%s\n' ${rows[@]+"${rows[@]}"}
+  echo
+  echo "$n_pass PASS, $n_miss MISS, $((${#items[@]} - n_pass - n_miss)) without a verdict (skipped or failed) of ${#items[@]} workloads."
+  if [ ${#notes[@]} -gt 0 ]; then
+    echo
+    echo "Notes (wall times: conversion, each simulator):"
+    echo
+    printf -- '* %s\n' "${notes[@]}"
+  fi
+} > "$work/report.md"
+mkdir -p "$(dirname "$out")"
+cp "$work/report.md" "$out.tmp.$$" && mv "$out.tmp.$$" "$out"
+say "wrote $out ($n_pass PASS, $n_miss MISS)"
+exit $dedupsim_failed
