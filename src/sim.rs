@@ -35,7 +35,7 @@
 //! latency is recorded when its last pending program has been applied.
 //! Mapping state changes at processing time; only timing is deferred.
 
-use crate::config::{Config, PreconditionPlacement, ReplayConfig};
+use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
 use crate::ftl::{Ftl, FtlError, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
 use crate::policy::{Action, Dup, PageInfo, Policy};
@@ -160,6 +160,17 @@ pub struct Simulation<'w> {
     completions: BinaryHeap<Reverse<Nanos>>,
     closed_loop: bool,
     precondition_placement: PreconditionPlacement,
+    /// `allocation = "least-loaded"` applies (the policy's placement is free).
+    least_loaded: bool,
+    /// Per chip: when it would be free of all work issued to it so far, as
+    /// if served in order (the least-loaded allocator's load estimate).
+    est_free: Vec<Nanos>,
+    /// Chip of each parallel unit.
+    unit_chip: Vec<u32>,
+    /// Least-loaded allocator's tie-break pointer (SSDsim's token).
+    ll_next: u32,
+    t_read_out: Nanos,
+    t_in_prog: Nanos,
     /// Round-robin pointer of preconditioning placement.
     precondition_next: u32,
 }
@@ -208,6 +219,12 @@ impl<'w> Simulation<'w> {
             completions: BinaryHeap::new(),
             closed_loop: matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             precondition_placement: cfg.precondition.placement,
+            least_loaded: cfg.allocation == Allocation::LeastLoaded && policy.placement_free(),
+            est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
+            unit_chip: (0..units).map(|u| ftl.geometry().chip_of_plane(ftl.geometry().unit_planes(u)[0])).collect(),
+            ll_next: 0,
+            t_read_out: cfg.timing.read + cfg.timing.page_transfer,
+            t_in_prog: cfg.timing.page_transfer + cfg.timing.program,
             precondition_next: 0,
             ftl,
             policy,
@@ -495,6 +512,7 @@ impl<'w> Simulation<'w> {
             let unit = geo.unit_of(ent.ppn);
             self.inflight[slot as usize].remaining += 1;
             self.timing.submit(chip, t, OpKind::Read, slot);
+            self.reserve(chip, t, self.t_read_out);
             self.metrics.counters.flash_reads_host += 1;
             self.count_unit(unit);
             mapped += 1;
@@ -616,6 +634,7 @@ impl<'w> Simulation<'w> {
                     (e, unit)
                 }
                 Action::Program { unit } => {
+                    let unit = if self.least_loaded && timed { self.least_loaded_unit(h) } else { unit };
                     let is_new = p.dup == Dup::None;
                     let (e, ppn, gc) = self.ftl.program(unit, p.content, dedup && is_new)?;
                     self.ftl.map_pinned(p.lpn, e);
@@ -631,6 +650,7 @@ impl<'w> Simulation<'w> {
                         let chip = self.ftl.geometry().chip_of(ppn);
                         self.inflight[slot as usize].remaining += 1;
                         self.schedule(PendingOp { at: h, chip, kind: OpKind::Program, slot }, t);
+                        self.reserve(chip, h, self.t_in_prog);
                     }
                     if let Some(gc) = gc {
                         self.account_gc(gc, h, t, timed);
@@ -666,6 +686,34 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.write_count += 1;
         }
         Ok(())
+    }
+
+    /// Adds work arriving at `at` to a chip's load estimate.
+    #[inline]
+    fn reserve(&mut self, chip: u32, at: Nanos, cost: Nanos) {
+        if self.least_loaded {
+            let e = &mut self.est_free[chip as usize];
+            *e = (*e).max(at) + cost;
+        }
+    }
+
+    /// The unit whose chip would be free first for work arriving at `at`;
+    /// ties go to the first in cyclic order from the pointer, which then
+    /// moves past the chosen unit (SSDsim's chip token).
+    #[inline]
+    fn least_loaded_unit(&mut self, at: Nanos) -> u32 {
+        let n = self.units;
+        let start = self.ll_next % n;
+        let (mut best, mut best_t) = (start, self.est_free[self.unit_chip[start as usize] as usize].max(at));
+        for k in 1..n {
+            let u = (start + k) % n;
+            let e = self.est_free[self.unit_chip[u as usize] as usize].max(at);
+            if e < best_t {
+                (best, best_t) = (u, e);
+            }
+        }
+        self.ll_next = (best + 1) % n;
+        best
     }
 
     /// An untimed preconditioning write placed without the policy: page by
@@ -705,8 +753,9 @@ impl<'w> Simulation<'w> {
         c.erases += gc.erased as u64;
         if timed {
             let chip = self.ftl.geometry().chip_of_plane(gc.plane);
-            let kind = OpKind::Gc(self.timing.gc_duration(gc.moved, gc.erased));
-            self.schedule(PendingOp { at, chip, kind, slot: NO_TAG }, now);
+            let d = self.timing.gc_duration(gc.moved, gc.erased);
+            self.schedule(PendingOp { at, chip, kind: OpKind::Gc(d), slot: NO_TAG }, now);
+            self.reserve(chip, at, d);
         }
     }
 }
@@ -808,6 +857,24 @@ mod tests {
         let (read, write) = latencies_with(cfg, "native", reqs, vec![5, 6]);
         assert_eq!(read, (hist(TX + TP + TR + TX - 1_000), 1));
         assert_eq!(write, (hist(TX + TP + TR + TX + TX), 1));
+    }
+
+    /// `allocation`: a read holds chip 0 when a one-page write arrives.
+    /// The cyclic pointer still sends the write to chip 0, behind the read;
+    /// least-loaded sends it to the idle chip 1, where only the bus is
+    /// shared (its transfer goes first: the read is still sensing).
+    #[test]
+    fn least_loaded_allocation_avoids_a_busy_chip() {
+        let reqs = vec![req(0, Op::Read, 5, NO_CONTENT), req(1, Op::Write, 0, 0)];
+        let mut cfg = Config::small_for_tests(1, 2, 16, 8);
+        cfg.allocation = crate::config::Allocation::Cyclic;
+        let (read, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![7]);
+        assert_eq!(read, (hist(TR + TX), 1));
+        assert_eq!(write, (hist(TR + 2 * TX - 1_000), 1));
+        cfg.allocation = crate::config::Allocation::LeastLoaded;
+        let (read, write) = latencies_with(cfg, "native", reqs, vec![7]);
+        assert_eq!(write, (hist(TX), 1));
+        assert_eq!(read, (hist(1_000 + 2 * TX), 1));
     }
 
     /// A fully deduplicated write completes when hashed; no flash program.

@@ -104,6 +104,23 @@ pub enum GcRule {
     UntilThreshold,
 }
 
+/// Where the pages of placement-free policies go (`allocation`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allocation {
+    /// The policy's cyclic pointer over the parallel units, in processing
+    /// order (static round-robin).
+    Cyclic,
+    /// The unit whose chip has the least queued work (the earliest time it
+    /// would be free of everything already issued to it), ties in cyclic
+    /// order from a pointer: SSDsim 2.1's dynamic allocation, which gives a
+    /// write to the first idle channel and chip when it is served,
+    /// approximated when the page is processed. Only for policies whose
+    /// placement is free (Native, Deduplication, HAR, FCRC), never FAD's.
+    #[default]
+    LeastLoaded,
+}
+
 /// Where untimed preconditioning writes are placed (`precondition.placement`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -159,6 +176,8 @@ pub struct Config {
     pub precondition: PreconditionConfig,
     /// Granularity of the allocator's cyclic pointer.
     pub alloc_unit: ParallelUnit,
+    /// How placement-free policies' pages are allocated.
+    pub allocation: Allocation,
     pub replay: ReplayConfig,
     pub dedup: DedupConfig,
     /// Per-policy parameter tables (`[policy.fad]`, `[policy.har]`, ...),
@@ -201,6 +220,7 @@ impl Config {
                 aged: 0.0,
             },
             alloc_unit: ParallelUnit::Chip,
+            allocation: Allocation::LeastLoaded,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
             dedup: DedupConfig { fingerprint: Nanos::from_us(32), hash_engines: 1 },
             policy: toml::Table::new(),

@@ -13,7 +13,7 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, ParallelUnit,
+    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, ParallelUnit,
     PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig,
     WriteCompletion,
 };
@@ -272,6 +272,8 @@ pub struct RawConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alloc_unit: Option<ParallelUnit>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<Allocation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub geometry: Option<RawGeometry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<RawTiming>,
@@ -292,7 +294,7 @@ pub struct RawConfig {
 ///
 /// Kept in sync with the structs above by a unit test.
 pub const SCHEMA: &[(&str, &[&str])] = &[
-    ("", &["base", "name", "seed", "over_provisioning", "alloc_unit"]),
+    ("", &["base", "name", "seed", "over_provisioning", "alloc_unit", "allocation"]),
     (
         "geometry",
         &[
@@ -379,6 +381,7 @@ impl RawConfig {
             seed: self.seed.or(base.seed),
             over_provisioning: self.over_provisioning.or(base.over_provisioning),
             alloc_unit: self.alloc_unit.or(base.alloc_unit),
+            allocation: self.allocation.or(base.allocation),
             geometry: overlay_section(self.geometry, base.geometry, |t, b| {
                 overlay_fields!(
                     t,
@@ -491,6 +494,7 @@ impl RawConfig {
                 aged: pc.aged.map_or(0.0, |a| a.0),
             },
             alloc_unit: need(self.alloc_unit, "alloc_unit")?,
+            allocation: need(self.allocation, "allocation")?,
             replay,
             dedup: DedupConfig {
                 fingerprint: need(d.fingerprint, "dedup.fingerprint")?.0,
@@ -515,6 +519,7 @@ impl RawConfig {
             seed: Some(RawSeed(c.seed)),
             over_provisioning: Some(RawFraction(c.over_provisioning)),
             alloc_unit: Some(c.alloc_unit),
+            allocation: Some(c.allocation),
             geometry: Some(RawGeometry {
                 channels: Some(g.channels),
                 chips_per_channel: Some(g.chips_per_channel),

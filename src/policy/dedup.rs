@@ -16,6 +16,9 @@ impl Policy for Dedup {
     fn name(&self) -> &'static str {
         "dedup"
     }
+    fn placement_free(&self) -> bool {
+        true
+    }
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
         out.extend(file.iter().map(|p| match p.dup {
             Dup::None => Action::Program { unit: self.next.take(units) },

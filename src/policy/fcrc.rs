@@ -441,6 +441,9 @@ impl Policy for Fcrc {
     fn name(&self) -> &'static str {
         "fcrc"
     }
+    fn placement_free(&self) -> bool {
+        true
+    }
 
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
         match self.mode {

@@ -277,6 +277,9 @@ impl Policy for Har {
     fn name(&self) -> &'static str {
         "har"
     }
+    fn placement_free(&self) -> bool {
+        true
+    }
 
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
         let n = file.len() as u64;

@@ -97,6 +97,15 @@ pub trait Policy: Send {
     fn soft_gc(&self) -> Option<(u32, u32)> {
         None
     }
+
+    /// Whether the units of this policy's programs are only a cyclic
+    /// pointer with no meaning of their own (Native, Deduplication, HAR,
+    /// FCRC). With `allocation = "least-loaded"` the simulator then places
+    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
+    /// allocation). Policies whose placement is the point (FAD) say false.
+    fn placement_free(&self) -> bool {
+        false
+    }
 }
 
 /// The cyclic allocation pointer over parallel units (SSDsim's dynamic

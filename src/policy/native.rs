@@ -1,7 +1,9 @@
 //! `native`: the SSD without deduplication (FAD §IV-A, "Native").
 //!
-//! Every page is programmed; pages go to parallel units in cyclic order
-//! (SSDsim's dynamic allocation). No fingerprinting cost.
+//! Every page is programmed; its unit is the cyclic pointer's, or, with
+//! `allocation = "least-loaded"` (the `fad-table1` default), the simulator's
+//! least-loaded unit (SSDsim's dynamic allocation): the policy's placement
+//! is free. No fingerprinting cost.
 
 use super::{Action, Cyclic, PageInfo, Policy};
 
@@ -13,6 +15,9 @@ pub struct Native {
 impl Policy for Native {
     fn name(&self) -> &'static str {
         "native"
+    }
+    fn placement_free(&self) -> bool {
+        true
     }
     fn deduplicates(&self) -> bool {
         false
