@@ -511,7 +511,7 @@ impl<'w> Simulation<'w> {
             let chip = geo.chip_of(ent.ppn);
             let unit = geo.unit_of(ent.ppn);
             self.inflight[slot as usize].remaining += 1;
-            self.timing.submit(chip, t, OpKind::Read, slot);
+            self.timing.submit_read(chip, t, ent.ppn.0, slot);
             self.reserve(chip, t, self.t_read_out);
             self.metrics.counters.flash_reads_host += 1;
             self.count_unit(unit);

@@ -58,7 +58,7 @@
 use crate::config::Config;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Which waiting operation a chip and a bus serve next (`timing.scheduling`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -87,6 +87,9 @@ pub enum WriteCompletion {
 /// Tag of an operation whose completion nobody waits for (GC).
 pub const NO_TAG: u32 = u32::MAX;
 
+/// Latency of a read served by the duplicate-read shortcut (SSDsim: 1 us).
+const SHORTCUT: Nanos = Nanos(1_000);
+
 /// "No phase running" for a channel's cached next phase end.
 const NEVER: Nanos = Nanos(u64::MAX);
 
@@ -104,6 +107,8 @@ pub enum OpKind {
 struct Queued {
     arrival: Nanos,
     tag: u32,
+    /// Physical page of a read (for the duplicate-read shortcut).
+    ppn: u32,
     /// GC duration, or 0 for a program (writes' queue only).
     gc: Nanos,
 }
@@ -133,6 +138,8 @@ struct Chip {
     tag: u32,
     /// Arrival at the chip of the operation in progress.
     arrival: Nanos,
+    /// Physical page of the read in progress.
+    ppn: u32,
     reads: VecDeque<Queued>,
     /// Programs and GC work, in arrival order.
     writes: VecDeque<Queued>,
@@ -145,6 +152,7 @@ impl Chip {
             until: Nanos::ZERO,
             tag: NO_TAG,
             arrival: Nanos::ZERO,
+            ppn: 0,
             reads: VecDeque::new(),
             writes: VecDeque::new(),
         }
@@ -168,6 +176,10 @@ struct Channel {
     /// End of the earliest running timed phase (`Nanos::MAX`-like when none),
     /// cached by `settle`.
     next: Nanos,
+    /// With the duplicate-read shortcut: physical pages with a read waiting
+    /// on this channel (queued or sensing, data not yet going out), and
+    /// how many.
+    waiting_reads: HashMap<u32, u32>,
 }
 
 /// Durations and rules shared by every channel.
@@ -178,6 +190,7 @@ struct Rules {
     t_xfer: Nanos,
     scheduling: Scheduling,
     completion: WriteCompletion,
+    shortcut: bool,
 }
 
 /// Per-chip accounting, indexed by global chip number.
@@ -203,6 +216,8 @@ pub struct Timing {
     acct: Accounting,
     done: Vec<(u32, Nanos)>,
     horizon: Nanos,
+    /// Reads completed by the duplicate-read shortcut.
+    shortcuts: u64,
 }
 
 impl Timing {
@@ -215,6 +230,7 @@ impl Timing {
             t_xfer: cfg.timing.page_transfer,
             scheduling: cfg.timing.scheduling,
             completion: cfg.timing.write_completion,
+            shortcut: cfg.timing.duplicate_read_shortcut,
         };
         let channel = Channel {
             now: Nanos::ZERO,
@@ -222,6 +238,7 @@ impl Timing {
             chips: vec![Chip::new(); g.chips_per_channel as usize],
             queued: 0,
             next: NEVER,
+            waiting_reads: HashMap::new(),
         };
         Timing {
             rules,
@@ -237,7 +254,28 @@ impl Timing {
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
             horizon: Nanos::ZERO,
+            shortcuts: 0,
         }
+    }
+
+    /// Submits the read of physical page `ppn` on `chip` arriving at `at`.
+    /// With `timing.duplicate_read_shortcut` (SSDsim 2.1's rule), a read of
+    /// a page that already has a read waiting on its channel (arrived, data
+    /// not yet going out) completes 1 us after arriving, without flash work.
+    #[inline]
+    pub fn submit_read(&mut self, chip: u32, at: Nanos, ppn: u32, tag: u32) {
+        if self.rules.shortcut {
+            let h = (chip % self.n_channels) as usize;
+            let ch = &mut self.channels[h];
+            ch.advance(at, h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
+            if ch.waiting_reads.get(&ppn).is_some_and(|&n| n > 0) {
+                self.done.push((tag, at + SHORTCUT));
+                self.shortcuts += 1;
+                return;
+            }
+            *ch.waiting_reads.entry(ppn).or_insert(0) += 1;
+        }
+        self.submit_op(chip, at, OpKind::Read, tag, ppn);
     }
 
     /// Submits one flash operation on `chip` arriving at `at`. Arrivals must
@@ -245,6 +283,11 @@ impl Timing {
     /// reported later with `tag` (unless `tag` is [`NO_TAG`]).
     #[inline]
     pub fn submit(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32) {
+        self.submit_op(chip, at, kind, tag, 0);
+    }
+
+    #[inline]
+    fn submit_op(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, ppn: u32) {
         let h = chip % self.n_channels;
         let local = (chip / self.n_channels) as usize;
         let ch = &mut self.channels[h as usize];
@@ -253,9 +296,9 @@ impl Timing {
         ch.queued += 1;
         let c = &mut ch.chips[local];
         match kind {
-            OpKind::Read => c.reads.push_back(Queued { arrival: at, tag, gc: Nanos::ZERO }),
-            OpKind::Program => c.writes.push_back(Queued { arrival: at, tag, gc: Nanos::ZERO }),
-            OpKind::Gc(d) => c.writes.push_back(Queued { arrival: at, tag, gc: d.max(Nanos(1)) }),
+            OpKind::Read => c.reads.push_back(Queued { arrival: at, tag, ppn, gc: Nanos::ZERO }),
+            OpKind::Program => c.writes.push_back(Queued { arrival: at, tag, ppn, gc: Nanos::ZERO }),
+            OpKind::Gc(d) => c.writes.push_back(Queued { arrival: at, tag, ppn, gc: d.max(Nanos(1)) }),
         }
     }
 
@@ -336,6 +379,11 @@ impl Timing {
     /// and starting.
     pub fn chip_wait(&self) -> &[Nanos] {
         &self.acct.wait
+    }
+
+    /// Reads completed by the duplicate-read shortcut.
+    pub fn shortcut_reads(&self) -> u64 {
+        self.shortcuts
     }
 
     /// Latest completion reported so far.
@@ -428,13 +476,15 @@ impl Channel {
                     _ => false,
                 };
                 if take_read {
-                    let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, gc: Nanos::ZERO });
+                    let q =
+                        c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                     self.queued -= 1;
                     acct.wait[chip] += now - q.arrival;
                     c.phase = Phase::Sense;
                     c.until = now + r.t_read;
                     c.tag = q.tag;
                     c.arrival = q.arrival;
+                    c.ppn = q.ppn;
                     changed = true;
                 } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
                     c.writes.pop_front();
@@ -476,8 +526,21 @@ impl Channel {
                         // Held since `until`; busy from sense start to transfer end.
                         acct.busy[chip] += now + r.t_xfer - (c.until - r.t_read);
                         c.phase = Phase::Out;
+                        if r.shortcut {
+                            if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
+                                *n -= 1;
+                                if *n == 0 {
+                                    self.waiting_reads.remove(&c.ppn);
+                                }
+                            }
+                        }
                     } else {
-                        let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, gc: Nanos::ZERO });
+                        let q = c.writes.pop_front().unwrap_or(Queued {
+                            arrival: now,
+                            tag: NO_TAG,
+                            ppn: 0,
+                            gc: Nanos::ZERO,
+                        });
                         self.queued -= 1;
                         acct.wait[chip] += now - q.arrival;
                         acct.busy[chip] += r.t_xfer + r.t_prog;
@@ -619,6 +682,27 @@ mod tests {
             t.submit(0, Nanos(2_000), OpKind::Read, 2);
             assert_eq!(run(&mut t), want, "{s:?}");
         }
+    }
+
+    /// SSDsim's duplicate-read shortcut: a second read of a page whose
+    /// first read has not started its transfer out completes 1 us after
+    /// arriving; once the first read's data is going out, a new read of the
+    /// page goes to the flash again. Off, every read goes to the flash.
+    #[test]
+    fn duplicate_read_shortcut() {
+        let mut cfg = Config::small_for_tests(2, 2, 16, 4);
+        cfg.timing.duplicate_read_shortcut = true;
+        let mut t = Timing::new(&cfg);
+        t.submit_read(0, Nanos(0), 7, 0);
+        t.submit_read(0, Nanos(5_000), 7, 1); // first still sensing
+        t.submit_read(0, Nanos(TR + 1_000), 7, 2); // first's data going out
+        assert_eq!(run(&mut t), vec![TR + TX, 6_000, 2 * (TR + TX)]);
+        assert_eq!(t.shortcut_reads(), 1);
+        let mut t = rp();
+        t.submit_read(0, Nanos(0), 7, 0);
+        t.submit_read(0, Nanos(5_000), 7, 1);
+        assert_eq!(run(&mut t), vec![TR + TX, 2 * (TR + TX)]);
+        assert_eq!(t.shortcut_reads(), 0);
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct TimingConfig {
     pub scheduling: Scheduling,
     /// When a page program counts as done for its write request.
     pub write_completion: WriteCompletion,
+    /// SSDsim's shortcut: a read of a physical page that already has a read
+    /// waiting on its channel completes 1 us after arriving.
+    pub duplicate_read_shortcut: bool,
 }
 
 /// Garbage collection and wear levelling.
@@ -212,6 +215,7 @@ impl Config {
                 page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
                 scheduling: Scheduling::ReadPriority,
                 write_completion: WriteCompletion::Transfer,
+                duplicate_read_shortcut: false,
             },
             gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true, rule: GcRule::OnePerWrite },
             precondition: PreconditionConfig {

@@ -191,6 +191,8 @@ pub struct RawTiming {
     pub scheduling: Option<Scheduling>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_completion: Option<WriteCompletion>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_read_shortcut: Option<bool>,
 }
 
 /// `[gc]`: garbage collection and wear levelling.
@@ -307,7 +309,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
             "page_size",
         ],
     ),
-    ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion"]),
+    ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion", "duplicate_read_shortcut"]),
     ("gc", &["min_free_blocks", "copyback", "wear_leveling", "rule"]),
     ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
@@ -398,7 +400,11 @@ impl RawConfig {
                 )
             }),
             timing: overlay_section(self.timing, base.timing, |t, b| {
-                overlay_fields!(t, b, RawTiming { read, program, erase, transfer, scheduling, write_completion })
+                overlay_fields!(
+                    t,
+                    b,
+                    RawTiming { read, program, erase, transfer, scheduling, write_completion, duplicate_read_shortcut }
+                )
             }),
             gc: overlay_section(self.gc, base.gc, |t, b| {
                 overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling, rule })
@@ -481,6 +487,7 @@ impl RawConfig {
                 page_transfer: page_transfer_time(page_size, transfer_ps_per_byte),
                 scheduling: need(t.scheduling, "timing.scheduling")?,
                 write_completion: need(t.write_completion, "timing.write_completion")?,
+                duplicate_read_shortcut: t.duplicate_read_shortcut.unwrap_or(false),
             },
             gc: GcConfig {
                 min_free_blocks: need(gc.min_free_blocks, "gc.min_free_blocks")?,
@@ -536,6 +543,7 @@ impl RawConfig {
                 transfer: Some(RawTransfer(c.timing.transfer_ps_per_byte)),
                 scheduling: Some(c.timing.scheduling),
                 write_completion: Some(c.timing.write_completion),
+                duplicate_read_shortcut: c.timing.duplicate_read_shortcut.then_some(true),
             }),
             gc: Some(RawGc {
                 min_free_blocks: Some(c.gc.min_free_blocks),
