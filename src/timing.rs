@@ -426,7 +426,11 @@ impl Channel {
         if self.next > now && self.queued == 0 && !self.chips.iter().any(|c| c.phase == Phase::Held) {
             return; // nothing ends, nothing waits
         }
-        loop {
+        // One pass suffices: phase ends (1) only make chips held or idle;
+        // starts (2) only need idle chips; a bus grant (3) needs held or
+        // idle chips and leaves the bus busy; and no phase lasts 0 ns, so
+        // nothing decided now ends now.
+        {
             let mut changed = false;
             // 1. Phases ending now.
             let due = self.next <= now;
@@ -434,31 +438,30 @@ impl Channel {
                 if !due {
                     break;
                 }
-                if !c.timed() || c.until > now {
-                    continue;
-                }
-                changed = true;
-                match c.phase {
-                    Phase::Sense => c.phase = Phase::Held,
-                    Phase::Out => {
-                        done.push((c.tag, c.until));
-                        c.phase = Phase::Idle;
-                    }
-                    Phase::In => {
-                        if r.completion == WriteCompletion::Transfer && c.tag != NO_TAG {
+                while c.timed() && c.until <= now {
+                    changed = true;
+                    match c.phase {
+                        Phase::Sense => c.phase = Phase::Held,
+                        Phase::Out => {
                             done.push((c.tag, c.until));
+                            c.phase = Phase::Idle;
                         }
-                        c.phase = Phase::Program;
-                        c.until += r.t_prog;
-                    }
-                    Phase::Program => {
-                        if r.completion == WriteCompletion::Program && c.tag != NO_TAG {
-                            done.push((c.tag, c.until));
+                        Phase::In => {
+                            if r.completion == WriteCompletion::Transfer && c.tag != NO_TAG {
+                                done.push((c.tag, c.until));
+                            }
+                            c.phase = Phase::Program;
+                            c.until += r.t_prog;
                         }
-                        c.phase = Phase::Idle;
+                        Phase::Program => {
+                            if r.completion == WriteCompletion::Program && c.tag != NO_TAG {
+                                done.push((c.tag, c.until));
+                            }
+                            c.phase = Phase::Idle;
+                        }
+                        Phase::Gc => c.phase = Phase::Idle,
+                        Phase::Idle | Phase::Held => {}
                     }
-                    Phase::Gc => c.phase = Phase::Idle,
-                    Phase::Idle | Phase::Held => {}
                 }
             }
             // 2. Idle chips start chip-only work (a read's sense, GC).
@@ -552,10 +555,9 @@ impl Channel {
                     changed = true;
                 }
             }
-            if !changed {
-                break;
+            if changed {
+                self.next = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
             }
-            self.next = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
         }
     }
 }
