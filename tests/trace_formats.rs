@@ -481,6 +481,65 @@ fn malformed_field_names_file_line_and_field() {
 }
 
 #[test]
+fn input_without_newlines_stops_at_the_line_limit() {
+    // A 1 MiB "line": an error naming the file and line after 64 KiB, in any format.
+    let long = format!("0,{}\n", "7".repeat(1 << 20));
+    for format in [None, Some(TraceFormat::Msr), Some(TraceFormat::Tencent)] {
+        let o = LoadOptions { format, skip_bad_lines: true, ..opts() };
+        let e = load_str("long.csv", &long, &o).unwrap_err();
+        assert!(matches!(e, TraceError::LineTooLong { line: 1, limit: 65536, .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "long.csv:1: line longer than 65536 bytes (no line break found); \
+             this is not a text trace of a supported format"
+        );
+    }
+    // An endless input without newlines (`trace stats /dev/zero`) ends the same way.
+    let zeros = std::io::BufReader::new(std::io::Read::take(std::io::repeat(0), u64::MAX));
+    let e = load_from_reader(zeros, Path::new("/dev/zero"), &opts()).unwrap_err();
+    assert!(matches!(e, TraceError::LineTooLong { line: 1, .. }), "{e:?}");
+    // Native lines carry content lists and may be longer: 20,000 items (~80 MB request).
+    let items: Vec<String> = (0..20_000).map(|i| format!("{:032x}", i + 1)).collect();
+    let text = format!("# dedupsim-trace v1\n0 W 0 {} 0 {}\n", 20_000 * 4096, items.join(","));
+    assert!(text.len() > 600_000);
+    let l = load_str("big.trace", &text, &opts()).unwrap();
+    assert_eq!(l.workload.requests[0].pages, 20_000);
+    let forced = LoadOptions { format: Some(TraceFormat::Native), ..opts() };
+    assert!(load_str("big.trace", &text, &forced).is_ok());
+}
+
+#[test]
+fn bad_fields_are_quoted_short() {
+    // A 60 KB bad field (the most a line may hold) gives a short message, and
+    // ten skipped ones short warnings.
+    let field = "9".repeat(10) + &"x".repeat(60_000);
+    let line = format!("128166385295514663,hm,0,Write,0,{field},1\n");
+    let e = load_str("t.csv", &line, &LoadOptions { format: Some(TraceFormat::Msr), ..opts() }).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.len() < 200, "{} bytes", msg.len());
+    assert!(msg.starts_with("t.csv:1: field 6 (Size) is not an integer: \"9999999999xxx"), "{msg}");
+    assert!(msg.ends_with("... (60010 bytes)"), "{msg}");
+    let text = format!("128166385295514663,hm,0,Write,0,4096,1\n{}", line.repeat(12));
+    let skip = LoadOptions { skip_bad_lines: true, ..opts() };
+    let l = load_str("t.csv", &text, &skip).unwrap();
+    assert_eq!(l.bad_lines, 12);
+    assert!(l.warnings.iter().all(|w| w.len() < 200), "{:?}", l.warnings);
+    // The undetectable first line is quoted short as well.
+    let e = load_str("odd.txt", &"z".repeat(50_000), &opts()).unwrap_err();
+    assert!(matches!(e, TraceError::Undetected { line: 1, .. }), "{e:?}");
+    assert!(e.to_string().len() < 300, "{e}");
+}
+
+#[test]
+fn byte_order_mark_does_not_defeat_detection() {
+    let text = "\u{feff}128166385295514663,hm,0,Write,0,4096,1\n128166385295514700,hm,0,Read,0,4096,1\n";
+    let l = load_str("bom.csv", text, &opts()).unwrap();
+    assert_eq!((l.format, l.workload.requests.len()), (TraceFormat::Msr, 2));
+    let l = load_str("bom.trace", "\u{feff}# dedupsim-trace v1\n0 W 0 4096\n", &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::Native);
+}
+
+#[test]
 fn empty_trace_is_an_error() {
     for text in ["", "\n\n", "# dedupsim-trace v1\n# nothing\n"] {
         let e = load_str("empty.trace", text, &opts()).unwrap_err();

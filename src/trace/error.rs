@@ -23,6 +23,15 @@ pub enum TraceError {
     #[error("{}:{line}: {reason}", path.display())]
     Parse { path: PathBuf, line: u64, reason: String },
 
+    /// A line is longer than the format allows (binary input, no line
+    /// breaks): reading stops instead of buffering it.
+    #[error(
+        "{}:{line}: line longer than {limit} bytes (no line break found); \
+         this is not a text trace of a supported format",
+        path.display()
+    )]
+    LineTooLong { path: PathBuf, line: u64, limit: usize },
+
     /// The trace holds no usable request (after volume selection).
     #[error("{}: contains no requests{detail}", path.display())]
     Empty { path: PathBuf, detail: String },
@@ -31,9 +40,10 @@ pub enum TraceError {
     #[error("unknown trace format {name:?} (known formats: {known})")]
     UnknownFormat { name: String, known: String },
 
-    /// Auto-detection could not recognise the trace's lines.
+    /// Auto-detection could not recognise the trace's lines (`text` is the
+    /// first data line, quoted and cut short).
     #[error(
-        "{}:{line}: cannot detect the trace format from {text:?}; \
+        "{}:{line}: cannot detect the trace format from {text}; \
          pass the format explicitly (one of: {known})",
         path.display()
     )]

@@ -6,7 +6,9 @@
 //! and check capacity ([`build_workload`], which documents the rules).
 
 use super::format::{detect, DETECT_LINES};
-use super::parse::{md5_of, pages_covered, LineParser, LineReader, Numbered, Stateless, HASH_PAGE};
+use super::parse::{
+    md5_of, pages_covered, quote, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE, MAX_NATIVE_LINE,
+};
 use super::{fiu, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
 use super::{PageHash, TraceError, TraceFormat};
 use crate::units::{ContentId, Nanos, Op};
@@ -254,12 +256,25 @@ impl Driver<'_> {
 /// Parses a trace into records (format detection, line parsing, FIU
 /// merging, volume filtering) without page alignment.
 pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<ParsedTrace, TraceError> {
-    let io_err = |source| TraceError::Io { path: path.to_path_buf(), source };
+    let line_err = |e| match e {
+        LineError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
+        LineError::TooLong { line, limit } => TraceError::LineTooLong { path: path.to_path_buf(), line, limit },
+    };
     let mut lines = LineReader::new(reader);
+    if opts.format == Some(TraceFormat::Native) {
+        lines.set_limit(MAX_NATIVE_LINE);
+    }
     let mut head: Vec<(u64, String)> = Vec::new();
     while head.len() < DETECT_LINES {
-        match lines.next_line().map_err(io_err)? {
-            Some((n, t)) if !t.trim().is_empty() => head.push((n, t)),
+        match lines.next_line().map_err(line_err)? {
+            Some((n, t)) if !t.trim().is_empty() => {
+                // Native lines carry content lists: allow them their length
+                // as soon as the header says what the file is.
+                if head.is_empty() && opts.format.is_none() && t.trim_start().starts_with(native::HEADER_PREFIX) {
+                    lines.set_limit(MAX_NATIVE_LINE);
+                }
+                head.push((n, t));
+            }
             Some(_) => {}
             None => break,
         }
@@ -276,7 +291,7 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
                         Some((n, t)) => TraceError::Undetected {
                             path: path.to_path_buf(),
                             line: *n,
-                            text: t.chars().take(80).collect(),
+                            text: quote(t.trim()),
                             known: TraceFormat::names(),
                         },
                         None => TraceError::Empty { path: path.to_path_buf(), detail: String::new() },
@@ -301,7 +316,7 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     while !d.full() {
         let next = match head.next() {
             Some(x) => Some(x),
-            None => lines.next_line().map_err(io_err)?,
+            None => lines.next_line().map_err(line_err)?,
         };
         let Some((n, text)) = next else { break };
         d.line(n, &text)?;

@@ -27,7 +27,7 @@
 //!   denotes the 128-bit value `n` (so `7` and `000…007` are the same
 //!   content). Decimal ids keep synthetic traces short.
 
-use super::parse::{check_extent, pages_covered, Fields, LineParser, Numbered, HASH_PAGE};
+use super::parse::{check_extent, pages_covered, quote, Fields, LineParser, Numbered, HASH_PAGE, QUOTE_CHARS};
 use super::{PageHash, TraceRecord};
 use crate::units::{Nanos, Op};
 use crate::workload::{Workload, NO_CONTENT};
@@ -35,6 +35,9 @@ use std::io::{self, BufWriter, Write};
 
 /// The header line that starts every native trace.
 pub const HEADER: &str = "# dedupsim-trace v1";
+
+/// What every native header starts with, whatever its version.
+pub const HEADER_PREFIX: &str = "# dedupsim-trace";
 
 const NAMES: &[&str] = &["time_ns", "op", "offset_bytes", "size_bytes", "volume", "content"];
 
@@ -80,7 +83,11 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
             let mut hashes = Vec::new();
             for (k, item) in list.split(',').enumerate() {
                 let h = parse_item(item).ok_or_else(|| {
-                    format!("field 6 (content) item {} is neither 32 hex digits nor a decimal id: {item:?}", k + 1)
+                    format!(
+                        "field 6 (content) item {} is neither 32 hex digits nor a decimal id: {}",
+                        k + 1,
+                        quote(item)
+                    )
                 })?;
                 hashes.push(h);
             }
@@ -118,16 +125,18 @@ impl LineParser for NativeParser {
     }
 
     fn comment(&mut self, line: &str) -> Result<(), String> {
-        if let Some(rest) = line.strip_prefix("# dedupsim-trace") {
+        if let Some(rest) = line.strip_prefix(HEADER_PREFIX) {
             let version = rest.trim();
             if version != "v1" {
-                return Err(format!("unsupported native trace version {version:?} (this build reads v1)"));
+                return Err(format!("unsupported native trace version {} (this build reads v1)", quote(version)));
             }
             self.in_header = true;
         } else if self.in_header && self.description.is_none() {
             let text = line.trim_start_matches('#').trim();
             if !text.starts_with("time_ns") && !text.is_empty() {
-                self.description = Some(text.to_string());
+                // A provenance line is short; keep a long one's start only.
+                let keep = text.char_indices().nth(4 * QUOTE_CHARS).map_or(text.len(), |(i, _)| i);
+                self.description = Some(text[..keep].to_string());
             }
         }
         Ok(())

@@ -53,31 +53,115 @@ impl LineParser for Stateless {
     }
 }
 
+/// The longest line (in bytes, line terminator excluded) the third-party
+/// formats may have. Their lines are short (FIU homes, the longest, about
+/// 300 bytes), so a longer "line" means the input is not a text trace (a
+/// binary file, `/dev/zero`); reading stops with an error instead of
+/// buffering it without bound.
+pub const MAX_LINE: usize = 64 << 10;
+
+/// The longest line of a native trace: its lines carry one content item
+/// (up to 33 bytes) per 4 KiB page, so a 1 GiB line is a ~128 GiB request.
+pub const MAX_NATIVE_LINE: usize = 1 << 30;
+
+/// How many characters of a bad field or line a message quotes.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `s` in double quotes for a message, cut to [`QUOTE_CHARS`] characters
+/// (then marked with `...` and the full length), so that a huge field never
+/// becomes a huge message.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("{s:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// Why [`LineReader::next_line`] failed.
+#[derive(Debug)]
+pub(crate) enum LineError {
+    Io(io::Error),
+    /// Line `line` exceeds `limit` bytes.
+    TooLong {
+        line: u64,
+        limit: usize,
+    },
+}
+
+impl From<io::Error> for LineError {
+    fn from(e: io::Error) -> Self {
+        LineError::Io(e)
+    }
+}
+
+/// The UTF-8 byte-order mark some editors put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Reads a trace line by line, counting lines. Invalid UTF-8 is replaced
 /// (FIU process names are arbitrary bytes) rather than failing the read; a
-/// CR before the LF is dropped.
+/// CR before the LF is dropped, and so is a UTF-8 byte-order mark at the
+/// start of the input. A line longer than the limit ([`MAX_LINE`] unless
+/// [`set_limit`](Self::set_limit) says otherwise) is an error, found
+/// after buffering at most the limit plus one read buffer.
 pub(crate) struct LineReader<R> {
     reader: R,
     buf: Vec<u8>,
     line_no: u64,
+    limit: usize,
 }
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(reader: R) -> Self {
-        LineReader { reader, buf: Vec::with_capacity(256), line_no: 0 }
+        LineReader { reader, buf: Vec::with_capacity(256), line_no: 0, limit: MAX_LINE }
+    }
+
+    /// Sets the longest line accepted from now on.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
+    /// Reads up to and including the next LF (or to end of input) into
+    /// `buf`, failing once the line exceeds the limit. Returns whether
+    /// anything was read.
+    fn read_bounded(&mut self) -> Result<bool, LineError> {
+        self.buf.clear();
+        loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if chunk.is_empty() {
+                return Ok(!self.buf.is_empty());
+            }
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            self.buf.extend_from_slice(&chunk[..take]);
+            self.reader.consume(take);
+            // The terminator (LF or CR LF) does not count against the limit.
+            let body = if done { &self.buf[..self.buf.len() - 1] } else { &self.buf[..] };
+            if body.len() - usize::from(body.last() == Some(&b'\r')) > self.limit {
+                return Err(LineError::TooLong { line: self.line_no + 1, limit: self.limit });
+            }
+            if done {
+                return Ok(true);
+            }
+        }
     }
 
     /// The next line and its 1-based number, or `None` at end of input.
-    pub fn next_line(&mut self) -> io::Result<Option<(u64, String)>> {
-        self.buf.clear();
-        if self.reader.read_until(b'\n', &mut self.buf)? == 0 {
+    pub fn next_line(&mut self) -> Result<Option<(u64, String)>, LineError> {
+        if !self.read_bounded()? {
             return Ok(None);
         }
         self.line_no += 1;
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        let text = match String::from_utf8_lossy(&self.buf) {
+        let bytes = if self.line_no == 1 { self.buf.strip_prefix(BOM).unwrap_or(&self.buf) } else { &self.buf };
+        let text = match String::from_utf8_lossy(bytes) {
             Cow::Borrowed(s) => s.to_owned(),
             Cow::Owned(s) => s,
         };
@@ -127,7 +211,7 @@ impl<'a> Fields<'a> {
 
     /// A reason string for field `i` (0-based; printed 1-based).
     pub fn bad(&self, i: usize, what: &str) -> String {
-        format!("field {} ({}) {what}: {:?}", i + 1, self.name(i), self.items.get(i).copied().unwrap_or(""))
+        format!("field {} ({}) {what}: {}", i + 1, self.name(i), quote(self.items.get(i).copied().unwrap_or("")))
     }
 
     pub fn str(&self, i: usize) -> Result<&'a str, String> {
@@ -300,6 +384,51 @@ mod tests {
         assert_eq!(f.u64(2).unwrap_err(), "field 3 (C) is not an integer: \"x\"");
         assert!(f.str(5).unwrap_err().contains("missing field 6"));
         assert!(f.require(4).unwrap_err().contains("found 3"));
+    }
+
+    fn read_all(input: &[u8], limit: usize) -> Result<Vec<String>, LineError> {
+        let mut r = LineReader::new(input);
+        r.set_limit(limit);
+        let mut out = Vec::new();
+        while let Some((_, t)) = r.next_line()? {
+            out.push(t);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn line_length_is_bounded() {
+        // Exactly at the limit, with LF, CR LF or end of input: accepted.
+        assert_eq!(read_all(b"abcd\nefgh\r\nijkl", 4).unwrap(), ["abcd", "efgh", "ijkl"]);
+        // One byte over: an error naming the line, wherever the break is.
+        for input in [&b"abcd\nabcde\n"[..], b"abcd\nabcde", b"abcd\nabcde\r\n"] {
+            match read_all(input, 4) {
+                Err(LineError::TooLong { line: 2, limit: 4 }) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        // No newline at all: stops after about the limit, not at the end.
+        let zeros = std::io::Read::take(std::io::repeat(0), 1 << 40);
+        let mut r = LineReader::new(std::io::BufReader::new(zeros));
+        assert!(matches!(r.next_line(), Err(LineError::TooLong { line: 1, limit: MAX_LINE })));
+        assert!(r.buf.len() <= MAX_LINE + (64 << 10), "buffered {} bytes", r.buf.len());
+    }
+
+    #[test]
+    fn byte_order_mark_is_stripped_from_the_first_line_only() {
+        let lines = read_all(b"\xEF\xBB\xBFa,b\n\xEF\xBB\xBFc\n", MAX_LINE).unwrap();
+        assert_eq!(lines[0], "a,b");
+        assert_eq!(lines[1], "\u{feff}c");
+    }
+
+    #[test]
+    fn quotes_are_short() {
+        assert_eq!(quote("12x"), "\"12x\"");
+        let long = "x".repeat(20_000_000);
+        let q = quote(&long);
+        assert!(q.len() < 120 && q.ends_with("... (20000000 bytes)"), "{q}");
+        let f = Fields::csv(&long, &["A"]);
+        assert!(f.u64(0).unwrap_err().len() < 150);
     }
 
     #[test]
