@@ -540,6 +540,22 @@ fn byte_order_mark_does_not_defeat_detection() {
 }
 
 #[test]
+fn overflowing_numbers_say_out_of_range_with_the_limit() {
+    let e = load_str("t.csv", "99999999999,12345,8,1,1063\n", &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv:1: field 1 (Timestamp) is out of range (at most 18446744073.709551615 s: \
+         64-bit nanoseconds, about 584 years): \"99999999999\""
+    );
+    let e = load_str("t.spc", "0,20941264,8192,W,1e300\n", &opts()).unwrap_err();
+    assert!(e.to_string().starts_with("t.spc:1: field 5 (Timestamp) is out of range (at most 18446744073"), "{e}");
+    let e = load_str("t.csv", "999999999999999999999,hm,0,Read,0,4096,1\n", &opts()).unwrap_err();
+    assert!(e.to_string().contains("field 1 (Timestamp) is out of range (at most 2^64-1"), "{e}");
+    let e = load_str("t.csv", "999999999999999999,hm,0,Read,0,4096,1\n", &opts()).unwrap_err();
+    assert!(e.to_string().contains("is out of range (at most 184467440737095516 ticks of 100 ns"), "{e}");
+}
+
+#[test]
 fn empty_trace_is_an_error() {
     for text in ["", "\n\n", "# dedupsim-trace v1\n# nothing\n"] {
         let e = load_str("empty.trace", text, &opts()).unwrap_err();

@@ -94,13 +94,13 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     let major = f.u32(6)?;
     let minor = f.u32(7)?;
     if major >= 1 << 12 {
-        return Err(f.bad(6, "is out of range (> 4095)"));
+        return Err(f.bad(6, "is out of range (at most 4095)"));
     }
     if minor >= 1 << 20 {
-        return Err(f.bad(7, "is out of range (> 2^20-1)"));
+        return Err(f.bad(7, "is out of range (at most 2^20-1 = 1048575)"));
     }
-    let offset = lba.checked_mul(SECTOR).ok_or_else(|| f.bad(3, "overflows a 64-bit byte address"))?;
-    let size = sectors.checked_mul(SECTOR).ok_or_else(|| f.bad(4, "overflows a 64-bit byte size"))?;
+    let offset = f.sectors_as_bytes(3)?;
+    let size = f.sectors_as_bytes(4)?;
     check_extent(offset, size)?;
     let digests = if has_digest && sectors > 0 {
         let hex_str = f.str(8)?;

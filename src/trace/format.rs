@@ -145,8 +145,10 @@ fn is_uint(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// A decimal number (out-of-range and negative ones included: the parser
+/// then says what is wrong with it).
 fn is_decimal(s: &str) -> bool {
-    super::parse::parse_seconds_ns(s).is_some()
+    super::parse::parse_seconds(s) != Err(super::parse::SecondsError::NotANumber)
 }
 
 fn is_hex(s: &str) -> bool {

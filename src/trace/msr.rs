@@ -29,7 +29,9 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     }
     f.require(6)?;
     let ticks = f.u64(0)?;
-    let time = ticks.checked_mul(100).ok_or_else(|| f.bad(0, "overflows 64-bit nanoseconds"))?;
+    let time = ticks.checked_mul(100).ok_or_else(|| {
+        f.bad(0, &format!("is out of range (at most {} ticks of 100 ns: 64-bit nanoseconds)", u64::MAX / 100))
+    })?;
     let volume = f.u32(2)?;
     let op = match f.str(3)? {
         t if t.eq_ignore_ascii_case("read") => Op::Read,

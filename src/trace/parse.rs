@@ -223,52 +223,87 @@ impl<'a> Fields<'a> {
         if !s.bytes().all(|b| b.is_ascii_digit()) || s.is_empty() {
             return Err(self.bad(i, "is not an integer"));
         }
-        s.parse::<u64>().map_err(|_| self.bad(i, "is out of range"))
+        s.parse::<u64>().map_err(|_| self.bad(i, "is out of range (at most 2^64-1 = 18446744073709551615)"))
     }
 
     pub fn u32(&self, i: usize) -> Result<u32, String> {
-        u32::try_from(self.u64(i)?).map_err(|_| self.bad(i, "is out of range (> 2^32-1)"))
+        u32::try_from(self.u64(i)?).map_err(|_| self.bad(i, "is out of range (at most 2^32-1 = 4294967295)"))
     }
 
     /// An integer count of 512-byte sectors, converted to bytes.
     pub fn sectors_as_bytes(&self, i: usize) -> Result<u64, String> {
-        self.u64(i)?.checked_mul(SECTOR).ok_or_else(|| self.bad(i, "overflows a 64-bit byte address"))
+        self.u64(i)?.checked_mul(SECTOR).ok_or_else(|| {
+            self.bad(i, &format!("is out of range (at most {} sectors: 64-bit byte addresses)", u64::MAX / SECTOR))
+        })
     }
 
     /// A non-negative decimal number of seconds, converted to nanoseconds.
     pub fn seconds_as_ns(&self, i: usize) -> Result<u64, String> {
-        parse_seconds_ns(self.str(i)?).ok_or_else(|| self.bad(i, "is not a non-negative number of seconds"))
+        parse_seconds(self.str(i)?).map_err(|e| {
+            self.bad(
+                i,
+                match e {
+                    SecondsError::NotANumber => "is not a number of seconds",
+                    SecondsError::Negative => "is negative",
+                    SecondsError::OutOfRange => {
+                        "is out of range (at most 18446744073.709551615 s: 64-bit nanoseconds, about 584 years)"
+                    }
+                },
+            )
+        })
     }
+}
+
+/// Why a number of seconds did not parse.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SecondsError {
+    NotANumber,
+    Negative,
+    /// More nanoseconds than a `u64` holds.
+    OutOfRange,
 }
 
 /// Parses a decimal number of seconds exactly into nanoseconds (digits past
 /// the ninth decimal are truncated). Going through `f64` would lose ~200 ns
 /// at Unix-epoch magnitudes, so plain decimals are parsed digit by digit;
-/// only exponent notation falls back to `f64`.
+/// only exponent notation falls back to `f64`. `None` for anything but a
+/// non-negative number of at most 2^64-1 ns.
 pub fn parse_seconds_ns(s: &str) -> Option<u64> {
+    parse_seconds(s).ok()
+}
+
+/// [`parse_seconds_ns`] saying why it failed.
+pub(crate) fn parse_seconds(s: &str) -> Result<u64, SecondsError> {
+    use SecondsError::*;
     let s = s.trim();
-    if s.is_empty() || s.starts_with('-') {
-        return None;
+    if s.is_empty() {
+        return Err(NotANumber);
+    }
+    if let Some(rest) = s.strip_prefix('-') {
+        return Err(if parse_seconds(rest) == Err(NotANumber) { NotANumber } else { Negative });
     }
     if s.contains(['e', 'E']) {
-        let v: f64 = s.parse().ok()?;
+        let v: f64 = s.parse().map_err(|_| NotANumber)?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(NotANumber);
+        }
         let ns = (v * 1e9).round();
-        return (v.is_finite() && v >= 0.0 && ns < u64::MAX as f64).then_some(ns as u64);
+        return if ns < u64::MAX as f64 { Ok(ns as u64) } else { Err(OutOfRange) };
     }
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     if int.is_empty() && frac.is_empty() {
-        return None;
+        return Err(NotANumber);
     }
     if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        return Err(NotANumber);
     }
-    let whole: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let whole: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| OutOfRange)? };
     let mut frac_ns: u64 = 0;
     for i in 0..9 {
         let d = frac.as_bytes().get(i).map_or(0, |b| u64::from(b - b'0'));
         frac_ns = frac_ns * 10 + d;
     }
-    whole.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+    whole.checked_mul(1_000_000_000).and_then(|w| w.checked_add(frac_ns)).ok_or(OutOfRange)
 }
 
 /// Checks that `offset + size` fits in 64 bits (the loader relies on it).
@@ -376,6 +411,32 @@ mod tests {
         assert_eq!(parse_seconds_ns("."), None);
         assert_eq!(parse_seconds_ns("abc"), None);
         assert_eq!(parse_seconds_ns("99999999999999999999"), None);
+        assert_eq!(parse_seconds_ns("18446744073.709551615"), Some(u64::MAX));
+        assert_eq!(parse_seconds("18446744073.709551616"), Err(SecondsError::OutOfRange));
+        assert_eq!(parse_seconds("99999999999"), Err(SecondsError::OutOfRange));
+        assert_eq!(parse_seconds("1e300"), Err(SecondsError::OutOfRange));
+        assert_eq!(parse_seconds("-1.5"), Err(SecondsError::Negative));
+        assert_eq!(parse_seconds("-x"), Err(SecondsError::NotANumber));
+        assert_eq!(parse_seconds("1e"), Err(SecondsError::NotANumber));
+    }
+
+    #[test]
+    fn overflowing_numbers_say_out_of_range_with_the_limit() {
+        let f = Fields::csv("99999999999,1e300,-2,18446744073709551616,4294967296,36028797018963968", &["A"; 6]);
+        let e = f.seconds_as_ns(0).unwrap_err();
+        assert_eq!(
+            e,
+            "field 1 (A) is out of range (at most 18446744073.709551615 s: 64-bit nanoseconds, \
+             about 584 years): \"99999999999\""
+        );
+        assert!(f.seconds_as_ns(1).unwrap_err().starts_with("field 2 (A) is out of range (at most 18446744073"));
+        assert!(f.seconds_as_ns(2).unwrap_err().starts_with("field 3 (A) is negative"));
+        assert!(f.u64(3).unwrap_err().starts_with("field 4 (A) is out of range (at most 2^64-1"));
+        assert!(f.u32(4).unwrap_err().starts_with("field 5 (A) is out of range (at most 2^32-1"));
+        assert!(f
+            .sectors_as_bytes(5)
+            .unwrap_err()
+            .starts_with("field 6 (A) is out of range (at most 36028797018963967 sectors"));
     }
 
     #[test]
