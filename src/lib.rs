@@ -12,6 +12,7 @@ pub mod fromfiles;
 pub mod ftl;
 pub mod geometry;
 pub mod metrics;
+pub mod output;
 pub mod plot;
 pub mod policy;
 pub mod report;

@@ -85,13 +85,19 @@ pub enum PlotError {
     /// written).
     #[error("{}: drawing failed: {reason}", path.display())]
     Draw { path: PathBuf, reason: String },
-    /// Writing the SVG file failed.
+    /// Writing an SVG or PNG file (or renaming it into place) failed.
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<crate::output::OutputError> for PlotError {
+    fn from(e: crate::output::OutputError) -> Self {
+        PlotError::Io { path: e.path, source: e.source }
+    }
 }
 
 /// Grouped bar chart in the style of FAD's figures: one group per category
@@ -295,12 +301,15 @@ fn render(stem: &Path, size: (u32, u32), fig: &Figure) -> Result<(), PlotError> 
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|e| draw_err(e.to_string()))?;
     }
-    std::fs::write(&svg_path, svg.as_bytes()).map_err(|source| PlotError::Io { path: svg_path.clone(), source })?;
-    let root = BitMapBackend::new(&png_path, size).into_drawing_area();
-    let draw_err = |reason: String| PlotError::Draw { path: png_path.clone(), reason };
-    fig.draw(&root).map_err(draw_err)?;
-    root.present().map_err(|e| draw_err(e.to_string()))?;
-    Ok(())
+    crate::output::write_bytes(&svg_path, svg.as_bytes())?;
+    // The PNG encoder writes its file itself: into a temporary file (same
+    // extension) renamed into place.
+    crate::output::replace_file(&png_path, |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+        let draw_err = |reason: String| PlotError::Draw { path: png_path.clone(), reason };
+        fig.draw(&root).map_err(draw_err)?;
+        root.present().map_err(|e| draw_err(e.to_string()))
+    })
 }
 
 fn err<E: std::fmt::Display>(e: E) -> String {

@@ -323,3 +323,74 @@ mod convert {
             .stderr(predicate::str::contains("no-such-dir"));
     }
 }
+
+/// Issue 12, bad input 1: every output file is written whole or not at all,
+/// and a failed write is an error naming the file (exit 1), never a
+/// truncated file and exit 0.
+mod outputs {
+    use super::*;
+    use std::path::Path;
+
+    fn fails_naming(cmd: &mut Command, path: &str) {
+        cmd.assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!("writing {path}: ")))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+
+    /// `/dev/full` accepts the open and fails every write (ENOSPC): each
+    /// command that writes a file must report it.
+    #[test]
+    fn a_full_device_is_an_error_for_every_output() {
+        if !Path::new("/dev/full").exists() {
+            return;
+        }
+        let full = "/dev/full";
+        let run = ["run", "--quiet", "--synth", "requests=500", "-p", "native"];
+        fails_naming(dedupsim().args(run).args(["--json", full]), full);
+        fails_naming(dedupsim().args(run).args(["--csv", full]), full);
+        fails_naming(dedupsim().args(["trace", "synth", "--synth", "requests=500", "-o", full]), full);
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("x.trace");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096\n").unwrap();
+        fails_naming(dedupsim().args(["trace", "convert", "--to", "ssdsim", "-o", full]).arg(&t), full);
+        let files = dir.path().join("files");
+        std::fs::create_dir(&files).unwrap();
+        std::fs::write(files.join("a"), vec![7u8; 10_000]).unwrap();
+        fails_naming(dedupsim().args(["trace", "from-files", "-q", "-o", full]).arg(&files), full);
+        // Writing a special file directly still works when it accepts the bytes.
+        dedupsim().args(run).args(["--json", "/dev/null"]).assert().success();
+    }
+
+    /// A write that fails half-way (here: the file size limit, as on a full
+    /// file system) leaves the previous file intact and no temporary file.
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_write_keeps_the_previous_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.json");
+        std::fs::write(&out, "\"good\"\n").unwrap();
+        // With SIGXFSZ ignored, writes beyond `ulimit -f` (4 KiB; a run's
+        // JSON is larger) fail with EFBIG instead of killing the process.
+        let bin = assert_cmd::cargo::cargo_bin("dedupsim");
+        let script = format!(
+            "trap '' XFSZ; ulimit -f 8; exec '{}' run --quiet --synth requests=2000 -p native,dedup --json out.json",
+            bin.display()
+        );
+        let o = std::process::Command::new("sh").arg("-c").arg(script).current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("writing out.json: "), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "\"good\"\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["out.json"], "no temporary file left");
+        // Without the limit the same command replaces it.
+        dedupsim()
+            .current_dir(dir.path())
+            .args(["run", "--quiet", "--synth", "requests=2000", "-p", "native,dedup", "--json", "out.json"])
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(v.as_array().map(Vec::len), Some(2));
+    }
+}

@@ -8,9 +8,8 @@ use dedupsim::synth::{self, SynthSpec};
 use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
 use dedupsim::workload::Workload;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Writes to stdout; a closed pipe surfaces as a BrokenPipe error that
@@ -20,29 +19,6 @@ pub fn out(s: &str) -> Result<()> {
     o.write_all(s.as_bytes())?;
     o.flush()?;
     Ok(())
-}
-
-/// Writes `path` atomically: `write` fills a temporary file beside it
-/// (same directory, so the rename cannot cross file systems), which is
-/// flushed, synced and renamed over `path` only if everything succeeded; on
-/// any error the temporary file is removed and `path` is left as it was.
-pub fn write_atomically<T>(path: &Path, write: impl FnOnce(&mut File) -> Result<T>) -> Result<T> {
-    let name = path.file_name().with_context(|| format!("{} is not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp.{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| {
-        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let v = write(&mut f).with_context(|| format!("writing {}", path.display()))?;
-        f.sync_all().with_context(|| format!("writing {}", path.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-        Ok(v)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {

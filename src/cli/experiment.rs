@@ -315,8 +315,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 let plan = s.plan()?;
                 let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
                 let lines = s.job_lines(&plan, &out_abs, "dedupsim");
-                std::fs::write(jobs_file, lines.join("\n") + "\n")
-                    .with_context(|| format!("writing {}", jobs_file.display()))?;
+                dedupsim::output::write_bytes(jobs_file, (lines.join("\n") + "\n").as_bytes())?;
                 eprintln!(
                     "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `dedupsim sweep collect {}`",
                     lines.len(),

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use dedupsim::config::{Config, ReplayConfig};
 use dedupsim::content::ContentModel;
+use dedupsim::output;
 use dedupsim::policy;
 use dedupsim::report::{self, RunReport};
 use dedupsim::runner::{self, Prepared};
@@ -153,15 +154,14 @@ pub fn comparison_table(reports: &[RunReport]) -> String {
     o
 }
 
+/// Writes the `--json` and `--csv` files, each whole or not at all
+/// ([`output::write_file`]): a write error is reported naming the file.
 pub fn write_outputs(reports: &[RunReport], json: Option<&PathBuf>, csv: Option<&PathBuf>) -> Result<()> {
     if let Some(p) = json {
-        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(f), reports)
-            .with_context(|| format!("writing {}", p.display()))?;
+        output::write_file(p, |w| Ok(serde_json::to_writer_pretty(w, reports)?))?;
     }
     if let Some(p) = csv {
-        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-        report::write_csv(reports, f).with_context(|| format!("writing {}", p.display()))?;
+        output::write_file(p, |w| Ok(report::write_csv(reports, w)?))?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use dedupsim::content;
 use dedupsim::fromfiles::{self, FromFilesOptions, ReadPhase};
+use dedupsim::output::{self, OutputError};
 use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
 use std::path::PathBuf;
 
@@ -123,8 +124,13 @@ fn convert(a: ConvertArgs) -> Result<()> {
     if loaded.workload.requests.iter().all(|r| r.op == dedupsim::units::Op::Trim) {
         anyhow::bail!("{}: no read or write requests to convert (only trims)", a.file.display());
     }
-    let n = common::write_atomically(&a.out, |f| Ok(trace::write_ssdsim(&loaded.workload, page_size, f)?))
-        .with_context(|| format!("converting {}", a.file.display()))?;
+    let n = output::write_file_with(&a.out, |w| {
+        trace::write_ssdsim(&loaded.workload, page_size, w).map_err(|e| match e {
+            trace::SsdsimWriteError::Io(e) => OutputError::new(&a.out, e).into(),
+            e => anyhow::Error::from(e),
+        })
+    })
+    .with_context(|| format!("converting {}", a.file.display()))?;
     let volumes = match a.volume {
         VolumeSelect::All if loaded.volumes.len() > 1 => {
             format!(", {} volumes on disjoint ranges", loaded.volumes.len())
@@ -210,8 +216,7 @@ fn from_files(a: FromFilesArgs) -> Result<()> {
     for s in &res.skipped {
         eprintln!("warning: skipped {s}");
     }
-    let f = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    trace::write_native(&res.records, f).with_context(|| format!("writing {}", a.out.display()))?;
+    output::write_file(&a.out, |w| trace::write_native(&res.records, w))?;
     common::out(&format!("wrote {} requests to {}\n{}", res.records.len(), a.out.display(), res.summary()))
 }
 
@@ -225,6 +230,11 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
                 ..LoadOptions::default()
             };
             let loaded = trace::load(&a.file, &opts)?;
+            // The same load warnings `run` prints (clamped timestamps, dropped
+            // zero-length requests, writes without content, ...).
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
             let st = trace::stats(&loaded.workload);
             if a.json {
                 common::out(&(serde_json::to_string_pretty(&st)? + "\n"))
@@ -243,9 +253,7 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             let cfg = a.cfg.load()?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;
             let summary = content::try_assign_content(&mut w, &a.workload.content, cfg.seed)?;
-            let f = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-            trace::write_native_workload(&w, cfg.geometry.page_size, f)
-                .with_context(|| format!("writing {}", a.out.display()))?;
+            output::write_file(&a.out, |f| trace::write_native_workload(&w, cfg.geometry.page_size, f))?;
             // The realized rate over every written page: replicas and traces
             // bring their own contents, which the model above leaves alone.
             let content = if summary.pages_drawn == 0 {

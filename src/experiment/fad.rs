@@ -979,7 +979,7 @@ pub fn write_report(
     o.push('\n');
 
     let path = out.join("REPORT.md");
-    std::fs::write(&path, o).map_err(|error| ExperimentError::Io { path: path.clone(), error })?;
+    crate::output::write_bytes(&path, o.as_bytes())?;
     Ok((path, plotter.files))
 }
 

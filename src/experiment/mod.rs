@@ -80,6 +80,13 @@ pub enum ExperimentError {
     Internal(String),
 }
 
+/// A failed output file (written whole or not at all, [`crate::output`]).
+impl From<crate::output::OutputError> for ExperimentError {
+    fn from(e: crate::output::OutputError) -> Self {
+        ExperimentError::Io { path: e.path, error: e.source }
+    }
+}
+
 /// One cell of a plan.
 #[derive(Clone, Debug)]
 pub struct Cell {
@@ -265,11 +272,8 @@ impl CellRecord {
     /// guaranteed to round-trip every last bit, so fresh and cached cells
     /// both go through it and give byte-identical results files.
     pub fn write(&self, path: &Path) -> Result<CellRecord, ExperimentError> {
-        let io = |error| ExperimentError::Io { path: path.to_path_buf(), error };
         let text = serde_json::to_string_pretty(self).map_err(|e| ExperimentError::Internal(e.to_string()))? + "\n";
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, &text).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)?;
+        crate::output::write_bytes(path, text.as_bytes())?;
         serde_json::from_str(&text).map_err(|error| ExperimentError::Json { path: path.to_path_buf(), error })
     }
 }
@@ -490,7 +494,7 @@ pub fn execute_in(
     timing.insert("timings".into(), serde_json::to_value(&exec.timings).unwrap_or_default());
     let path = out.join("timing.json");
     let text = serde_json::to_string_pretty(&timing).map_err(|e| ExperimentError::Internal(e.to_string()))?;
-    std::fs::write(&path, text + "\n").map_err(|error| ExperimentError::Io { path, error })?;
+    crate::output::write_bytes(&path, (text + "\n").as_bytes())?;
     Ok(exec)
 }
 

@@ -238,7 +238,7 @@ pub fn write(dir: &Path, rows: &[ResultRow]) -> Result<(), ExperimentError> {
         }
         w.flush().map_err(io(&csv_path))?;
     }
-    std::fs::write(&csv_path, buf).map_err(io(&csv_path))?;
+    crate::output::write_bytes(&csv_path, &buf)?;
     let json: Vec<JsonRow> = rows
         .iter()
         .map(|r| JsonRow {
@@ -267,7 +267,7 @@ pub fn write(dir: &Path, rows: &[ResultRow]) -> Result<(), ExperimentError> {
         .collect();
     let json_path = dir.join("results.json");
     let text = serde_json::to_string_pretty(&json).map_err(|e| ExperimentError::Internal(e.to_string()))?;
-    std::fs::write(&json_path, text + "\n").map_err(io(&json_path))?;
+    crate::output::write_bytes(&json_path, (text + "\n").as_bytes())?;
     Ok(())
 }
 
@@ -281,6 +281,8 @@ pub fn read_cells(dir: &Path) -> Result<Vec<CellRecord>, ExperimentError> {
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        // Hidden files are not cells (e.g. an output's temporary file).
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
         .filter(|p| !p.file_name().is_some_and(|n| n == "results.json" || n == "timing.json"))
         .collect();
     files.sort();
