@@ -556,6 +556,33 @@ fn overflowing_numbers_say_out_of_range_with_the_limit() {
 }
 
 #[test]
+fn fiu_digests_malformed_or_missing_are_reported_as_such() {
+    const A: &str = "d6c75ba46e82326fefa545b57a12e221";
+    // A short MD5 is a malformed digest (was: "field 5 (size) is not an integer").
+    let text = format!("1 7 nfsd 16 8 W 6 0 {A}\n2 7 nfsd 24 8 W 6 0 {}\n", &A[..20]);
+    let e = load_str("mail.blkparse", &text, &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "mail.blkparse:2: field 9 (digest) is a malformed MD5 digest (20 hex digits, not a multiple \
+             of 32: one MD5 per 4 KiB or per sector): \"{}\"",
+            &A[..20]
+        )
+    );
+    // Writes without a digest: counted in the warnings, and stats say how many.
+    let text = format!("1 7 nfsd 16 8 W 6 0 {A}\n2 7 nfsd 800 8 W 6 0\n3 7 nfsd 900 8 R 6 0\n");
+    let l = load_str("mail.blkparse", &text, &opts()).unwrap();
+    assert!(l.warnings.contains(&"1 of 2 FIU write records carry no MD5 digest (the first at line 2)".to_string()));
+    assert!(l.warnings.iter().any(|w| w.starts_with("1 of 2 write requests carry no content hashes")));
+    let st = stats(&l.workload);
+    assert_eq!((st.dedup_rate, st.writes_without_content), (None, 1));
+    assert!(st.to_string().contains("n/a (1 of 2 write requests carry no content)"), "{st}");
+    let l = load_str("mail.blkparse", "2 7 nfsd 800 8 W 6 0\n", &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::Fiu);
+    assert!(l.warnings[0].starts_with("none of the 1 FIU write records carries an MD5 digest"), "{:?}", l.warnings);
+}
+
+#[test]
 fn empty_trace_is_an_error() {
     for text in ["", "\n\n", "# dedupsim-trace v1\n# nothing\n"] {
         let e = load_str("empty.trace", text, &opts()).unwrap_err();

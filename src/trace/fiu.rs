@@ -43,7 +43,7 @@
 //!
 //! [`TraceFormat::FiuHomes`]: super::TraceFormat::FiuHomes
 
-use super::parse::{check_extent, chunk_digests_to_pages, Fields, LineParser, Numbered};
+use super::parse::{check_extent, chunk_digests_to_pages, quote, Fields, LineParser, Numbered};
 use super::{PageHash, TraceRecord};
 use crate::units::{Nanos, Op, SECTOR};
 
@@ -70,12 +70,30 @@ pub struct FiuRecord {
 pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     let raw: Vec<&str> = line.split_whitespace().collect();
     let n = raw.len();
-    let has_digest = n >= 9 && raw.last().is_some_and(|d| is_digest_field(d));
-    let k = n - usize::from(has_digest); // fields up to and including minor
-    if k < 8 {
+    if n < 8 {
         return Err(format!("expected at least 8 fields ({}), found {n}", NAMES.join(", ")));
     }
-    // Normalize to the canonical 9 positions (process name collapsed).
+    // The op is the 3rd field from the end without a digest, the 4th with
+    // one (the process name before it may contain spaces): its place says
+    // whether the line has a digest, however malformed.
+    let is_op = |s: &str| matches!(s, "R" | "r" | "W" | "w");
+    // When neither place holds an op, a long non-numeric last field is
+    // still taken as the digest, and the op error below names the op.
+    let digest_like = |s: &str| s.len() >= 16 && !is_uint(s);
+    let has_digest = if is_op(raw[n - 3]) {
+        false
+    } else if n >= 9 && (is_op(raw[n - 4]) || digest_like(raw[n - 1])) {
+        true
+    } else {
+        return Err(format!(
+            "no op field: expected R or W 3rd from the end (ts pid process lba size op major minor) or \
+             4th from the end (... op major minor digest), found {} and {}",
+            quote(raw[n - 3]),
+            quote(raw[n - 4])
+        ));
+    };
+    let k = n - usize::from(has_digest); // fields up to and including minor (>= 8)
+                                         // Normalize to the canonical 9 positions (process name collapsed).
     let mut items: Vec<&str> = vec![raw[0], raw[1], "<process>"];
     items.extend_from_slice(&raw[k - 5..k]);
     if has_digest {
@@ -102,6 +120,21 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     let offset = f.sectors_as_bytes(3)?;
     let size = f.sectors_as_bytes(4)?;
     check_extent(offset, size)?;
+    if has_digest {
+        let d = f.str(8)?;
+        if !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(f.bad(8, "is a malformed MD5 digest (not hexadecimal)"));
+        }
+        if d.len() % 32 != 0 {
+            return Err(f.bad(
+                8,
+                &format!(
+                    "is a malformed MD5 digest ({} hex digits, not a multiple of 32: one MD5 per 4 KiB or per sector)",
+                    d.len()
+                ),
+            ));
+        }
+    }
     let digests = if has_digest && sectors > 0 {
         let hex_str = f.str(8)?;
         let count = (hex_str.len() / 32) as u64;
@@ -118,7 +151,7 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
                  or {sectors} (one per sector)"
             ));
         };
-        let bytes = hex::decode(hex_str).map_err(|_| f.bad(8, "is not hexadecimal"))?;
+        let bytes = hex::decode(hex_str).map_err(|_| f.bad(8, "is a malformed MD5 digest (not hexadecimal)"))?;
         let hashes = bytes
             .chunks_exact(16)
             .map(|c| {
@@ -134,8 +167,8 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     Ok(FiuRecord { time: Nanos(time), pid, volume: (major << 20) | minor, lba, sectors, op, digests })
 }
 
-fn is_digest_field(s: &str) -> bool {
-    s.len() >= 32 && s.len() % 32 == 0 && s.bytes().all(|b| b.is_ascii_hexdigit())
+fn is_uint(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A request being assembled from consecutive records.
@@ -186,12 +219,24 @@ pub struct FiuParser {
     merge_gap: Nanos,
     homes: bool,
     pending: Option<Pending>,
+    /// Write records with and without a digest, and the first line of one
+    /// without.
+    writes_with_digest: u64,
+    writes_without_digest: u64,
+    first_without: Option<u64>,
 }
 
 impl FiuParser {
     /// `merge_gap`: the largest time between two records of one request.
     pub fn new(merge_gap: Nanos, homes: bool) -> Self {
-        FiuParser { merge_gap, homes, pending: None }
+        FiuParser {
+            merge_gap,
+            homes,
+            pending: None,
+            writes_with_digest: 0,
+            writes_without_digest: 0,
+            first_without: None,
+        }
     }
 
     /// Adds a record read at `line`; returns the request it completes, if any.
@@ -226,12 +271,35 @@ impl FiuParser {
 impl LineParser for FiuParser {
     fn line(&mut self, line: &str, line_no: u64, out: &mut Vec<Numbered>) -> Result<(), String> {
         let r = parse_record(line, self.homes)?;
+        if r.op == Op::Write && r.sectors > 0 {
+            if r.digests.is_some() {
+                self.writes_with_digest += 1;
+            } else {
+                self.writes_without_digest += 1;
+                self.first_without.get_or_insert(line_no);
+            }
+        }
         out.extend(self.push(line_no, r));
         Ok(())
     }
 
     fn finish(&mut self, out: &mut Vec<Numbered>) {
         out.extend(self.flush());
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let (with, without) = (self.writes_with_digest, self.writes_without_digest);
+        match self.first_without {
+            Some(line) if with == 0 => vec![format!(
+                "none of the {without} FIU write records carries an MD5 digest (from line {line} on): \
+                 the trace has no content"
+            )],
+            Some(line) => vec![format!(
+                "{without} of {} FIU write records carry no MD5 digest (the first at line {line})",
+                with + without
+            )],
+            None => Vec::new(),
+        }
     }
 }
 
@@ -287,5 +355,46 @@ mod tests {
         assert!(bad.unwrap_err().contains("holds 3 MD5s"));
         let e = parse_record(&format!("5 9 k 8 8 X 6 0 {A}"), false).unwrap_err();
         assert_eq!(e, "field 6 (op) is not R or W: \"X\"");
+    }
+
+    #[test]
+    fn malformed_digests_are_named_as_such() {
+        let e = parse_record(&format!("5 9 k 8 8 W 6 0 {}", &A[..31]), false).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "field 9 (digest) is a malformed MD5 digest (31 hex digits, not a multiple of 32: \
+                 one MD5 per 4 KiB or per sector): \"{}\"",
+                &A[..31]
+            )
+        );
+        let e = parse_record(&format!("5 9 k 8 8 W 6 0 {}zz", &A[..30]), false).unwrap_err();
+        assert!(e.starts_with("field 9 (digest) is a malformed MD5 digest (not hexadecimal)"), "{e}");
+        let e = parse_record("5 9 k 8 8 W 6 0 abc", false).unwrap_err();
+        assert!(e.starts_with("field 9 (digest) is a malformed MD5 digest (3 hex digits"), "{e}");
+        // A bad op before a digest-like field is named; otherwise both places are quoted.
+        let e = parse_record(&format!("5 9 k 8 8 X 6 0 {}", &A[..31]), false).unwrap_err();
+        assert_eq!(e, "field 6 (op) is not R or W: \"X\"");
+        let e = parse_record("5 9 k 8 8 X 6 0 12", false).unwrap_err();
+        assert!(e.starts_with("no op field: expected R or W 3rd from the end"), "{e}");
+        assert!(e.ends_with("found \"6\" and \"X\""), "{e}");
+        let e = parse_record("5 9 k 8 8 X 6 0", false).unwrap_err();
+        assert!(e.ends_with("found \"X\" and \"8\""), "{e}");
+    }
+
+    #[test]
+    fn writes_without_digests_are_counted() {
+        let mut p = FiuParser::new(Nanos::from_ms(10), false);
+        let mut out = Vec::new();
+        p.line(&format!("1 7 nfsd 16 8 W 6 0 {A}"), 1, &mut out).unwrap();
+        p.line("2 7 nfsd 800 8 W 6 0", 2, &mut out).unwrap();
+        p.line("3 7 nfsd 900 8 R 6 0", 3, &mut out).unwrap();
+        assert_eq!(p.warnings(), ["1 of 2 FIU write records carry no MD5 digest (the first at line 2)"]);
+        let mut p = FiuParser::new(Nanos::from_ms(10), false);
+        p.line("2 7 nfsd 800 8 W 6 0", 4, &mut out).unwrap();
+        assert_eq!(
+            p.warnings(),
+            ["none of the 1 FIU write records carries an MD5 digest (from line 4 on): the trace has no content"]
+        );
     }
 }

@@ -181,9 +181,11 @@ fn classify(line: &str) -> Option<Shape> {
         let op_at = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
         // FIU: ts pid process... lba size op major minor [digest]; the process
         // name may contain spaces, so anchor on the end of the line.
-        if n >= 9 && is_uint(f[0]) && is_hex(f[n - 1]) && f[n - 1].len() >= 32 && op_at(n - 4) {
+        // (A malformed digest still makes an FIU line: the parser says what
+        // is wrong with it.)
+        if n >= 9 && is_uint(f[0]) && op_at(n - 4) && is_uint(f[n - 3]) && is_uint(f[n - 2]) {
             let sectors: usize = f[n - 5].parse().unwrap_or(0);
-            let digests = f[n - 1].len() / 32;
+            let digests = if is_hex(f[n - 1]) { f[n - 1].len() / 32 } else { 0 };
             return if sectors > 1 && digests == sectors { fmt(TraceFormat::FiuHomes) } else { fmt(TraceFormat::Fiu) };
         }
         if n == 8 && is_uint(f[0]) && op_at(5) && is_uint(f[3]) && is_uint(f[4]) {

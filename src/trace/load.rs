@@ -42,8 +42,9 @@ impl FromStr for VolumeSelect {
     /// `all`, `merge`, a volume number, or `major:minor` (FIU devices).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let bad =
-            || TraceError::InvalidOptions(format!("volume {s:?} is not `all`, `merge`, a number or `major:minor`"));
+        let bad = || {
+            TraceError::InvalidOptions(format!("volume {} is not `all`, `merge`, a number or `major:minor`", quote(s)))
+        };
         if s.eq_ignore_ascii_case("all") {
             return Ok(VolumeSelect::All);
         }
@@ -323,6 +324,8 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     }
     d.parser.finish(&mut d.scratch);
     d.drain();
+    let parser_warnings = d.parser.warnings();
+    d.warnings.extend(parser_warnings);
     if d.bad > QUOTED_BAD_LINES {
         d.warnings.push(format!("... and {} more bad lines", d.bad - QUOTED_BAD_LINES));
     }
@@ -334,6 +337,15 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     }
     let description = d.parser.description();
     Ok(ParsedTrace { format, records: d.out, bad_lines: d.bad, warnings: d.warnings, volumes: d.volumes, description })
+}
+
+/// A volume number as the user spells it: FIU devices as `major:minor`
+/// (the number is `major << 20 | minor`), other formats' volumes as numbers.
+pub fn volume_label(format: TraceFormat, v: u32) -> String {
+    match format {
+        TraceFormat::Fiu | TraceFormat::FiuHomes => format!("{}:{}", v >> 20, v & ((1 << 20) - 1)),
+        _ => v.to_string(),
+    }
 }
 
 /// The workload name for a trace path: the file name without compression
@@ -460,8 +472,9 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     if records.is_empty() {
         let detail = match opts.volume {
             VolumeSelect::One(v) => {
-                let list: Vec<String> = seen.iter().take(20).map(u32::to_string).collect();
-                format!(" for volume {v} (volumes present: {})", list.join(", "))
+                let list: Vec<String> = seen.iter().take(20).map(|&s| volume_label(format, s)).collect();
+                let more = if seen.len() > 20 { format!(" and {} more", seen.len() - 20) } else { String::new() };
+                format!(" for volume {} (volumes present: {}{more})", volume_label(format, v), list.join(", "))
             }
             VolumeSelect::All | VolumeSelect::Merge if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
             VolumeSelect::All | VolumeSelect::Merge => String::new(),
@@ -503,7 +516,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     let t0 = records[0].1.time;
     let mut prev = t0;
     let (mut backwards, mut max_back) = (0u64, Nanos::ZERO);
-    let (mut splits, mut mismatched, mut writes_without) = (0u64, 0u64, 0u64);
+    let (mut splits, mut folded, mut mismatched, mut writes_without) = (0u64, 0u64, 0u64, 0u64);
     let mut writes_with = 0u64;
     let mut intern: HashMap<PageHash, u32> = HashMap::new();
     let mut contents: Vec<ContentId> = Vec::new();
@@ -556,6 +569,9 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
                 });
             }
             let l = lpn % w;
+            if l != lpn {
+                folded += 1;
+            }
             if l + pages > w {
                 let head = w - l;
                 segs = [(l, head, 0), (0, pages - head, head as usize)];
@@ -613,6 +629,13 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         warnings.push(format!(
             "{backwards} timestamps went backwards (by up to {max_back}); \
              clamped to the previous request's time"
+        ));
+    }
+    if let (Some(w), true) = (opts.wrap_to_pages, folded > 0) {
+        warnings.push(format!(
+            "{folded} of {} requests started beyond the --wrap range of {w} pages and were folded \
+             into it (page p -> p mod {w})",
+            records.len()
         ));
     }
     if splits > 0 {
@@ -732,6 +755,27 @@ mod tests {
         let c: Vec<u32> = l.workload.contents.iter().map(|c| c.0).collect();
         assert_eq!(c, vec![0, 1, 2, 3]);
         assert_eq!(l.workload.content_of(&r[2]), &[ContentId(3)]);
+        assert_eq!(l.warnings, ["1 requests crossed the --wrap boundary and were split in two"]);
+        // Requests starting beyond the range are folded, and counted.
+        let text = "# dedupsim-trace v1\n0 W 0 4096\n1 W 49152 4096\n2 W 90112 8192\n";
+        let l = load_str(text, &wrap).unwrap();
+        let got: Vec<(u32, u32)> = l.workload.requests.iter().map(|r| (r.lpn, r.pages)).collect();
+        assert_eq!(got, [(0, 1), (1, 1), (0, 2)]);
+        assert_eq!(
+            l.warnings,
+            ["2 of 3 requests started beyond the --wrap range of 11 pages and were folded into it \
+              (page p -> p mod 11)"]
+        );
+    }
+
+    #[test]
+    fn fiu_volumes_are_named_major_minor() {
+        let d = "d6c75ba46e82326fefa545b57a12e221";
+        let text = format!("1 7 nfsd 16 8 W 6 0 {d}\n2 7 nfsd 16 8 W 6 16 {d}\n");
+        let one = LoadOptions { volume: "1:2".parse().unwrap(), ..LoadOptions::default() };
+        let e = load_from_reader(text.as_bytes(), Path::new("mail.blkparse"), &one).unwrap_err().to_string();
+        assert_eq!(e, "mail.blkparse: contains no requests for volume 1:2 (volumes present: 6:0, 6:16)");
+        assert_eq!(volume_label(TraceFormat::Msr, (1 << 20) | 2), "1048578");
     }
 
     #[test]

@@ -42,7 +42,8 @@ pub mod umass;
 pub use error::TraceError;
 pub use format::{detect, TraceFormat, DETECT_LINES};
 pub use load::{
-    build_workload, load, load_from_reader, read_records, trace_name, LoadOptions, Loaded, ParsedTrace, VolumeSelect,
+    build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
+    VolumeSelect,
 };
 pub use native::{content_id_hash, write_native, write_native_workload};
 pub use open::open;

@@ -34,6 +34,12 @@ pub(crate) trait LineParser {
     /// Flushes buffered state at end of input.
     fn finish(&mut self, _out: &mut Vec<Numbered>) {}
 
+    /// What the parser noticed that the user should know (after
+    /// [`finish`](Self::finish)).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// What the file says about its own origin, if the format records it
     /// (the native format's `# NAME: SOURCE` line).
     fn description(&self) -> Option<String> {

@@ -44,6 +44,9 @@ pub struct TraceStats {
     pub distinct_written: Option<u64>,
     /// 1 - distinct_written / pages_written, when every write has content.
     pub dedup_rate: Option<f64>,
+    /// Write requests without content ids (the dedup rate is n/a when this
+    /// is not 0).
+    pub writes_without_content: u64,
 }
 
 /// Statistics of a workload with 4 KiB pages.
@@ -87,8 +90,8 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
         }
     };
     let rw = reads + writes;
-    let all_content = timed.iter().all(|r| r.op != Op::Write || r.content != NO_CONTENT);
-    let (distinct_written, dedup_rate) = if write_pages > 0 && all_content {
+    let writes_without_content = timed.iter().filter(|r| r.op == Op::Write && r.content == NO_CONTENT).count() as u64;
+    let (distinct_written, dedup_rate) = if write_pages > 0 && writes_without_content == 0 {
         let d = distinct_written(w);
         (Some(d), Some(1.0 - d as f64 / write_pages as f64))
     } else {
@@ -112,6 +115,7 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
         pages_written: write_pages,
         distinct_written,
         dedup_rate,
+        writes_without_content,
     }
 }
 
@@ -179,6 +183,10 @@ impl fmt::Display for TraceStats {
         ]);
         match (self.dedup_rate, self.distinct_written) {
             (Some(rate), Some(d)) => rows.push(("dedup rate", format!("{} ({d} distinct contents)", pct(rate)))),
+            _ if self.writes_without_content > 0 && self.writes_without_content < self.writes => rows.push((
+                "dedup rate",
+                format!("n/a ({} of {} write requests carry no content)", self.writes_without_content, self.writes),
+            )),
             _ => rows.push(("dedup rate", "n/a (no content)".into())),
         }
         let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
@@ -227,6 +235,26 @@ mod tests {
             text.lines().any(|l| l.starts_with("dedup rate ") && l.ends_with("50.00 % (2 distinct contents)")),
             "{text}"
         );
+    }
+
+    #[test]
+    fn partly_missing_content_is_counted() {
+        let w = Workload {
+            requests: vec![
+                req(0, Op::Write, 0, 1, 0),
+                req(1, Op::Write, 1, 1, NO_CONTENT),
+                req(2, Op::Read, 0, 1, NO_CONTENT),
+            ],
+            contents: vec![ContentId(0)],
+            content_space: 1,
+            lpn_span: 2,
+            ..Workload::default()
+        };
+        let s = stats(&w);
+        assert_eq!((s.dedup_rate, s.writes_without_content), (None, 1));
+        assert!(s.to_string().contains("dedup rate          n/a (1 of 2 write requests carry no content)"), "{s}");
+        let none = Workload { requests: vec![req(0, Op::Write, 0, 1, NO_CONTENT)], lpn_span: 1, ..Workload::default() };
+        assert!(stats(&none).to_string().contains("n/a (no content)"));
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! `dedupsim trace stats` and `run` on bad or unusual trace input (issue
+//! 12): a clear message naming the file and line, exit code 1, no panic,
+//! no unbounded memory, and the load warnings on stderr.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn dedupsim() -> Command {
+    Command::cargo_bin("dedupsim").expect("binary builds")
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn stats_on_dev_zero_stops_with_a_line_error() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return;
+    }
+    dedupsim()
+        .args(["trace", "stats", "/dev/zero"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("/dev/zero:1: line longer than 65536 bytes (no line break found)"))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn stats_prints_the_load_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    // Backwards timestamp, zero-length request, a write without a digest.
+    const A: &str = "d6c75ba46e82326fefa545b57a12e221";
+    let text = format!(
+        "2000 7 nfsd 16 8 W 6 0 {A}\n1000 7 nfsd 800 8 W 6 0\n3000 8 nfsd 900 0 R 6 0\n4000 9 nfsd 64 8 R 6 0 {A}\n"
+    );
+    let t = write(&dir, "mail.blkparse", &text);
+    dedupsim()
+        .args(["trace", "stats"])
+        .arg(&t)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning: 1 timestamps went backwards"))
+        .stderr(predicate::str::contains("warning: ignored 1 zero-length requests"))
+        .stderr(predicate::str::contains("warning: 1 of 2 FIU write records carry no MD5 digest"))
+        .stdout(predicate::str::contains("n/a (1 of 2 write requests carry no content)"));
+}
+
+#[test]
+fn fiu_volume_is_printed_back_as_major_minor() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(&dir, "mail.blkparse", "1 7 nfsd 16 8 W 6 0 d6c75ba46e82326fefa545b57a12e221\n");
+    dedupsim()
+        .args(["trace", "stats", "--volume", "1:2"])
+        .arg(&t)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("contains no requests for volume 1:2 (volumes present: 6:0)"));
+}
+
+#[test]
+fn run_warns_how_many_requests_wrap_folds() {
+    let dir = tempfile::tempdir().unwrap();
+    // The tiny preset's logical capacity is far below 1 TiB.
+    let t = write(&dir, "far.trace", "# dedupsim-trace v1\n0 W 0 4096\n1000 W 1099511627776 4096\n");
+    dedupsim()
+        .args(["run", "--preset", "tiny", "-p", "native", "--wrap", "--trace"])
+        .arg(&t)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 of 2 requests started beyond the --wrap range of"));
+}
