@@ -339,6 +339,13 @@ fn inline_tencent() {
             (1_000_000_000, Op::Write, 5, 1) // volume 7 after 1063's 4 pages
         ]
     );
+    // With the documented header line (as SYSTOR's): skipped, detected or forced.
+    let with_header = format!("Timestamp,Offset,Size,IOType,VolumeID\n{text}");
+    for format in [None, Some(TraceFormat::Tencent)] {
+        let h = load_str("cbs.csv", &with_header, &LoadOptions { format, ..opts() }).unwrap();
+        assert_eq!((h.format, shape(&h)), (TraceFormat::Tencent, shape(&l)));
+        assert_eq!(h.bad_lines, 0);
+    }
 }
 
 #[test]

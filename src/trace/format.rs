@@ -168,6 +168,9 @@ fn classify(line: &str) -> Option<Shape> {
         if eq(0, "timestamp") && eq(1, "hostname") {
             return fmt(TraceFormat::Msr);
         }
+        if eq(0, "timestamp") && eq(3, "iotype") {
+            return fmt(TraceFormat::Tencent);
+        }
         match f.len() {
             7 if is_uint(f[0]) && (eq(3, "read") || eq(3, "write")) => fmt(TraceFormat::Msr),
             6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
@@ -273,6 +276,7 @@ mod tests {
         assert_eq!(d("1455591804.310701000,0.006475000,R,0,203468398592,32768"), Some(TraceFormat::Systor));
         assert_eq!(d("Timestamp,Response,IOType,LUN,Offset,Size"), Some(TraceFormat::Systor));
         assert_eq!(d("1538323200,12345,8,1,1063"), Some(TraceFormat::Tencent));
+        assert_eq!(d("Timestamp,Offset,Size,IOType,VolumeID"), Some(TraceFormat::Tencent));
         assert_eq!(d("11413000 0 657728 16 1"), Some(TraceFormat::Mqsim));
         assert_eq!(detect(&["0 0 303567 7 0"], Some("example.ascii.gz")), Some(TraceFormat::Ssdsim));
         assert_eq!(d("# dedupsim-trace v1"), Some(TraceFormat::Native));

@@ -2,7 +2,8 @@
 //! Based Cache Allocation Scheme in Cloud Block Storage Systems", ATC'20;
 //! SNIA IOTTA "Tencent CBS").
 //!
-//! One request per line, CSV without header:
+//! One request per line, CSV; the header line the dataset documents (a
+//! first field `Timestamp`) is skipped where present:
 //!
 //! ```text
 //! Timestamp,Offset,Size,IOType,VolumeID
@@ -21,9 +22,12 @@ use crate::units::{Nanos, Op};
 
 const NAMES: &[&str] = &["Timestamp", "Offset", "Size", "IOType", "VolumeID"];
 
-/// Parses one Tencent CBS line.
+/// Parses one Tencent CBS line; `Ok(None)` for the header.
 pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let f = Fields::csv(line, NAMES);
+    if f.str(0)?.eq_ignore_ascii_case("timestamp") {
+        return Ok(None);
+    }
     f.require(5)?;
     let time = f.seconds_as_ns(0)?;
     let offset = f.sectors_as_bytes(1)?;
@@ -48,5 +52,6 @@ mod tests {
         assert_eq!(r.time, Nanos(1_538_323_200_000_000_000));
         assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 12345 * 512, 4096, 1063));
         assert!(parse_line("1,2,3,2,4").unwrap_err().contains("field 4 (IOType)"));
+        assert!(parse_line("Timestamp,Offset,Size,IOType,VolumeID").unwrap().is_none());
     }
 }
