@@ -587,12 +587,67 @@ pub(crate) fn check_time_scale(s: f64) -> Result<(), ConfigError> {
     }
 }
 
-/// Checks that every `[policy.<name>]` entry is a table and drops empty ones,
-/// so an empty `[policy.fad]` section means the same as no section (the
-/// policy's defaults) and hashes the same.
+/// The `[policy.<table>]` parameter tables the registered policies read,
+/// each with the policies that read it, in registry order (e.g. `fad` is
+/// read by `fad-rpo`, ..., `fad`; `native` reads none).
+///
+/// Found by asking the registry rather than kept as a second list (adding a
+/// policy stays one file and one `REGISTRY` line): every registry name is
+/// tried as a table holding a key no policy has, and a policy reads that
+/// table when its constructor rejects the key (policy parameters are
+/// `deny_unknown_fields`, see [`crate::policy::params`]). Computed once.
+pub fn policy_tables() -> &'static [(&'static str, Vec<&'static str>)] {
+    static TABLES: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        use crate::policy::{PolicyError, REGISTRY};
+        let mut tables = Vec::new();
+        for &(table, _, _) in REGISTRY {
+            let mut probe = Config::fad_table1();
+            let mut params = toml::Table::new();
+            params.insert("dedupsim-probe-not-a-parameter".into(), toml::Value::Boolean(true));
+            probe.policy.insert(table.into(), toml::Value::Table(params));
+            let readers: Vec<&'static str> = REGISTRY
+                .iter()
+                .filter(
+                    |(_, _, build)| matches!(build(&probe), Err(PolicyError::Params { policy, .. }) if policy == table),
+                )
+                .map(|(name, _, _)| *name)
+                .collect();
+            if !readers.is_empty() {
+                tables.push((table, readers));
+            }
+        }
+        tables
+    })
+}
+
+/// Why `[policy.<name>]` is not a table any policy reads.
+fn unknown_policy_table(name: &str) -> ConfigError {
+    let tables = policy_tables();
+    let list = tables.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
+    let why = if let Some((t, _)) = tables.iter().find(|(_, readers)| readers.contains(&name)) {
+        format!("policy `{name}` takes its parameters from [policy.{t}] (--set policy.{t}.<param>=<value>)")
+    } else if crate::policy::names().contains(&name) {
+        format!("policy `{name}` has no parameters; the parameter tables are: {list}")
+    } else {
+        format!(
+            "no policy is called `{name}`; the parameter tables are: {list} (policies: {})",
+            crate::policy::names().join(", ")
+        )
+    };
+    ConfigError::invalid(format!("policy.{name}"), format!("[policy.{name}]: {why}"))
+}
+
+/// Checks that every `[policy.<name>]` entry is a table that some policy
+/// reads ([`policy_tables`]: a misspelt table would otherwise be silently
+/// ignored) and drops empty ones, so an empty `[policy.fad]` section means
+/// the same as no section (the policy's defaults) and hashes the same.
 pub(crate) fn normalize_policy(policy: toml::Table) -> Result<toml::Table, ConfigError> {
     let mut out = toml::Table::new();
     for (name, v) in policy {
+        if !policy_tables().iter().any(|(t, _)| *t == name) {
+            return Err(unknown_policy_table(&name));
+        }
         match v {
             toml::Value::Table(t) if t.is_empty() => {}
             toml::Value::Table(t) => {
@@ -644,6 +699,28 @@ mod tests {
                 None => assert!(SCHEMA[0].1.contains(&k.as_str()), "{k}"),
             }
         }
+    }
+
+    /// The registry's parameter tables, found by probing the constructors.
+    #[test]
+    fn policy_tables_are_found_in_the_registry() {
+        let t: Vec<(&str, Vec<&str>)> = policy_tables().to_vec();
+        assert_eq!(
+            t,
+            [
+                ("har", vec!["har"]),
+                ("fcrc", vec!["fcrc"]),
+                ("fad", vec!["fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"]),
+            ]
+        );
+        let msg = |n: &str| unknown_policy_table(n).to_string();
+        assert!(
+            msg("fadd").contains("no policy is called `fadd`") && msg("fadd").contains("tables are: har, fcrc, fad"),
+            "{}",
+            msg("fadd")
+        );
+        assert!(msg("fad-rpo").contains("[policy.fad]"), "{}", msg("fad-rpo"));
+        assert!(msg("native").contains("no parameters"), "{}", msg("native"));
     }
 
     #[test]
