@@ -394,3 +394,98 @@ mod outputs {
         assert_eq!(v.as_array().map(Vec::len), Some(2));
     }
 }
+
+/// Issue 12, bad input 4: mistakes that used to be silently accepted.
+mod silent_mistakes {
+    use super::*;
+
+    fn fails_with(cmd: &mut Command, code: i32, needles: &[&str]) {
+        let mut a = cmd.assert().code(code).stderr(predicate::str::contains("panicked").not());
+        for n in needles {
+            a = a.stderr(predicate::str::contains(*n));
+        }
+    }
+
+    #[test]
+    fn unknown_policy_table_lists_the_known_ones() {
+        let known = "the parameter tables are: har, fcrc, fad";
+        fails_with(dedupsim().args(["run", "-q", "--set", "policy.fadd.rho=0.2"]), 1, &["[policy.fadd]", known]);
+        fails_with(dedupsim().args(["config", "show", "--set", "policy.fadd.rho=0.2"]), 1, &["[policy.fadd]"]);
+        // An ablation's name: its parameters are FAD's.
+        fails_with(dedupsim().args(["config", "show", "--set", "policy.fad-rpo.rho=0.2"]), 1, &["[policy.fad]"]);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("c.toml");
+        std::fs::write(&cfg, "base = \"tiny\"\n[policy.fadd]\nrho = 0.2\n").unwrap();
+        fails_with(dedupsim().args(["run", "-q", "--config"]).arg(&cfg), 1, &["[policy.fadd]", known]);
+        // Known tables still load.
+        std::fs::write(&cfg, "base = \"tiny\"\n[policy.fad]\nrho = 0.2\n").unwrap();
+        dedupsim().args(["config", "show"]).arg(&cfg).assert().success();
+    }
+
+    #[test]
+    fn an_output_on_the_input_trace_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.trace");
+        dedupsim().args(["trace", "synth", "--synth", "requests=200", "-o"]).arg(&t).assert().success();
+        let before = std::fs::read(&t).unwrap();
+        for flag in ["--json", "--csv"] {
+            fails_with(
+                dedupsim().args(["run", "-q", "-p", "native", "--trace"]).arg(&t).arg(flag).arg(&t),
+                1,
+                &[flag, "also an input (--trace"],
+            );
+        }
+        // Another spelling of the same file, and a hard link to it.
+        let other = dir.path().join(".").join("t.trace");
+        fails_with(dedupsim().args(["run", "-q", "--trace"]).arg(&t).arg("--json").arg(&other), 1, &["also an input"]);
+        let link = dir.path().join("link.trace");
+        std::fs::hard_link(&t, &link).unwrap();
+        fails_with(dedupsim().args(["run", "-q", "--trace"]).arg(&t).arg("--csv").arg(&link), 1, &["also an input"]);
+        // trace synth and trace convert onto their input.
+        fails_with(dedupsim().args(["trace", "synth", "--trace"]).arg(&t).arg("-o").arg(&t), 1, &["also an input"]);
+        fails_with(
+            dedupsim().args(["trace", "convert", "--to", "ssdsim"]).arg(&t).arg("-o").arg(&t),
+            1,
+            &["also an input (trace file"],
+        );
+        assert_eq!(std::fs::read(&t).unwrap(), before, "the trace is untouched");
+    }
+
+    #[test]
+    fn json_and_csv_at_the_same_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        fails_with(
+            dedupsim()
+                .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--json"])
+                .arg(&p)
+                .arg("--csv")
+                .arg(&p),
+            1,
+            &["--json and --csv name the same file"],
+        );
+        assert!(!p.exists(), "refused before anything ran");
+        // Special files may be named twice.
+        dedupsim()
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--json", "/dev/null", "--csv", "/dev/null"])
+            .assert()
+            .success();
+    }
+
+    #[test]
+    fn synth_with_trace_and_check_every_without_check_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.trace");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096\n").unwrap();
+        fails_with(
+            dedupsim().args(["run", "-q", "--synth", "requests=100", "--trace"]).arg(&t),
+            2,
+            &["'--synth <SYNTH>' cannot be used with '--trace <TRACE>'"],
+        );
+        fails_with(dedupsim().args(["run", "-q", "--synth", "requests=100", "--check-every", "10"]), 2, &["--check"]);
+        dedupsim()
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--check", "--check-every", "10"])
+            .assert()
+            .success();
+    }
+}

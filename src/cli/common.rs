@@ -9,7 +9,7 @@ use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
 use dedupsim::workload::Workload;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Writes to stdout; a closed pipe surfaces as a BrokenPipe error that
@@ -18,6 +18,67 @@ pub fn out(s: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
     o.write_all(s.as_bytes())?;
     o.flush()?;
+    Ok(())
+}
+
+/// What an output path would write to, for [`check_outputs`]: the file's
+/// identity (device and inode) if it exists, else its absolute path.
+/// `None` for an existing file that is not a regular file (`/dev/null`, a
+/// FIFO): writing it twice, or writing one an input also names, loses
+/// nothing.
+#[derive(PartialEq, Eq)]
+enum FileId {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+fn file_id(p: &Path) -> Option<FileId> {
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() => None,
+        #[cfg(unix)]
+        Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
+            Some(FileId::Inode(m.dev(), m.ino()))
+        }
+        #[cfg(not(unix))]
+        Ok(_) => std::fs::canonicalize(p).ok().map(FileId::Path),
+        Err(_) => {
+            let abs = std::path::absolute(p).ok()?;
+            let parent = abs.parent().and_then(|d| std::fs::canonicalize(d).ok());
+            Some(FileId::Path(match (parent, abs.file_name()) {
+                (Some(d), Some(n)) => d.join(n),
+                _ => abs,
+            }))
+        }
+    }
+}
+
+/// Refuses, before any work is done, an output file that is also an input
+/// (`--json` on the trace would replace it) or that two outputs share (one
+/// would silently replace the other). `inputs` and `outputs` are
+/// (flag, path) pairs, e.g. `("--trace", path)`.
+pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        let Some(id) = file_id(out) else { continue };
+        for (in_flag, input) in inputs {
+            if file_id(input).as_ref() == Some(&id) {
+                anyhow::bail!(
+                    "{flag} {}: this file is also an input ({in_flag} {}); writing it would destroy the input, choose another output file",
+                    out.display(),
+                    input.display()
+                );
+            }
+        }
+        for (other_flag, other) in &outputs[..i] {
+            if file_id(other).as_ref() == Some(&id) {
+                anyhow::bail!(
+                    "{other_flag} and {flag} name the same file ({}): one would overwrite the other; give them different files",
+                    out.display()
+                );
+            }
+        }
+    }
     Ok(())
 }
 
@@ -100,13 +161,20 @@ pub struct WorkloadArgs {
     #[arg(long, conflicts_with_all = ["trace", "synth"], value_name = "NAME")]
     pub replica: Option<String>,
     /// Synthetic workload spec, e.g. "requests=100000,read=0.5,size=inv:16,seq=0.3,hot=0.4:5GiB,footprint=50GiB,iat=exp:100us"
-    /// (ignored with --trace; default: the built-in default-small workload).
-    #[arg(long)]
+    /// (not with --trace; default: the built-in default-small workload).
+    #[arg(long, conflicts_with = "trace")]
     pub synth: Option<String>,
     /// Content model for pages without content: unique | zipf:a=0.2,dedup=0.5 | zipf:a=0.2,n=0.5 [,copy=P]
     /// (default: zipf:a=0.2,dedup=0.5, FAD's Zipf calibrated to Table II's 50% dedup rate).
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
     pub content: ContentModel,
+}
+
+impl WorkloadArgs {
+    /// The input files, for [`check_outputs`].
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        self.trace.iter().map(|t| ("--trace", t.as_path())).collect()
+    }
 }
 
 /// Configuration selection shared by commands.
@@ -127,6 +195,11 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
+    /// The input files, for [`check_outputs`].
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        self.config.iter().map(|c| ("--config", c.as_path())).collect()
+    }
+
     pub fn load(&self) -> Result<Config> {
         let source = match (&self.preset, &self.config) {
             (Some(p), _) => Some(p.clone()),

@@ -312,6 +312,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             let s = Sweep::load(&file)?;
             let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.common.name));
             if let Some(jobs_file) = &a.emit_jobs {
+                common::check_outputs(&[("sweep file", &file)], &[("--emit-jobs", jobs_file)])?;
                 let plan = s.plan()?;
                 let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
                 let lines = s.job_lines(&plan, &out_abs, "dedupsim");

@@ -13,7 +13,7 @@ use dedupsim::sim::RunOptions;
 use dedupsim::synth::{self, SynthSpec};
 use rayon::prelude::*;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -30,9 +30,9 @@ pub struct RunArgs {
     /// and every --check-every requests).
     #[arg(long)]
     check: bool,
-    /// With --check: full invariant check interval in requests (0 = only at the end).
-    #[arg(long, default_value_t = 0)]
-    check_every: u64,
+    /// With --check: full invariant check interval in requests (default 0 = only at the end).
+    #[arg(long, requires = "check", value_name = "N")]
+    check_every: Option<u64>,
     /// Write every run's full report (with HDR histograms) as a JSON array.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -170,9 +170,14 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut cfg = a.cfg.load()?;
     apply_replay(&mut cfg, a.time_scale, a.queue_depth)?;
     let policies = policy_list(&a.policy)?;
+    let outputs: Vec<(&str, &Path)> = [("--json", &a.json), ("--csv", &a.csv)]
+        .into_iter()
+        .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
+        .collect();
+    common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
     let prepared = runner::prepare(workload, &a.workload.content, cfg.seed, cfg.precondition.rule)?;
-    let opts = RunOptions { check: a.check, check_every: a.check_every };
+    let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
     let mut o = String::new();

@@ -7,7 +7,7 @@ use dedupsim::content;
 use dedupsim::fromfiles::{self, FromFilesOptions, ReadPhase};
 use dedupsim::output::{self, OutputError};
 use dedupsim::trace::{self, LoadOptions, TraceFormat, VolumeSelect};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Subcommand, Debug)]
 pub enum TraceCmd {
@@ -104,6 +104,9 @@ pub struct ConvertArgs {
 
 fn convert(a: ConvertArgs) -> Result<()> {
     let ConvertTo::Ssdsim = a.to;
+    let mut inputs = vec![("trace file", a.file.as_path())];
+    inputs.extend(a.config.iter().map(|c| ("--config", c.as_path())));
+    common::check_outputs(&inputs, &[("-o", &a.out)])?;
     let cfg = ConfigArgs { preset: a.preset, config: a.config, set: a.set, seed: None }.load()?;
     let page_size = if a.sectors { 512 } else { cfg.geometry.page_size };
     let per_page = u64::from(cfg.geometry.page_size / page_size);
@@ -192,6 +195,8 @@ pub struct FromFilesArgs {
 }
 
 fn from_files(a: FromFilesArgs) -> Result<()> {
+    let inputs: Vec<(&str, &Path)> = a.dirs.iter().map(|d| ("scanned path", d.as_path())).collect();
+    common::check_outputs(&inputs, &[("-o", &a.out)])?;
     let opts = FromFilesOptions {
         page_size: a.page_size,
         inter_arrival: a.inter_arrival,
@@ -251,6 +256,7 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
         TraceCmd::Convert(a) => convert(a),
         TraceCmd::Synth(a) => {
             let cfg = a.cfg.load()?;
+            common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &[("-o", &a.out)])?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;
             let summary = content::try_assign_content(&mut w, &a.workload.content, cfg.seed)?;
             output::write_file(&a.out, |f| trace::write_native_workload(&w, cfg.geometry.page_size, f))?;
