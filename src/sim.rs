@@ -877,6 +877,30 @@ mod tests {
         assert_eq!(read, (hist(1_000 + 2 * TX), 1));
     }
 
+    /// `--check` reports a read of an LPN that was written but is not
+    /// mapped (an FTL that lost a mapping), instead of counting it as an
+    /// unmapped read.
+    #[test]
+    fn check_reports_a_lost_mapping() {
+        let cfg = one_chip();
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![req(0, Op::Write, 3, 0), req(1_000, Op::Read, 3, NO_CONTENT)],
+        );
+        w.contents = vec![ContentId(5)];
+        w.content_space = 10;
+        let opts = RunOptions { check: true, check_every: 0 };
+        let mut sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts).unwrap();
+        sim.write(0, &w.requests[0], Nanos(0), true).unwrap();
+        sim.ftl.unmap(Lpn(3)); // the FTL "loses" the mapping
+        let err = sim.read(&w.requests[1], Nanos(1_000)).unwrap_err().to_string();
+        assert!(err.contains("LPN 3") && err.contains("not mapped"), "{err}");
+        // Never-written LPNs are plain unmapped reads.
+        let r = Request { arrival: Nanos(2_000), op: Op::Read, lpn: 4, pages: 1, content: NO_CONTENT };
+        sim.read(&r, Nanos(2_000)).unwrap();
+        assert_eq!(sim.metrics.counters.unmapped_read_pages, 1);
+    }
+
     /// A fully deduplicated write completes when hashed; no flash program.
     #[test]
     fn duplicate_write_completes_after_hashing() {
