@@ -31,8 +31,8 @@
 
 use super::results::{self, ResultRow};
 use super::workload::{WorkloadDef, WorkloadSpec};
-use super::{execute, execute_in, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
-use crate::config::Config;
+use super::{config_with, execute, execute_in, CellRecord, ExecOptions, ExecOutcome, ExperimentError, Observer, Plan};
+use crate::config::{Config, ConfigError};
 use crate::content::ContentModel;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -120,6 +120,37 @@ fn value_string(v: &toml::Value) -> String {
     v.to_string()
 }
 
+/// A sweep name becomes the default output directory `out/<name>` (and is
+/// stamped into every cell): it must be one plain path component.
+fn check_name(name: &str) -> Result<(), String> {
+    let plain = !name.trim().is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !name.chars().any(char::is_control);
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "name {} is not a plain directory name (no `/`, `\\` or `..`): it names the output directory \
+             out/<name>",
+            crate::trace::quote(name)
+        ))
+    }
+}
+
+/// What is wrong with one override of a sweep file, without the `--set`
+/// wording the config layer uses for command-line overrides.
+fn override_problem(e: ExperimentError) -> String {
+    match e {
+        ExperimentError::Config(ConfigError::Override { message, .. }) => message,
+        ExperimentError::Config(ConfigError::UnknownKey { key, section, valid, .. }) => {
+            format!("unknown key `{key}`; valid keys{section}: {valid}")
+        }
+        other => other.to_string(),
+    }
+}
+
 impl Sweep {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
@@ -160,6 +191,7 @@ impl Sweep {
         let name = f.name.clone().unwrap_or_else(|| {
             path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into())
         });
+        check_name(&name).map_err(bad)?;
         let fixed: Vec<(String, String)> = f.set.iter().map(|(k, v)| (k.clone(), value_string(v))).collect();
         if f.grid.workloads.is_empty() {
             return Err(bad("[grid] workloads is empty".into()));
@@ -204,8 +236,20 @@ impl Sweep {
             policies,
             grid,
         };
-        // Validate the config early (unknown keys, bad values).
-        sweep.common.config()?;
+        // Validate the config early (unknown keys, bad values), naming the
+        // table of the sweep file an override comes from.
+        let base = Common { fixed: Vec::new(), ..sweep.common.clone() }.config()?;
+        for (k, v) in &sweep.common.fixed {
+            config_with(&base, &[(k.clone(), v.clone())])
+                .map_err(|e| bad(format!("[set] `{k}` = {v}: {}", override_problem(e))))?;
+        }
+        let base = sweep.common.config()?;
+        for (k, values) in &sweep.grid {
+            for v in values {
+                config_with(&base, &[(k.clone(), v.clone())])
+                    .map_err(|e| bad(format!("[grid.set] `{k}` = {v}: {}", override_problem(e))))?;
+            }
+        }
         Ok(sweep)
     }
 
@@ -356,4 +400,46 @@ pub fn collect(dir: &Path) -> Result<(usize, Vec<ResultRow>), ExperimentError> {
     let rows = results::merge_records(&records);
     results::write(dir, &rows)?;
     Ok((records.len(), rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRID: &str = "[grid]\nworkloads = [\"synth:requests=1k\"]\npolicies = [\"dedup\"]\n";
+
+    #[test]
+    fn bad_override_keys_name_the_sweep_table() {
+        let text = format!("{GRID}[grid.set]\n\"geometry.chanels\" = [2, 4]\n");
+        let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("sweep file s.toml: [grid.set] `geometry.chanels` = 2: unknown key `geometry.chanels`; valid keys in [geometry]: channels"),
+            "{e}"
+        );
+        assert!(!e.contains("--set"), "{e}");
+        let text = format!("[set]\n\"timing.reed\" = \"25us\"\n{GRID}");
+        let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("sweep file s.toml: [set] `timing.reed` = \"25us\": unknown key `timing.reed`"), "{e}");
+        assert!(!e.contains("--set"), "{e}");
+        // A bad value for a valid key names the table as well.
+        let text = format!("{GRID}[grid.set]\n\"geometry.channels\" = [2, 0]\n");
+        let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("sweep file s.toml: [grid.set] `geometry.channels` = 0: "), "{e}");
+        // Valid grids still parse.
+        let text = format!("{GRID}[grid.set]\n\"geometry.channels\" = [2, 4]\nseed = [1, 2]\n");
+        assert_eq!(Sweep::parse(&text, Path::new("s.toml")).unwrap().combinations().len(), 4);
+    }
+
+    #[test]
+    fn names_that_escape_the_output_directory_are_rejected() {
+        for name in ["../../x", "a/b", "..", ".", "", "a\\b", "/abs"] {
+            let text = format!("name = {name:?}\n{GRID}");
+            let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+            assert!(e.contains("is not a plain directory name"), "{name}: {e}");
+        }
+        for name in ["rho-sweep", "..x", "a.b", "run 1"] {
+            let text = format!("name = {name:?}\n{GRID}");
+            assert_eq!(Sweep::parse(&text, Path::new("s.toml")).unwrap().common.name, name);
+        }
+    }
 }

@@ -47,7 +47,7 @@ pub use load::{
 };
 pub use native::{content_id_hash, write_native, write_native_workload};
 pub use open::open;
-pub use parse::{pages_covered, parse_seconds_ns, Numbered, HASH_PAGE};
+pub use parse::{pages_covered, parse_seconds_ns, quote, Numbered, HASH_PAGE};
 pub use ssdsim::{write_ssdsim, SsdsimWriteError, SsdsimWritten};
 pub use stats::{stats, stats_with_page_size, TraceStats};
 
