@@ -73,3 +73,22 @@ fn run_warns_how_many_requests_wrap_folds() {
         .success()
         .stderr(predicate::str::contains("1 of 2 requests started beyond the --wrap range of"));
 }
+
+#[test]
+fn libcachesim_csv_is_detected_and_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "version,time,op,size,lbn\n1,1000,42,8192,0\n1,2000,40,4096,8\n1,3000,0x2a,4096,16\n";
+    let t = write(&dir, "cloudPhysicsIO.csv", text);
+    dedupsim()
+        .args(["trace", "stats"])
+        .arg(&t)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(libcachesim)"))
+        .stdout(predicate::str::is_match(r"(?m)^  writes +2$").unwrap());
+    dedupsim()
+        .args(["run", "--quiet", "--preset", "tiny", "-p", "native", "--format", "libcachesim", "--trace"])
+        .arg(&t)
+        .assert()
+        .success();
+}

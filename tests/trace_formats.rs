@@ -349,6 +349,43 @@ fn inline_tencent() {
 }
 
 #[test]
+fn inline_libcachesim() {
+    // Hand-made, in the shape of libCacheSim's data/cloudPhysicsIO.csv: time
+    // in us, SCSI opcode (42 = 0x2a write, 40 = 0x28 read), size in bytes,
+    // lbn in 512-byte sectors.
+    let text = "version,time,op,size,lbn\n\
+                1,5633898368802,42,4096,0\n\
+                1,5633898611441,40,512,8\n\
+                1,5633898745540,0x28,8192,9\n\
+                2,5633899967748,0x2a,6656,64\n";
+    let l = load_str("cloudPhysicsIO.csv", text, &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::LibCacheSim);
+    assert_eq!(
+        shape(&l),
+        vec![
+            (0, Op::Write, 0, 1),
+            (242_639_000, Op::Read, 1, 1),
+            (376_738_000, Op::Read, 1, 3), // bytes 4608..12800
+            (1_598_946_000, Op::Write, 8, 2),
+        ]
+    );
+    assert_eq!(l.volumes, vec![(0, 0)]);
+    // Without the header, and forced by name or alias.
+    let body: String = text.lines().skip(1).map(|x| format!("{x}\n")).collect();
+    assert_eq!(shape(&load_str("t.csv", &body, &opts()).unwrap()), shape(&l));
+    for name in ["libcachesim", "cloudphysics"] {
+        let o = LoadOptions { format: Some(name.parse().unwrap()), ..opts() };
+        assert_eq!(shape(&load_str("t.csv", text, &o).unwrap()), shape(&l));
+    }
+    // Another SCSI command is a bad line that says which.
+    let e = load_str("t.csv", &format!("{text}1,5633899967999,53,0,0\n"), &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv:6: field 3 (op) is SCSI opcode 0x35, not a READ (0x28 = 40) or WRITE (0x2a = 42): \"53\""
+    );
+}
+
+#[test]
 fn inline_ssdsim_and_mqsim() {
     let text = "0 0 303567 7 0\n26214000 0 303574 7 1\n";
     let l = load_str("example.ascii", text, &opts()).unwrap();
@@ -626,7 +663,7 @@ fn unknown_format_lists_formats() {
     assert_eq!(
         e.to_string(),
         "unknown trace format \"blktrace\" (known formats: msr, fiu, fiu-homes, umass, \
-         systor, tencent, ssdsim, mqsim, native)"
+         systor, tencent, libcachesim, ssdsim, mqsim, native)"
     );
     let e = load_str("odd.txt", "\nhello there\n", &opts()).unwrap_err();
     assert!(matches!(e, TraceError::Undetected { line: 2, .. }), "{e:?}");
@@ -700,6 +737,9 @@ mod arbitrary_input {
                 .boxed(),
             TraceFormat::Tencent => (num(), num(), num(), pick(&["0", "1", "2"]), num())
                 .prop_map(|(t, o, z, op, v)| format!("{t},{o},{z},{op},{v}"))
+                .boxed(),
+            TraceFormat::LibCacheSim => (num(), num(), pick(&["40", "42", "0x28", "0x2A", "53", "0x2g"]), num(), num())
+                .prop_map(|(v, t, op, z, l)| format!("{v},{t},{op},{z},{l}"))
                 .boxed(),
             TraceFormat::Ssdsim | TraceFormat::Mqsim => (num(), num(), num(), num(), pick(&["0", "1", "2"]))
                 .prop_map(|(t, d, l, z, op)| format!("{t} {d} {l} {z} {op}"))

@@ -7,6 +7,9 @@
 //! wins, so a single odd first line does not derail detection. The caller can
 //! always override it.
 //!
+//! libCacheSim's CSV and Tencent's both have five numeric columns: Tencent's
+//! fourth is its 0/1 op, libCacheSim's third a SCSI READ/WRITE opcode.
+//!
 //! SSDsim and MQSim share the DiskSim-derived ASCII layout
 //! `time device sector size op(1 = read, 0 = write)` with identical units, so
 //! no content can tell them apart; detection reports `ssdsim` for files named
@@ -37,6 +40,9 @@ pub enum TraceFormat {
     Systor,
     /// Tencent CBS CSV; see [`super::tencent`].
     Tencent,
+    /// libCacheSim's block-trace CSV (CloudPhysics vSCSI); see [`super::libcachesim`].
+    #[serde(rename = "libcachesim")]
+    LibCacheSim,
     /// SSDsim ASCII; see [`super::ssdsim`].
     Ssdsim,
     /// MQSim ASCII; see [`super::mqsim`].
@@ -47,13 +53,14 @@ pub enum TraceFormat {
 
 impl TraceFormat {
     /// Every format, in the order they are listed to users.
-    pub const ALL: [TraceFormat; 9] = [
+    pub const ALL: [TraceFormat; 10] = [
         TraceFormat::Msr,
         TraceFormat::Fiu,
         TraceFormat::FiuHomes,
         TraceFormat::Umass,
         TraceFormat::Systor,
         TraceFormat::Tencent,
+        TraceFormat::LibCacheSim,
         TraceFormat::Ssdsim,
         TraceFormat::Mqsim,
         TraceFormat::Native,
@@ -68,6 +75,7 @@ impl TraceFormat {
             TraceFormat::Umass => "umass",
             TraceFormat::Systor => "systor",
             TraceFormat::Tencent => "tencent",
+            TraceFormat::LibCacheSim => "libcachesim",
             TraceFormat::Ssdsim => "ssdsim",
             TraceFormat::Mqsim => "mqsim",
             TraceFormat::Native => "native",
@@ -89,6 +97,9 @@ impl TraceFormat {
             TraceFormat::Umass => "ASU,LBA,Size,Opcode,Timestamp[,...] (s; LBA in 512 B sectors, size in bytes; r/w)",
             TraceFormat::Systor => "Timestamp,Response,IOType,LUN,Offset,Size (Unix s; bytes; R/W)",
             TraceFormat::Tencent => "Timestamp,Offset,Size,IOType,VolumeID (s; 512 B sectors; 0 = read, 1 = write)",
+            TraceFormat::LibCacheSim => {
+                "version,time,op,size,lbn (us; bytes, lbn in 512 B sectors; SCSI 0x28 = 40 read, 0x2a = 42 write)"
+            }
             TraceFormat::Ssdsim => "time devno lsn size ope (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Mqsim => "arrival_time device lba size type (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Native => {
@@ -114,7 +125,8 @@ impl FromStr for TraceFormat {
     type Err = TraceError;
 
     /// Case-insensitive; also accepts a few common aliases (`msr-cambridge`,
-    /// `spc`, `systor17`, `vdi`, `cbs`, `disksim`, `dedupsim`).
+    /// `spc`, `systor17`, `vdi`, `cbs`, `cloudphysics`, `vscsi`, `disksim`,
+    /// `dedupsim`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let lower = s.trim().to_ascii_lowercase().replace('_', "-");
         let f = match lower.as_str() {
@@ -124,6 +136,7 @@ impl FromStr for TraceFormat {
             "umass" | "spc" => TraceFormat::Umass,
             "systor" | "systor17" | "vdi" => TraceFormat::Systor,
             "tencent" | "cbs" => TraceFormat::Tencent,
+            "libcachesim" | "cloudphysics" | "vscsi" => TraceFormat::LibCacheSim,
             "ssdsim" | "disksim" => TraceFormat::Ssdsim,
             "mqsim" => TraceFormat::Mqsim,
             "native" | "dedupsim" => TraceFormat::Native,
@@ -171,10 +184,15 @@ fn classify(line: &str) -> Option<Shape> {
         if eq(0, "timestamp") && eq(3, "iotype") {
             return fmt(TraceFormat::Tencent);
         }
+        if super::libcachesim::is_header(line) {
+            return fmt(TraceFormat::LibCacheSim);
+        }
+        let scsi_rw = |s: &str| super::libcachesim::parse_opcode(s).and_then(super::libcachesim::scsi_op).is_some();
         match f.len() {
             7 if is_uint(f[0]) && (eq(3, "read") || eq(3, "write")) => fmt(TraceFormat::Msr),
             6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
             5 if f.iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1") => fmt(TraceFormat::Tencent),
+            5 if [0, 1, 3, 4].iter().all(|&i| is_uint(f[i])) && scsi_rw(f[2]) => fmt(TraceFormat::LibCacheSim),
             n if n >= 5 && f[..3].iter().all(|x| is_uint(x)) && rw(3) && is_decimal(f[4]) => fmt(TraceFormat::Umass),
             _ => None,
         }
@@ -277,6 +295,11 @@ mod tests {
         assert_eq!(d("Timestamp,Response,IOType,LUN,Offset,Size"), Some(TraceFormat::Systor));
         assert_eq!(d("1538323200,12345,8,1,1063"), Some(TraceFormat::Tencent));
         assert_eq!(d("Timestamp,Offset,Size,IOType,VolumeID"), Some(TraceFormat::Tencent));
+        assert_eq!(d("version,time,op,size,lbn"), Some(TraceFormat::LibCacheSim));
+        assert_eq!(d("1,5633898368802,42,512,42932745"), Some(TraceFormat::LibCacheSim));
+        assert_eq!(d("1,5633898368802,0x28,6656,40409911"), Some(TraceFormat::LibCacheSim));
+        // A Tencent line whose size happens to be an opcode stays Tencent.
+        assert_eq!(d("1538323200,12345,42,1,1063"), Some(TraceFormat::Tencent));
         assert_eq!(d("11413000 0 657728 16 1"), Some(TraceFormat::Mqsim));
         assert_eq!(detect(&["0 0 303567 7 0"], Some("example.ascii.gz")), Some(TraceFormat::Ssdsim));
         assert_eq!(d("# dedupsim-trace v1"), Some(TraceFormat::Native));

@@ -9,7 +9,7 @@ use super::format::{detect, DETECT_LINES};
 use super::parse::{
     md5_of, pages_covered, quote, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE, MAX_NATIVE_LINE,
 };
-use super::{fiu, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
+use super::{fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
 use super::{PageHash, TraceError, TraceFormat};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
@@ -186,6 +186,7 @@ fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
         TraceFormat::Umass => Box::new(Stateless(umass::parse_line)),
         TraceFormat::Systor => Box::new(Stateless(systor::parse_line)),
         TraceFormat::Tencent => Box::new(Stateless(tencent::parse_line)),
+        TraceFormat::LibCacheSim => Box::new(Stateless(libcachesim::parse_line)),
         TraceFormat::Ssdsim => Box::new(Stateless(ssdsim::parse_line)),
         TraceFormat::Mqsim => Box::new(Stateless(mqsim::parse_line)),
         TraceFormat::Native => Box::<native::NativeParser>::default(),

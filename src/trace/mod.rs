@@ -3,7 +3,7 @@
 //! and trace statistics.
 //!
 //! Parsers (one module per format: [`msr`], [`fiu`], [`umass`], [`systor`],
-//! [`tencent`], [`ssdsim`], [`mqsim`], [`native`]) turn a text trace into
+//! [`tencent`], [`libcachesim`], [`ssdsim`], [`mqsim`], [`native`]) turn a text trace into
 //! [`TraceRecord`]s (byte offsets and sizes, nanosecond timestamps, optional
 //! per-4 KiB content hashes); each module's documentation states its line
 //! layout and time unit. [`load`] then aligns records to pages, maps volumes
@@ -29,6 +29,7 @@ mod load;
 mod parse;
 
 pub mod fiu;
+pub mod libcachesim;
 pub mod mqsim;
 pub mod msr;
 pub mod native;
