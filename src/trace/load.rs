@@ -433,6 +433,33 @@ fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<Str
     }
 }
 
+/// A warning when every arrival time is a whole second (Tencent CBS, or any
+/// trace logged at 1 s resolution) and requests pile up on the same second:
+/// an open-loop replay then issues each second's requests as one burst.
+fn coarse_timestamps(requests: &[Request]) -> Option<String> {
+    const SECOND: u64 = 1_000_000_000;
+    if requests.len() < 100 || requests.iter().any(|r| r.arrival.0 % SECOND != 0) {
+        return None;
+    }
+    let (mut distinct, mut burst, mut run) = (0u64, 0u64, 0u64);
+    for (i, r) in requests.iter().enumerate() {
+        if i == 0 || r.arrival != requests[i - 1].arrival {
+            distinct += 1;
+            run = 0;
+        }
+        run += 1;
+        burst = burst.max(run);
+    }
+    let n = requests.len() as u64;
+    (n >= 2 * distinct).then(|| {
+        format!(
+            "timestamps have 1 s resolution: {n} requests arrive at {distinct} distinct times (up to {burst} \
+             at once), so an open-loop replay issues each second's requests as one burst; \
+             --set replay.mode=closed-loop ignores the timestamps"
+        )
+    })
+}
+
 /// Aligns parsed records to pages, maps volumes, rebases time, interns
 /// content and checks capacity:
 ///
@@ -659,6 +686,9 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     if let Some(w) = implausible_duration(&requests, format) {
         warnings.push(w);
     }
+    if let Some(w) = coarse_timestamps(&requests) {
+        warnings.push(w);
+    }
 
     let workload = Workload {
         provenance: Provenance {
@@ -739,6 +769,27 @@ mod tests {
         assert!(implausible_duration(&burst, TraceFormat::Msr).unwrap().contains("2000 requests"));
         let fine: Vec<Request> = (0..2000).map(|i| req(i * 1_000_000)).collect();
         assert_eq!(implausible_duration(&fine, TraceFormat::Msr), None);
+    }
+
+    #[test]
+    fn whole_second_bursts_are_warned_about() {
+        let req = |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT };
+        let s = 1_000_000_000;
+        let bursty: Vec<Request> = (0..300).map(|i| req(i / 50 * s)).collect();
+        assert_eq!(
+            coarse_timestamps(&bursty).unwrap(),
+            "timestamps have 1 s resolution: 300 requests arrive at 6 distinct times (up to 50 at once), so an \
+             open-loop replay issues each second's requests as one burst; --set replay.mode=closed-loop ignores \
+             the timestamps"
+        );
+        let sparse: Vec<Request> = (0..300).map(|i| req(i * s)).collect();
+        assert_eq!(coarse_timestamps(&sparse), None);
+        let fine: Vec<Request> = (0..300).map(|i| req(i / 50 * s + i)).collect();
+        assert_eq!(coarse_timestamps(&fine), None);
+        // Through the loader: a Tencent trace at one-second resolution.
+        let text: String = (0..200).map(|i| format!("{},{},8,1,1\n", 1538323200 + i / 100, i * 8)).collect();
+        let l = load_from_reader(text.as_bytes(), Path::new("cbs.csv"), &LoadOptions::default()).unwrap();
+        assert!(l.warnings.iter().any(|w| w.contains("200 requests arrive at 2 distinct times (up to 100")));
     }
 
     #[test]
