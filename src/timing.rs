@@ -122,9 +122,10 @@ enum Phase {
     Held,
     /// Read data going out over the bus until `until`.
     Out,
-    /// Program data coming in over the bus until `until`.
-    In,
-    /// Programming, chip only, until `until`.
+    /// A program: data coming in over the bus (which is busy until the
+    /// channel's `bus_free`), then programming; the chip is busy until
+    /// `until`. One phase, one event: the transfer's end needs no decision
+    /// of the chip's, and its completion is reported at the bus grant.
     Program,
     /// GC work, chip only, until `until`.
     Gc,
@@ -294,6 +295,10 @@ impl Timing {
         ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
         ch.now = ch.now.max(at);
         ch.queued += 1;
+        // Someone now waits: the bus freeing becomes an event.
+        if ch.bus_free > ch.now {
+            ch.next = ch.next.min(ch.bus_free);
+        }
         let c = &mut ch.chips[local];
         match kind {
             OpKind::Read => c.reads.push_back(Queued { arrival: at, tag, ppn, gc: Nanos::ZERO }),
@@ -446,13 +451,6 @@ impl Channel {
                             done.push((c.tag, c.until));
                             c.phase = Phase::Idle;
                         }
-                        Phase::In => {
-                            if r.completion == WriteCompletion::Transfer && c.tag != NO_TAG {
-                                done.push((c.tag, c.until));
-                            }
-                            c.phase = Phase::Program;
-                            c.until += r.t_prog;
-                        }
                         Phase::Program => {
                             if r.completion == WriteCompletion::Program && c.tag != NO_TAG {
                                 done.push((c.tag, c.until));
@@ -547,16 +545,23 @@ impl Channel {
                         self.queued -= 1;
                         acct.wait[chip] += now - q.arrival;
                         acct.busy[chip] += r.t_xfer + r.t_prog;
-                        c.phase = Phase::In;
+                        c.phase = Phase::Program;
                         c.tag = q.tag;
+                        if r.completion == WriteCompletion::Transfer && q.tag != NO_TAG {
+                            // Known now: the transfer ends at `now + tX`.
+                            done.push((q.tag, now + r.t_xfer));
+                        }
                     }
-                    c.until = now + r.t_xfer;
-                    self.bus_free = c.until;
+                    self.bus_free = now + r.t_xfer;
+                    c.until = if c.phase == Phase::Program { self.bus_free + r.t_prog } else { self.bus_free };
                     changed = true;
                 }
             }
-            if changed {
-                self.next = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
+            if changed || self.next <= now {
+                let chips = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
+                // The bus freeing is an event only if someone may want it.
+                let waiting = self.queued > 0 || self.chips.iter().any(|c| c.phase == Phase::Held);
+                self.next = if waiting && self.bus_free > now { chips.min(self.bus_free) } else { chips };
             }
         }
     }
