@@ -489,3 +489,84 @@ mod silent_mistakes {
             .success();
     }
 }
+
+/// Issue 12, bad input 3: a valid but huge device is refused with the
+/// estimate before anything is allocated, instead of aborting in the
+/// allocator (exit 134).
+mod memory {
+    use super::*;
+
+    /// MemAvailable in bytes, if known.
+    fn mem_available() -> Option<u64> {
+        let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib: u64 = s.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+
+    #[test]
+    fn a_huge_device_is_refused_with_the_estimate() {
+        let huge = ["--set", "geometry.blocks_per_plane=409600"];
+        // 16 TB raw: valid, and config show prints what a run would need.
+        dedupsim()
+            .args(["config", "show"])
+            .args(huge)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("# memory per run         91.4 GiB (L2P 12.5 GiB"));
+        // Refused against --max-memory, naming the estimate, for every command that simulates.
+        let refused = |cmd: &mut Command| {
+            cmd.assert()
+                .code(1)
+                .stderr(predicate::str::contains("not enough memory").and(predicate::str::contains("91.4 GiB")))
+                .stderr(predicate::str::contains("--max-memory"));
+        };
+        refused(dedupsim().args(["run", "-q", "-p", "native", "--max-memory", "64GiB"]).args(huge));
+        refused(dedupsim().args(["bench", "--requests", "10", "--max-memory", "64GiB"]).args(huge));
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        refused(
+            dedupsim()
+                .args(["reproduce", "fad", "--quick", "-q", "--only", "mail", "--max-memory", "64GiB", "--out"])
+                .arg(&out)
+                .args(huge),
+        );
+        assert!(!out.exists(), "refused before writing anything");
+        let sweep = dir.path().join("s.toml");
+        std::fs::write(
+            &sweep,
+            "name = \"big\"\n[grid]\nworkloads = [\"synth:requests=10\"]\npolicies = [\"native\"]\n[grid.set]\n\"geometry.blocks_per_plane\" = [128, 409600]\n",
+        )
+        .unwrap();
+        refused(dedupsim().args(["sweep", "--max-memory", "64GiB", "-q", "--out"]).arg(&out).arg(&sweep));
+        // Without --max-memory the limit is the machine's available memory.
+        if mem_available().is_some_and(|m| m < 90 << 30) {
+            dedupsim()
+                .args(["run", "-q", "-p", "native"])
+                .args(huge)
+                .assert()
+                .code(1)
+                .stderr(predicate::str::contains("MemAvailable").and(predicate::str::contains("91.4 GiB")));
+        }
+    }
+
+    #[test]
+    fn the_limit_counts_parallel_runs_and_check() {
+        let run = ["run", "-q", "--synth", "requests=100"];
+        // FAD Table I: 467.8 MiB per run, 531.8 MiB with --check's shadow map.
+        dedupsim().args(run).args(["-p", "native", "--max-memory", "500MiB"]).assert().success();
+        dedupsim()
+            .args(run)
+            .args(["-p", "native", "--check", "--max-memory", "500MiB"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("--check shadow map 64.0 MiB"));
+        dedupsim()
+            .args(run)
+            .args(["-p", "native,dedup", "-j", "2", "--max-memory", "500MiB"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("2 simulations at once").and(predicate::str::contains("-j 1")));
+        dedupsim().args(run).args(["-p", "native,dedup", "-j", "1", "--max-memory", "500MiB"]).assert().success();
+        dedupsim().args(run).args(["--max-memory", "lots"]).assert().code(2);
+    }
+}

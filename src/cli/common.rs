@@ -132,6 +132,75 @@ impl Progress {
     }
 }
 
+/// `--max-memory`, for the commands that simulate.
+#[derive(Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// Refuse to start when the simulations running at once need more than SIZE by estimate
+    /// (e.g. 8GiB; `config show` prints one run's). Default: the machine's available memory
+    /// (MemAvailable).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_size)]
+    pub max_memory: Option<u64>,
+}
+
+fn parse_memory_size(s: &str) -> std::result::Result<u64, String> {
+    dedupsim::config::parse_size(s)
+}
+
+/// The machine's available memory (Linux: `MemAvailable` of /proc/meminfo).
+fn mem_available() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// How many simulations run at once with `-j jobs` (0 or none: every core)
+/// when there are `work` of them.
+pub fn runs_at_once(jobs: Option<usize>, work: usize) -> usize {
+    let threads = match jobs {
+        Some(j) if j > 0 => j,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    threads.min(work).max(1)
+}
+
+impl MemoryArgs {
+    /// Refuses, before anything is allocated, `runs` simulations of `cfg`
+    /// at once (with `--check`'s shadow map if `check`) whose estimated
+    /// memory ([`Config::memory_estimate`]) exceeds `--max-memory`, or
+    /// without it the machine's available memory (no limit where that is
+    /// unknown).
+    pub fn check(&self, cfg: &Config, runs: usize, check: bool) -> Result<()> {
+        use dedupsim::config::format_bytes;
+        let (limit, what) = match self.max_memory {
+            Some(m) => (m, "--max-memory".to_string()),
+            None => match mem_available() {
+                Some(m) => (m, "memory available on this machine (MemAvailable)".to_string()),
+                None => return Ok(()),
+            },
+        };
+        let m = cfg.memory_estimate();
+        let per_run = m.per_run(check);
+        let total = per_run.saturating_mul(runs as u64);
+        if total <= limit {
+            return Ok(());
+        }
+        let runs_text =
+            if runs > 1 { format!("{runs} simulations at once need") } else { "the simulation needs".to_string() };
+        let each = if runs > 1 { format!("{} each: ", format_bytes(per_run)) } else { String::new() };
+        let shadow =
+            if check { format!(", --check shadow map {}", format_bytes(m.check_shadow)) } else { String::new() };
+        let fewer = if runs > 1 { ", fewer parallel runs (-j 1)" } else { "" };
+        anyhow::bail!(
+            "not enough memory: {runs_text} an estimated {} ({each}{}{shadow}) for a device of {} raw, more than the {} of {what}; use a smaller device (geometry.blocks_per_plane, geometry.channels, ...){fewer} or, if the estimate is too cautious, a larger --max-memory",
+            format_bytes(total),
+            m.breakdown(),
+            format_bytes(cfg.raw_bytes()),
+            format_bytes(limit),
+        )
+    }
+}
+
 /// Where the workload comes from: a trace file or a synthetic spec.
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {

@@ -1,7 +1,7 @@
 //! `dedupsim reproduce fad` and `dedupsim sweep ...`: thin wrappers over
 //! [`dedupsim::experiment`] with one overall progress bar.
 
-use super::common::{self, ConfigArgs};
+use super::common::{self, ConfigArgs, MemoryArgs};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use dedupsim::experiment::replica::{DEFAULT_UTILIZATION, QUICK_SCALE};
@@ -53,6 +53,8 @@ pub struct FadArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 #[derive(Args, Debug)]
@@ -76,6 +78,8 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -215,6 +219,8 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         anyhow::bail!("--utilization {} must be in (0, 1]", a.utilization);
     }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
+    // Every cell simulates the base device (cells vary policy parameters only).
+    a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
     let opts = fad::FadOptions {
         traces_dir: a.traces.clone(),
         scale,
@@ -325,6 +331,11 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     out_abs.display()
                 );
                 return Ok(());
+            }
+            // Cells may vary the geometry: the largest device counts.
+            let plan = s.plan()?;
+            if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
+                a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
             }
             let bar = Bar::new(a.quiet);
             let result = sweep::run(&s, &out, a.jobs.unwrap_or(0), &bar);

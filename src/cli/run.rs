@@ -1,6 +1,6 @@
 //! `dedupsim run` and `dedupsim bench`.
 
-use super::common::{self, ConfigArgs, Progress, WorkloadArgs};
+use super::common::{self, ConfigArgs, MemoryArgs, Progress, WorkloadArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use dedupsim::config::{Config, ReplayConfig};
@@ -54,6 +54,8 @@ pub struct RunArgs {
     /// No progress bar and no warnings on stderr.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -175,6 +177,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
         .collect();
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
+    a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
     let prepared = runner::prepare(workload, &a.workload.content, cfg.seed, cfg.precondition.rule)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
@@ -227,6 +230,8 @@ pub struct BenchArgs {
     content: ContentModel,
     #[command(flatten)]
     cfg: ConfigArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 /// Peak resident memory of this process (Linux), in MiB.
@@ -240,6 +245,7 @@ fn peak_rss_mib() -> Option<f64> {
 pub fn bench(a: BenchArgs) -> Result<()> {
     let cfg = a.cfg.load()?;
     let policies = policy_list(&a.policy)?;
+    a.memory.check(&cfg, 1, false)?;
     let mut spec = SynthSpec::benchmark();
     spec.requests = a.requests;
     let t0 = Instant::now();

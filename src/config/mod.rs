@@ -20,6 +20,7 @@ pub mod raw;
 
 pub use error::ConfigError;
 pub use overrides::apply_override;
+pub use parse::parse_size;
 pub use raw::RawConfig;
 
 pub use crate::timing::{Scheduling, WriteCompletion};
@@ -716,6 +717,16 @@ impl Config {
             "spare blocks per plane",
             format!("{} (gc.min_free_blocks = {})", self.spare_blocks_per_plane(), self.gc.min_free_blocks),
         );
+        let m = self.memory_estimate();
+        line(
+            "memory per run",
+            format!(
+                "{} ({}; --check adds {})",
+                format_bytes(m.per_run(false)),
+                m.breakdown(),
+                format_bytes(m.check_shadow)
+            ),
+        );
         line(
             "page transfer",
             format!(
@@ -726,6 +737,91 @@ impl Config {
             ),
         );
         s
+    }
+}
+
+/// The memory one simulation of a device may need, in bytes, table by
+/// table ([`Config::memory_estimate`]): the FTL's tables at their largest,
+/// i.e. once every logical page has been written. A simulation allocates
+/// them up front (untouched parts stay virtual), so a device too large for
+/// the machine is refused before anything is allocated rather than
+/// aborting in the allocator. Not counted: the workload (requests and page
+/// contents, shared by every run) and a few bytes per chip, channel or unit.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryEstimate {
+    /// L2P table: one 4-byte slot per logical page.
+    pub l2p: u64,
+    /// Mapping entries (one per live physical copy, at most one per logical
+    /// page) and their free list.
+    pub entries: u64,
+    /// Reverse map: one 4-byte slot per physical page.
+    pub reverse_map: u64,
+    /// Block metadata and the planes' free-block pools.
+    pub blocks: u64,
+    /// Fingerprint index of deduplicating policies: one 4-byte slot per
+    /// distinct content, taken as one per logical page (a workload writing
+    /// more distinct contents than the device holds needs more).
+    pub fingerprint_index: u64,
+    /// `run --check`'s shadow map: one 4-byte slot per logical page.
+    pub check_shadow: u64,
+}
+
+impl MemoryEstimate {
+    /// Bytes of one simulation, with or without `--check`.
+    pub fn per_run(&self, check: bool) -> u64 {
+        let base = self.l2p + self.entries + self.reverse_map + self.blocks + self.fingerprint_index;
+        base.saturating_add(if check { self.check_shadow } else { 0 })
+    }
+
+    /// The tables, e.g. `L2P 64.0 MiB, entries 256.0 MiB, ...`.
+    pub fn breakdown(&self) -> String {
+        format!(
+            "L2P {}, entries {}, reverse map {}, blocks {}, fingerprint index {}",
+            format_bytes(self.l2p),
+            format_bytes(self.entries),
+            format_bytes(self.reverse_map),
+            format_bytes(self.blocks),
+            format_bytes(self.fingerprint_index)
+        )
+    }
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB`, `98.3 GiB`, `1.20 TiB`.
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
+impl Config {
+    /// What one simulation of this device may need ([`MemoryEstimate`]):
+    /// pure arithmetic on the geometry, safe on any validated config however
+    /// large (saturating).
+    pub fn memory_estimate(&self) -> MemoryEstimate {
+        let logical = self.logical_pages();
+        let raw = self.raw_pages();
+        let slot = 4u64; // u32 page numbers, entry ids and content ids
+        let entry = std::mem::size_of::<crate::ftl::Entry>() as u64 + slot;
+        // Block metadata (write pointer, valid count, erase count) and one
+        // free-pool slot per block.
+        let block = 8 + slot;
+        MemoryEstimate {
+            l2p: logical.saturating_mul(slot),
+            entries: logical.saturating_mul(entry),
+            reverse_map: raw.saturating_mul(slot),
+            blocks: self.blocks().saturating_mul(block),
+            fingerprint_index: logical.saturating_mul(slot),
+            check_shadow: logical.saturating_mul(slot),
+        }
     }
 }
 
@@ -776,6 +872,27 @@ mod tests {
     fn fad_table1_matches_preset() {
         assert_eq!(Config::preset("fad-table1").unwrap(), Config::fad_table1());
         Config::fad_table1().validate().unwrap();
+    }
+
+    #[test]
+    fn memory_estimate_counts_the_ftl_tables() {
+        let c = Config::fad_table1();
+        let m = c.memory_estimate();
+        let (logical, raw) = (c.logical_pages(), c.raw_pages());
+        assert_eq!((m.l2p, m.reverse_map, m.fingerprint_index), (4 * logical, 4 * raw, 4 * logical));
+        assert_eq!(m.entries, 16 * logical);
+        assert_eq!(m.blocks, 12 * c.blocks());
+        assert_eq!(m.per_run(true) - m.per_run(false), 4 * logical);
+        // FAD Table I: 64 GiB logical, 80 GiB raw.
+        assert_eq!(format_bytes(m.per_run(false)), "467.8 MiB");
+        assert!(c.show().contains("# memory per run"));
+        // 16 TB raw (blocks_per_plane = 409600) is valid, and needs ~92 GiB.
+        let mut big = c.clone();
+        big.geometry.blocks_per_plane = 409_600;
+        big.validate().unwrap();
+        assert!(big.memory_estimate().per_run(false) > 90 << 30);
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
     }
 
     #[test]

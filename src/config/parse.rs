@@ -145,19 +145,20 @@ pub(crate) fn parse_transfer_ps(s: &str) -> Result<u64, String> {
 }
 
 /// Parses a size string (`"4KiB"`, `"4096B"`, `"4096"`) to bytes.
-pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, String> {
     let (num, unit) = split_number(s);
     let factor: u128 = match unit {
         "" | "B" => 1,
         "KiB" => 1 << 10,
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
-        "K" | "k" | "KB" | "kB" | "M" | "MB" | "G" | "GB" => {
+        "TiB" => 1 << 40,
+        "K" | "k" | "KB" | "kB" | "M" | "MB" | "G" | "GB" | "T" | "TB" => {
             return Err(format!(
                 "`{s}`: `{unit}` is ambiguous (1000 or 1024?); write binary units, e.g. \"4KiB\" = 4096 bytes"
             ))
         }
-        _ => return Err(format!("`{s}`: unknown size unit `{unit}` (units: B, KiB, MiB, GiB)")),
+        _ => return Err(format!("`{s}`: unknown size unit `{unit}` (units: B, KiB, MiB, GiB, TiB)")),
     };
     let d = parse_decimal(num).ok_or_else(|| format!("`{s}` is not a size: expected e.g. \"4KiB\" or 4096"))?;
     let bytes = scale_exact(d, factor).ok_or_else(|| format!("`{s}`: not a whole number of bytes, or too large"))?;
