@@ -360,6 +360,14 @@ mod outputs {
         fails_naming(dedupsim().args(["trace", "from-files", "-q", "-o", full]).arg(&files), full);
         // Writing a special file directly still works when it accepts the bytes.
         dedupsim().args(run).args(["--json", "/dev/null"]).assert().success();
+        // Reports on stdout too (a closed pipe is not an error, a full device is).
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("dedupsim"))
+            .args(["config", "show"])
+            .stdout(std::fs::File::create(full).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("writing standard output: "));
     }
 
     /// A write that fails half-way (here: the file size limit, as on a full

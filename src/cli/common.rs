@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 /// `main` treats as success.
 pub fn out(s: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
-    o.write_all(s.as_bytes())?;
-    o.flush()?;
+    o.write_all(s.as_bytes()).and_then(|()| o.flush()).context("writing standard output")?;
     Ok(())
 }
 
