@@ -206,7 +206,8 @@ pub struct WorkloadArgs {
     /// Trace file (plain, .gz or .zst). Without it, the built-in synthetic workload runs.
     #[arg(long, short = 't')]
     pub trace: Option<PathBuf>,
-    /// Trace format (default: auto-detect): msr, fiu, umass, systor, tencent, ssdsim, mqsim, native.
+    /// Trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim, mqsim,
+    /// libcachesim, native.
     #[arg(long)]
     pub format: Option<TraceFormat>,
     /// Volumes of a multi-volume trace: `all` (each volume on its own disjoint page range), `merge`

@@ -70,7 +70,8 @@ pub struct ConvertArgs {
     /// Output file.
     #[arg(long, short = 'o')]
     out: PathBuf,
-    /// Input trace format (default: auto-detect): msr, fiu, umass, systor, tencent, ssdsim, mqsim, native.
+    /// Input trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim,
+    /// mqsim, libcachesim, native.
     #[arg(long)]
     format: Option<TraceFormat>,
     /// Volumes: `all` (each on its own disjoint range), `merge` (device column ignored, one shared
