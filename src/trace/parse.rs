@@ -73,7 +73,7 @@ pub const MAX_NATIVE_LINE: usize = 1 << 30;
 /// How many characters of a bad field or line a message quotes.
 pub const QUOTE_CHARS: usize = 80;
 
-/// `s` in double quotes for a message, cut to [`QUOTE_CHARS`] characters
+/// `s` in double quotes for a message, cut to `QUOTE_CHARS` characters
 /// (then marked with `...` and the full length), so that a huge field never
 /// becomes a huge message.
 pub fn quote(s: &str) -> String {
