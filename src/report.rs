@@ -222,6 +222,11 @@ impl RunReport {
             "op", "count", "mean(us)", "p50", "p90", "p99", "p99.9", "p99.99", "max"
         );
         for (name, l) in [("read", &s.read), ("write", &s.write)] {
+            if l.count == 0 {
+                // No such request: no latency (n/a, not 0.0).
+                let _ = writeln!(o, "{name:<6} {:>9} {:>10}", 0, "n/a");
+                continue;
+            }
             let _ = writeln!(
                 o,
                 "{:<6} {:>9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",

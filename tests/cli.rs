@@ -25,6 +25,29 @@ mod default_job {
             .stdout(predicate::str::contains("DOF rd"));
     }
 
+    /// A workload without reads shows no read latency: n/a, not 0.0
+    /// (comparison line and single-policy table).
+    #[test]
+    fn a_workload_without_reads_says_n_a() {
+        let out = dedupsim()
+            .args(["run", "--quiet", "--synth", "requests=500,read=0", "-p", "native,dedup"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        let native = out.lines().find(|l| l.starts_with("native")).unwrap();
+        let cols: Vec<&str> = native.split_whitespace().collect();
+        assert_eq!(&cols[1..3], &["n/a", "n/a"], "{native}");
+        assert_ne!(cols[3], "n/a", "writes have a latency: {native}");
+        dedupsim()
+            .args(["run", "--quiet", "--synth", "requests=500,read=0", "-p", "native"])
+            .assert()
+            .success()
+            .stdout(predicate::str::is_match(r"(?m)^read\s+0\s+n/a$").unwrap());
+    }
+
     #[test]
     fn check_mode_verifies_every_policy() {
         dedupsim()

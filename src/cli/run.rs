@@ -137,14 +137,16 @@ pub fn comparison_table(reports: &[RunReport]) -> String {
     );
     for r in reports {
         let s = &r.summary;
+        // A workload without reads (or writes) has no latency to show: n/a, not 0.0.
+        let us = |count: u64, v: f64| if count == 0 { "n/a".to_string() } else { format!("{v:.1}") };
         let _ = writeln!(
             o,
-            "{:<18} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.4} {:>8.4} {:>11} {:>7.1} {:>9} {:>7}",
+            "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8.4} {:>8.4} {:>11} {:>7.1} {:>9} {:>7}",
             r.policy,
-            s.read.mean_us,
-            s.read.p99_us,
-            s.write.mean_us,
-            s.write.p99_us,
+            us(s.read.count, s.read.mean_us),
+            us(s.read.count, s.read.p99_us),
+            us(s.write.count, s.write.mean_us),
+            us(s.write.count, s.write.p99_us),
             s.dof_read,
             s.dof_write,
             s.write_volume_pages,
