@@ -67,6 +67,10 @@ struct Inflight {
     op: Op,
 }
 
+/// Longest replayed span of simulated time (2^62 ns, about 146 years):
+/// leaves room for every queue behind the last arrival without overflow.
+const MAX_SPAN_NS: u64 = 1 << 62;
+
 /// Files up to this many pages find in-file duplicates by scanning.
 const SMALL_FILE: usize = 32;
 
@@ -92,6 +96,11 @@ pub enum SimError {
          use a larger device (--set geometry.blocks_per_plane=...) or replay with --wrap"
     )]
     TooLarge { span: u64, capacity: u64 },
+    #[error(
+        "the workload spans {span_s:.0} s of simulated time (x replay.time_scale {scale}), beyond the \
+         simulator's clock range of {limit_s:.0} s; check the trace's time unit or lower replay.time_scale"
+    )]
+    TimeRange { span_s: f64, scale: f64, limit_s: f64 },
     #[error("policy '{policy}' returned {got} actions for a {want}-page write")]
     BadPlan { policy: String, got: usize, want: usize },
     #[error("policy '{policy}' asked to reference page {page} which has no duplicate")]
@@ -191,6 +200,20 @@ impl<'w> Simulation<'w> {
         }
         if workload.lpn_span > ftl.logical_pages() as u64 {
             return Err(SimError::TooLarge { span: workload.lpn_span, capacity: ftl.logical_pages() as u64 });
+        }
+        // Simulated time must not saturate (latencies would read 0): the
+        // replayed span, scaled, must leave ample headroom below 2^64 ns.
+        if let (ReplayConfig::OpenLoop { time_scale }, Some(first), Some(last)) =
+            (&cfg.replay, workload.timed().first(), workload.timed().last())
+        {
+            let span = (last.arrival - first.arrival).0 as f64 * time_scale;
+            if span > MAX_SPAN_NS as f64 {
+                return Err(SimError::TimeRange {
+                    span_s: span / 1e9,
+                    scale: *time_scale,
+                    limit_s: MAX_SPAN_NS as f64 / 1e9,
+                });
+            }
         }
         let units = ftl.geometry().unit_count();
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
@@ -899,6 +922,27 @@ mod tests {
         let r = Request { arrival: Nanos(2_000), op: Op::Read, lpn: 4, pages: 1, content: NO_CONTENT };
         sim.read(&r, Nanos(2_000)).unwrap();
         assert_eq!(sim.metrics.counters.unmapped_read_pages, 1);
+    }
+
+    /// A replay whose scaled span would saturate simulated time is refused
+    /// with a clear error instead of reporting latencies of 0.
+    #[test]
+    fn a_span_beyond_the_clock_is_an_error() {
+        let mut cfg = one_chip();
+        let w = Workload::from_requests(
+            Provenance::default(),
+            vec![
+                req(0, Op::Read, 1, NO_CONTENT),
+                Request { arrival: Nanos(1 << 61), ..req(0, Op::Read, 1, NO_CONTENT) },
+            ],
+        );
+        assert!(Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), RunOptions::default()).is_ok());
+        cfg.replay = ReplayConfig::OpenLoop { time_scale: 4.0 };
+        let err = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), RunOptions::default())
+            .err()
+            .expect("span x 4 is beyond 2^62 ns")
+            .to_string();
+        assert!(err.contains("clock range") && err.contains("time_scale 4"), "{err}");
     }
 
     /// A fully deduplicated write completes when hashed; no flash program.
