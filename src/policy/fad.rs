@@ -35,14 +35,20 @@
 //!   counter has dropped to `N_f` through earlier selections — "the RDLT is
 //!   then updated accordingly" — so no unit is emptied below its fair share
 //!   while another overloaded unit keeps its excess.
-//! * *In-file duplicates* (a page equal to an earlier page of the same file,
-//!   not yet on flash): referenced, and counted on the unit of the first
-//!   copy; the first copy is placed with the weight of all its occurrences.
+//! * *A content occurring several times in one file* is one block (§III-B:
+//!   the RDLT counts duplicate *blocks* on each chip; §III-D: a rewrite is
+//!   one private copy for the file): counted once, rewritten at most once
+//!   (its first occurrence), later occurrences referenced. A new content's
+//!   repeats (`Dup::InFile`) reference its one new copy; a stored content's
+//!   repeats reference the copy its first occurrence maps to, which the
+//!   simulator can express only when it reports them as `Dup::InFile` too
+//!   (otherwise the content is not rewritten; see [`Fad::analyze`]).
 //! * *WSTL head* (§III-F): only the head is tried per block; a failed head
 //!   goes to the tail ("added to the end of the list").
-//! * *No acceptable unit* (every unit would exceed `N_f`; possible only with
-//!   in-file duplicate weights): the unit with the smallest counter, first
-//!   in cyclic order from the pointer, avoiding the old unit of a rewrite.
+//! * *No acceptable unit* (every unit would exceed `N_f`; unreachable while
+//!   every block counts once, kept as a guard): the unit with the smallest
+//!   counter, first in cyclic order from the pointer, avoiding the old unit
+//!   of a rewrite.
 //! * *WSTL cap*: when full, the oldest entry is dropped (§III-G: "the system
 //!   can safely drop old WSTL entries").
 //! * *Parallel unit*: the configured allocation unit (`alloc_unit`, chip by
@@ -59,6 +65,7 @@
 
 use super::{Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
 use crate::config::Config;
+use crate::ftl::EntryId;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
@@ -192,6 +199,7 @@ struct FadStats {
     skips: u64,
     backfills: u64,
     fallbacks: u64,
+    repeats_not_rewritten: u64,
 }
 
 /// The FAD policy family. See the module doc.
@@ -205,7 +213,13 @@ pub struct Fad {
     // Scratch, reused per file.
     rdlt: Vec<u32>,
     rewrite: Vec<bool>,
-    weight: Vec<u32>,
+    /// Later occurrences of a content already met in the file (referenced).
+    repeat: Vec<bool>,
+    /// First occurrences whose repeats come as `Dup::Existing` (not
+    /// rewritable: the repeats could not follow a private copy).
+    fixed: Vec<bool>,
+    /// (entry, page) of the file's stored copies, sorted.
+    by_entry: Vec<(EntryId, u32)>,
     cands: Vec<usize>,
 }
 
@@ -220,7 +234,9 @@ impl Fad {
             stats: FadStats::default(),
             rdlt: Vec::new(),
             rewrite: Vec::new(),
-            weight: Vec::new(),
+            repeat: Vec::new(),
+            fixed: Vec::new(),
+            by_entry: Vec::new(),
             cands: Vec::new(),
         }
     }
@@ -270,23 +286,49 @@ impl Fad {
     /// Steps 1-4: builds the RDLT from `file`, classifies it and, for NUDF
     /// files with rewriting on, selects the duplicates to rewrite (marked
     /// in `self.rewrite`; their counts leave the RDLT). Returns (N_f, type).
+    ///
+    /// The RDLT counts stored *blocks*: a content that occurs several times
+    /// in the file is one block, counted once, on the unit of its copy, and
+    /// rewritten at most once (at its first occurrence); its later
+    /// occurrences are referenced. A later occurrence the simulator reports
+    /// as [`Dup::InFile`] follows the first one (the private copy if that is
+    /// rewritten); one reported as a second [`Dup::Existing`] can only
+    /// reference the stored copy, so a content repeated that way is not a
+    /// rewrite candidate (counted in `repeats_not_rewritten`).
     pub fn analyze(&mut self, file: &[PageInfo], units: u32) -> (u32, FragType) {
         let n = file.len();
         self.rdlt.clear();
         self.rdlt.resize(units as usize, 0);
         self.rewrite.clear();
         self.rewrite.resize(n, false);
-        self.weight.clear();
-        self.weight.resize(n, 1);
+        self.repeat.clear();
+        self.repeat.resize(n, false);
+        self.fixed.clear();
+        self.fixed.resize(n, false);
+        // Stored copies, grouped by entry: the first occurrence of each
+        // counts, later ones are repeats.
+        self.by_entry.clear();
         for (k, p) in file.iter().enumerate() {
             match p.dup {
-                Dup::Existing { unit, .. } => self.rdlt[unit as usize] += 1,
-                Dup::InFile { first } => self.weight[first as usize] += 1,
+                Dup::Existing { entry, .. } => self.by_entry.push((entry, k as u32)),
+                Dup::InFile { .. } => self.repeat[k] = true,
                 Dup::None => {}
             }
-            if let Dup::InFile { .. } = p.dup {
-                self.weight[k] = 0;
+        }
+        self.by_entry.sort_unstable();
+        let mut i = 0;
+        while i < self.by_entry.len() {
+            let (entry, first) = self.by_entry[i];
+            let mut j = i + 1;
+            while j < self.by_entry.len() && self.by_entry[j].0 == entry {
+                self.repeat[self.by_entry[j].1 as usize] = true;
+                self.fixed[first as usize] = true;
+                j += 1;
             }
+            if let Dup::Existing { unit, .. } = file[first as usize].dup {
+                self.rdlt[unit as usize] += 1;
+            }
+            i = j;
         }
         let n_f = bottom_threshold(n as u32, units);
         let kind = classify(&self.rdlt, n_f);
@@ -295,8 +337,12 @@ impl Fad {
             self.cands.clear();
             for (k, p) in file.iter().enumerate() {
                 if let Dup::Existing { unit, .. } = p.dup {
-                    if self.rdlt[unit as usize] > n_f {
-                        self.cands.push(k);
+                    if !self.repeat[k] && self.rdlt[unit as usize] > n_f {
+                        if self.fixed[k] {
+                            self.stats.repeats_not_rewritten += 1;
+                        } else {
+                            self.cands.push(k);
+                        }
                     }
                 }
             }
@@ -323,10 +369,15 @@ impl Fad {
     }
 
     /// Steps 5-6: places the file's new and rewritten blocks, given the
-    /// RDLT and rewrite set computed by [`Fad::analyze`].
+    /// RDLT and rewrite set computed by [`Fad::analyze`]. Repeats of a
+    /// content are referenced.
     pub fn place_blocks(&mut self, file: &[PageInfo], units: u32, n_f: u32, out: &mut Vec<Action>) {
         for (k, p) in file.iter().enumerate() {
             let old = match p.dup {
+                _ if self.repeat[k] => {
+                    out.push(Action::Reference);
+                    continue;
+                }
                 Dup::Existing { unit, .. } if self.rewrite[k] => Some(unit),
                 Dup::None => None,
                 _ => {
@@ -334,22 +385,21 @@ impl Fad {
                     continue;
                 }
             };
-            let w = self.weight[k];
-            let unit = self.choose_unit(units, n_f, w, old);
-            self.rdlt[unit as usize] += w;
+            let unit = self.choose_unit(units, n_f, old);
+            self.rdlt[unit as usize] += 1;
             out.push(Action::Program { unit });
         }
     }
 
-    fn fits(&self, u: u32, n_f: u32, w: u32, old: Option<u32>) -> bool {
-        self.rdlt[u as usize] + w <= n_f && old != Some(u)
+    fn fits(&self, u: u32, n_f: u32, old: Option<u32>) -> bool {
+        self.rdlt[u as usize] < n_f && old != Some(u)
     }
 
-    fn choose_unit(&mut self, units: u32, n_f: u32, w: u32, old: Option<u32>) -> u32 {
+    fn choose_unit(&mut self, units: u32, n_f: u32, old: Option<u32>) -> u32 {
         // Write-parallel optimization: try the WSTL head first (§III-F).
         if self.modules.wstl {
             if let Some(h) = self.wstl.pop() {
-                if h < units && self.fits(h, n_f, w, old) {
+                if h < units && self.fits(h, n_f, old) {
                     self.stats.backfills += 1;
                     return h;
                 }
@@ -360,7 +410,7 @@ impl Fad {
         // exceed N_f (§III-E).
         for _ in 0..units {
             let u = self.next.take(units);
-            if self.fits(u, n_f, w, old) {
+            if self.fits(u, n_f, old) {
                 return u;
             }
             self.stats.skips += 1;
@@ -368,8 +418,11 @@ impl Fad {
                 self.wstl.push(u);
             }
         }
-        // No unit fits (in-file duplicate weights): least-loaded unit, first
-        // from the pointer, avoiding the old unit of a rewrite.
+        // No unit fits. Unreachable while every block counts once (the
+        // RDLT then holds fewer than Num(X) <= N_f * min(Num(X), N_chip)
+        // blocks, and a rewrite's old unit keeps >= N_f): kept as a guard,
+        // counted in `fallbacks`. Least-loaded unit, first from the
+        // pointer, avoiding the old unit of a rewrite.
         self.stats.fallbacks += 1;
         let start = self.next.peek(units);
         let mut best: Option<u32> = None;
@@ -420,6 +473,7 @@ impl Policy for Fad {
             ("wstl_bytes_high_water", (self.wstl.high_water * 12) as f64),
             ("rdlt_bytes", ((self.rdlt.len() + 1) * 4) as f64),
             ("fallbacks", s.fallbacks as f64),
+            ("repeats_not_rewritten", s.repeats_not_rewritten as f64),
         ]
     }
 }

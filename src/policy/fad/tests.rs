@@ -82,7 +82,7 @@ fn figure_6_read_parallel_placement() {
         // moved out by the rewrite decision), A marked for rewrite, N_f = 1.
         f.rdlt = vec![0, 1, 1, 0];
         f.rewrite = vec![false, false, false, true];
-        f.weight = vec![1; 4];
+        f.repeat = vec![false; 4];
         let mut out = Vec::new();
         f.place_blocks(&file, 4, 1, &mut out);
         assert_eq!(
@@ -163,7 +163,8 @@ fn rewrites_are_bounded_by_n_top_and_stop_at_n_f() {
     assert_ne!(out[0], Action::Program { unit: 0 });
 }
 
-/// In-file duplicates are referenced and weigh on the first copy's unit.
+/// In-file duplicates are referenced; the content is one block, counted
+/// once on its copy's unit.
 #[test]
 fn in_file_duplicates_reference_the_first_copy() {
     let mut file = vec![new_page(0), new_page(1)];
@@ -173,5 +174,143 @@ fn in_file_duplicates_reference_the_first_copy() {
     let mut out = Vec::new();
     f.place_blocks(&file, 2, n_f, &mut out);
     assert_eq!(out, vec![Action::Program { unit: 0 }, Action::Program { unit: 1 }, Action::Reference]);
-    assert_eq!(f.rdlt, vec![2, 1]);
+    assert_eq!(f.rdlt, vec![1, 1]);
+}
+
+/// A stored content `c` (entry `c`, on `unit`) at page `lpn`.
+fn stored(lpn: u32, c: u32, unit: u32, refs: u32) -> PageInfo {
+    PageInfo { lpn: Lpn(lpn), content: ContentId(c), dup: Dup::Existing { entry: c, unit, refs, ppn: Ppn(c) } }
+}
+
+/// A later occurrence of page `first`'s content, as the simulator reports
+/// it for a content not yet on flash.
+fn again(lpn: u32, file: &[PageInfo], first: u32) -> PageInfo {
+    PageInfo { lpn: Lpn(lpn), content: file[first as usize].content, dup: Dup::InFile { first } }
+}
+
+/// Issue 9 item 6: a stored content occurring twice in one file is one
+/// block. It counts once in the RDLT: [X, X, new, new] on 4 chips with X
+/// on chip 0 is UDF (it was NUDF when X counted twice).
+#[test]
+fn a_stored_content_repeated_in_a_file_counts_once() {
+    let file = [stored(0, 7, 0, 3), stored(1, 7, 0, 3), new_page(2), new_page(3)];
+    let mut f = fad(FULL);
+    let (n_f, kind) = f.analyze(&file, 4);
+    assert_eq!((n_f, kind), (1, FragType::Udf));
+    assert_eq!(f.rdlt, vec![1, 0, 0, 0]);
+    let mut out = Vec::new();
+    f.place_blocks(&file, 4, n_f, &mut out);
+    assert_eq!(
+        out,
+        vec![Action::Reference, Action::Reference, Action::Program { unit: 1 }, Action::Program { unit: 2 }]
+    );
+}
+
+/// Issue 9 item 6: a content is rewritten at most once per file. X (heat
+/// 9) and Y (heat 5) occur twice each, W (heat 1) once, all on chip 0; 8
+/// pages on 4 chips: N_f = 2, N_top = 2, RDLT chip 0 = 3 (X, Y, W).
+/// Before the fix chip 0 counted 5 and both copies of X were rewritten.
+#[test]
+fn a_content_is_rewritten_at_most_once_per_file() {
+    // Repeats reported as later `Existing` pages (the simulator's lookup
+    // finds the stored copy for each): they can only reference the stored
+    // copy, so X and Y stay shared and W, the one rewritable block, goes.
+    let mut file = vec![stored(0, 7, 0, 9), stored(1, 7, 0, 9), stored(2, 8, 0, 5), stored(3, 8, 0, 5)];
+    file.push(stored(4, 9, 0, 1));
+    file.extend((5..8).map(new_page));
+    let mut f = fad(FULL);
+    let (n_f, kind) = f.analyze(&file, 4);
+    assert_eq!((n_f, kind), (2, FragType::Nudf));
+    assert_eq!(f.rewrite, vec![false, false, false, false, true, false, false, false]);
+    assert_eq!(f.rdlt, vec![2, 0, 0, 0]);
+    assert_eq!(f.stats.repeats_not_rewritten, 2);
+    let mut out = Vec::new();
+    f.place_blocks(&file, 4, n_f, &mut out);
+    assert_eq!(out.iter().filter(|a| matches!(a, Action::Program { .. })).count(), 4);
+    assert!(out[..4].iter().all(|a| *a == Action::Reference));
+    assert_ne!(out[4], Action::Program { unit: 0 });
+
+    // Repeats reported as in-file duplicates of the first occurrence: the
+    // hottest content X is rewritten once (page 0) and its repeat
+    // references page 0, i.e. the private copy; chip 0 is then at N_f.
+    let mut file = vec![stored(0, 7, 0, 9)];
+    file.push(again(1, &file, 0));
+    file.push(stored(2, 8, 0, 5));
+    file.push(again(3, &file, 2));
+    file.push(stored(4, 9, 0, 1));
+    file.extend((5..8).map(new_page));
+    let mut f = fad(FULL);
+    let (n_f, kind) = f.analyze(&file, 4);
+    assert_eq!((n_f, kind), (2, FragType::Nudf));
+    assert_eq!(f.rewrite, vec![true, false, false, false, false, false, false, false]);
+    assert_eq!(f.stats.repeats_not_rewritten, 0);
+    let mut out = Vec::new();
+    f.place_blocks(&file, 4, n_f, &mut out);
+    assert!(matches!(out[0], Action::Program { unit } if unit != 0));
+    assert_eq!(out[1..5], [Action::Reference; 4]);
+}
+
+/// Random files (stored contents on random chips, repeats in both forms,
+/// new contents and their repeats): every content is programmed at most
+/// once per file and only at its first occurrence, a rewrite leaves its
+/// old chip, no placement pushes a chip above max(N_f, what its stored
+/// blocks already put there), and the no-fit fallback never runs.
+#[test]
+fn random_files_place_each_content_once_within_n_f() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+    for modules in [RPO, FULL, FadModules { wstl: true, rewrite: false, gc_hint: false }] {
+        let mut f = fad(modules);
+        for _ in 0..2000 {
+            let units = rng.gen_range(1..=8u32);
+            let n = rng.gen_range(1..=40u32);
+            let in_file_form = rng.gen_bool(0.5);
+            let mut file: Vec<PageInfo> = Vec::new();
+            for k in 0..n {
+                let c = rng.gen_range(0..24u32);
+                let first = file.iter().position(|p| p.content.0 == c);
+                let stored_c = c < 12;
+                let dup = match (first, stored_c) {
+                    (Some(j), true) if !in_file_form => file[j].dup,
+                    (Some(j), _) => Dup::InFile { first: j as u32 },
+                    (None, true) => Dup::Existing { entry: c, unit: c % units, refs: 1 + c % 5, ppn: Ppn(c) },
+                    (None, false) => Dup::None,
+                };
+                file.push(PageInfo { lpn: Lpn(k), content: ContentId(c), dup });
+            }
+            let mut base = vec![0u32; units as usize];
+            let mut seen = std::collections::HashSet::new();
+            for p in &file {
+                if let Dup::Existing { unit, .. } = p.dup {
+                    if seen.insert(p.content) {
+                        base[unit as usize] += 1;
+                    }
+                }
+            }
+            let mut out = Vec::new();
+            f.place(&file, units, &mut out);
+            assert_eq!(out.len(), file.len());
+            let n_f = bottom_threshold(n, units);
+            let mut count = base.clone();
+            let mut programmed = std::collections::HashSet::new();
+            for (k, (p, a)) in file.iter().zip(&out).enumerate() {
+                let first = file.iter().position(|q| q.content == p.content).unwrap();
+                if let Action::Program { unit } = *a {
+                    assert_eq!(first, k, "only a first occurrence is programmed");
+                    assert!(programmed.insert(p.content));
+                    if let Dup::Existing { unit: old, .. } = p.dup {
+                        assert_ne!(unit, old, "a rewrite leaves its old unit");
+                        count[old as usize] -= 1;
+                    }
+                    count[unit as usize] += 1;
+                } else {
+                    assert_ne!(p.dup, Dup::None);
+                }
+            }
+            for u in 0..units as usize {
+                assert!(count[u] <= n_f.max(base[u]), "unit {u}: {count:?} base {base:?} N_f {n_f}");
+            }
+        }
+        assert_eq!(f.stats.fallbacks, 0, "{modules:?}");
+    }
 }
