@@ -459,6 +459,15 @@ impl Policy for Fad {
         self.soft_gc_unit()
     }
 
+    /// Statistics restart for the timed replay; the pointer and the WSTL
+    /// (with its entries) carry over, and the high-water mark restarts at
+    /// the list's current length.
+    fn begin_replay(&mut self) {
+        self.stats = FadStats::default();
+        self.wstl.high_water = self.wstl.len();
+        self.wstl.dropped = 0;
+    }
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         let s = &self.stats;
         vec![

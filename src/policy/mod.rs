@@ -84,6 +84,14 @@ pub trait Policy: Send {
     /// parallel units (chips by default).
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>);
 
+    /// Called once when preconditioning is over, before the first timed
+    /// request. Statistics ([`Policy::stats`]) count from here on, so they
+    /// describe the timed writes only whether or not preconditioning went
+    /// through [`Policy::place`] (`precondition.placement = "policy"`);
+    /// placement state (pointers, lists, histories) carries over, as the
+    /// device's layout does. Default: nothing.
+    fn begin_replay(&mut self) {}
+
     /// Policy-specific statistics for the run report (UDF/NUDF counts, WSTL
     /// high-water mark, ...). Keys become `policy.<key>` in CSV output.
     fn stats(&self) -> Vec<(&'static str, f64)> {

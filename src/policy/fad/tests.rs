@@ -314,3 +314,28 @@ fn random_files_place_each_content_once_within_n_f() {
         assert_eq!(f.stats.fallbacks, 0, "{modules:?}");
     }
 }
+
+/// Issue 9 item 6: `policy.*` statistics count the timed writes only. The
+/// simulator calls `begin_replay` after preconditioning; the pointer and
+/// the WSTL carry over, the counters restart.
+#[test]
+fn statistics_restart_at_the_replay() {
+    let file = [dup_page(0, 0, 1), new_page(1), new_page(2), new_page(3)];
+    let mut f = fad(FULL);
+    let mut out = Vec::new();
+    f.place(&file, 4, &mut out); // a preconditioning write
+    assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0]);
+    let before = f.next_unit(4);
+    f.begin_replay();
+    let stat = |f: &Fad, k: &str| f.stats().iter().find(|(n, _)| *n == k).unwrap().1;
+    for k in ["files", "udf", "nudf", "rewrites", "skips", "wstl_backfills", "wstl_dropped", "fallbacks"] {
+        assert_eq!(stat(&f, k), 0.0, "{k}");
+    }
+    assert_eq!(stat(&f, "wstl_high_water"), 1.0);
+    assert_eq!(f.next_unit(4), before);
+    assert_eq!(f.wstl().len(), 1);
+    out.clear();
+    f.place(&file, 4, &mut out); // the first timed write
+    assert_eq!(stat(&f, "files"), 1.0);
+    assert_eq!(stat(&f, "udf"), 1.0);
+}
