@@ -25,7 +25,10 @@
 //! 6. **Write-parallel optimization** (§III-F): before the cyclic order, the
 //!    WSTL head is tried under the same RDLT test; success removes it
 //!    (backfill), failure moves it to the tail. Backfills do not move the
-//!    next pointer (Fig. 7: after J and K are backfilled, L starts at chip 0).
+//!    next pointer (Fig. 7: after J and K are backfilled, L starts at chip 0),
+//!    and every skip appends its unit, so a unit skipped k times is listed
+//!    k times and owed k backfills (§III-F: the skipped chip "is added to the
+//!    end of the list"; §III-G: "chips with more skipped entries").
 //! 7. **GC hint** (§III-G): see [`Fad::soft_gc_unit`].
 //!
 //! # Choices where the paper is open (also in `docs/policies.md`)
@@ -62,6 +65,8 @@
 //! | `rho` | 0.30 | allowable rewrite ratio of Eq. 2 (§III-D) |
 //! | `wstl_cap` | 256 | maximum WSTL entries (12 B each, §IV-E) |
 //! | `gc_soft_margin` | 8 | blocks above the GC threshold at which the GC hint may collect a plane early |
+//! | `backfill_advances` | false | a WSTL backfill also advances the next pointer (not Fig. 7) |
+//! | `wstl_unique` | false | one WSTL entry per unit (not §III-F/G: every skip is recorded) |
 
 use super::{Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
 use crate::config::Config;
@@ -80,11 +85,18 @@ pub struct FadParams {
     /// GC hint: a plane of the preferred unit is collected early when its
     /// free blocks are within this many of the GC threshold.
     pub gc_soft_margin: u32,
+    /// A WSTL backfill also advances the next pointer one step (the
+    /// backfill takes the pointer's turn). Default false: Fig. 7 (§III-F).
+    pub backfill_advances: bool,
+    /// A unit already in the WSTL is not appended again (one entry per
+    /// unit). Default false: every skip is recorded (§III-E, §III-F; §III-G
+    /// ranks chips by their number of entries).
+    pub wstl_unique: bool,
 }
 
 impl Default for FadParams {
     fn default() -> Self {
-        FadParams { rho: 0.30, wstl_cap: 256, gc_soft_margin: 8 }
+        FadParams { rho: 0.30, wstl_cap: 256, gc_soft_margin: 8, backfill_advances: false, wstl_unique: false }
     }
 }
 
@@ -135,6 +147,8 @@ pub struct Wstl {
     /// Entries per unit (for the GC hint).
     per_unit: Vec<u32>,
     cap: usize,
+    /// One entry per unit: a unit already listed is not appended again.
+    unique: bool,
     /// Highest length reached.
     pub high_water: usize,
     /// Entries dropped because the list was full.
@@ -145,8 +159,17 @@ impl Wstl {
     pub fn with_cap(cap: usize) -> Wstl {
         Wstl { cap, ..Wstl::default() }
     }
-    /// Appends a skipped unit; drops the oldest entry when full.
+    /// One entry per unit at most (`wstl_unique`).
+    pub fn unique(mut self, unique: bool) -> Wstl {
+        self.unique = unique;
+        self
+    }
+    /// Appends a skipped unit; drops the oldest entry when full. With
+    /// `unique`, a unit already listed is left where it is.
     pub fn push(&mut self, unit: u32) {
+        if self.unique && self.per_unit.get(unit as usize).is_some_and(|&n| n > 0) {
+            return;
+        }
         if self.cap == 0 {
             self.dropped += 1;
             return;
@@ -228,7 +251,7 @@ impl Fad {
         Fad {
             name,
             modules,
-            wstl: Wstl::with_cap(params.wstl_cap),
+            wstl: Wstl::with_cap(params.wstl_cap).unique(params.wstl_unique),
             params,
             next: Cyclic::default(),
             stats: FadStats::default(),
@@ -401,6 +424,9 @@ impl Fad {
             if let Some(h) = self.wstl.pop() {
                 if h < units && self.fits(h, n_f, old) {
                     self.stats.backfills += 1;
+                    if self.params.backfill_advances {
+                        self.next.advance(units);
+                    }
                     return h;
                 }
                 self.wstl.push(h);

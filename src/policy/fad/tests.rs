@@ -339,3 +339,61 @@ fn statistics_restart_at_the_replay() {
     assert_eq!(stat(&f, "files"), 1.0);
     assert_eq!(stat(&f, "udf"), 1.0);
 }
+
+/// Issue 9 item 6, WSTL choices (§III-E/F). Default: a backfill leaves the
+/// next pointer alone (Fig. 7) and a unit skipped twice is listed twice.
+/// `backfill_advances` and `wstl_unique` are the alternatives.
+#[test]
+fn wstl_pointer_and_repeated_skips() {
+    // Fig. 7 again, checking the pointer: J and K are backfills.
+    let file = [dup_page(0, 0, 1), new_page(1), new_page(2), new_page(3)];
+    let mut f = fad(FULL);
+    f.set_wstl(&[1, 2]);
+    let mut out = Vec::new();
+    f.place(&file, 4, &mut out);
+    assert_eq!(out[3], Action::Program { unit: 3 });
+    assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0, 1, 2], "L started at chip 0");
+    assert_eq!(f.next_unit(4), 0);
+    // With backfill_advances the backfills move the pointer to chip 2: L
+    // skips only chip 2 (it holds K) and lands on chip 3.
+    let params = FadParams { backfill_advances: true, ..FadParams::default() };
+    let mut f = Fad::new("fad", FULL, params);
+    f.set_wstl(&[1, 2]);
+    out.clear();
+    f.place(&file, 4, &mut out);
+    assert_eq!(
+        out,
+        vec![Action::Reference, Action::Program { unit: 1 }, Action::Program { unit: 2 }, Action::Program { unit: 3 }]
+    );
+    assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![2]);
+    assert_eq!(f.next_unit(4), 0);
+
+    // Two files [duplicate on chip 0, new] on 2 chips (N_f = 1): each new
+    // block skips chip 0. Recorded twice by default, once with wstl_unique.
+    let file = [dup_page(0, 0, 1), new_page(1)];
+    for (unique, want) in [(false, vec![0, 0]), (true, vec![0])] {
+        let params = FadParams { wstl_unique: unique, ..FadParams::default() };
+        let mut f = Fad::new("fad", FULL, params);
+        for _ in 0..2 {
+            out.clear();
+            f.place(&file, 2, &mut out);
+            assert_eq!(out[1], Action::Program { unit: 1 });
+        }
+        assert_eq!(f.wstl().entries().collect::<Vec<_>>(), want, "wstl_unique = {unique}");
+        assert_eq!(f.soft_gc_unit().map(|(u, _)| u), Some(0));
+    }
+}
+
+/// The WSTL options are `[policy.fad]` keys, off by default.
+#[test]
+fn wstl_options_are_parameters() {
+    let cfg = crate::config::Config::load(
+        Some("fad-table1"),
+        &["policy.fad.backfill_advances=true".to_string(), "policy.fad.wstl_unique=true".to_string()],
+    )
+    .unwrap();
+    let p: FadParams = crate::policy::params(&cfg, "fad").unwrap();
+    assert!(p.backfill_advances && p.wstl_unique);
+    assert_eq!(FadParams::default(), crate::policy::params(&crate::config::Config::fad_table1(), "fad").unwrap());
+    assert!(!FadParams::default().backfill_advances && !FadParams::default().wstl_unique);
+}
