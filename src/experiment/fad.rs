@@ -200,6 +200,7 @@ pub fn plan(base: &Config, opts: &FadOptions) -> Result<(Plan, Vec<WorkloadChoic
         };
         def.label = row.key.to_string();
         def.utilization = opts.utilization;
+        def.device = replica::ReplicaDevice::of(base);
         let w = plan.add_workload(def.clone())?;
         for p in POLICIES {
             plan.add_cell(w, p, &[], base)?;

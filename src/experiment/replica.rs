@@ -27,11 +27,16 @@
 //!   reads' mean is set to `(read − 0.3·write) / 0.7` to keep the table's
 //!   average read size.
 //! * **Inter-arrival times**: Poisson arrivals whose mean makes the busiest
-//!   resource of the Table I device [`DEFAULT_UTILIZATION`] (40%) busy on
-//!   average: the channel buses (102.4 µs per 4 KiB page, 8 channels) or the
-//!   chips (tR + transfer per read page, transfer + tPROG per written page,
-//!   16 chips) with every page programmed (Native), or the hash engine
-//!   (32 µs per written page) under deduplication. The FAD traces'
+//!   resource of the run's device [`DEFAULT_UTILIZATION`] (40%) busy on
+//!   average: the channel buses (page transfer per page over the channels;
+//!   Table I: 102.4 µs per 4 KiB page, 8 channels) or the chips (tR +
+//!   transfer per read page, transfer + tPROG per written page, over the
+//!   chips; Table I: 16) with every page programmed (Native), or the hash
+//!   engines (fingerprint time per written page over the engines; Table I:
+//!   one, 32 µs) under deduplication. The device is the experiment's base
+//!   configuration ([`ReplicaDevice::of`]: the active preset with its
+//!   overrides), so a faster bus or more hash engines bring the arrivals
+//!   closer together and the load stays the one asked for. The FAD traces'
 //!   durations are unknown and the real traces are far too idle to stress the
 //!   device, so a moderately loaded device is the assumption that lets chip
 //!   conflicts show as latency without saturating anything.
@@ -433,28 +438,79 @@ pub struct ReplicaSpec {
     pub content: ContentModel,
 }
 
+/// The device a replica's load is computed for: the per-page times and
+/// resource counts of the run's configuration (the active preset with its
+/// overrides), so that `--utilization` means the same load on any device.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaDevice {
+    /// Channel transfer of one page, µs.
+    pub page_transfer_us: f64,
+    /// Array read (tR), µs.
+    pub read_us: f64,
+    /// Page program (tPROG), µs.
+    pub program_us: f64,
+    /// Fingerprint of one page, µs.
+    pub fingerprint_us: f64,
+    pub hash_engines: u32,
+    pub channels: u32,
+    pub chips: u32,
+}
+
+impl ReplicaDevice {
+    /// The device of a configuration.
+    pub fn of(cfg: &crate::config::Config) -> ReplicaDevice {
+        ReplicaDevice {
+            page_transfer_us: cfg.timing.page_transfer.as_us_f64(),
+            read_us: cfg.timing.read.as_us_f64(),
+            program_us: cfg.timing.program.as_us_f64(),
+            fingerprint_us: cfg.dedup.fingerprint.as_us_f64(),
+            hash_engines: cfg.dedup.hash_engines.max(1),
+            channels: cfg.geometry.channels.max(1),
+            chips: cfg.chips().max(1),
+        }
+    }
+
+    /// FAD Table I (the `fad-table1` preset).
+    pub fn table1() -> ReplicaDevice {
+        ReplicaDevice::of(&crate::config::Config::fad_table1())
+    }
+
+    /// Per-request resource demand of a row on this device, in µs: (bus,
+    /// chip, hash engine), as described in the module doc.
+    pub fn demand_us(&self, row: &TableRow) -> (f64, f64, f64) {
+        let xfer = self.page_transfer_us;
+        let r = row.read_ratio;
+        let rp = r * row.avg_read_kb * KIB / PAGE as f64;
+        let wp = (1.0 - r) * row.avg_write_kb() * KIB / PAGE as f64;
+        let bus = (rp + wp) * xfer / f64::from(self.channels);
+        let chip = (rp * (self.read_us + xfer) + wp * (xfer + self.program_us)) / f64::from(self.chips);
+        let hash = wp * self.fingerprint_us / f64::from(self.hash_engines);
+        (bus, chip, hash)
+    }
+}
+
+impl Default for ReplicaDevice {
+    fn default() -> Self {
+        ReplicaDevice::table1()
+    }
+}
+
 /// Per-request resource demand of a row on the Table I device, in µs:
 /// (bus, chip, hash engine), as described in the module doc.
 pub fn table1_demand_us(row: &TableRow) -> (f64, f64, f64) {
-    let dev = crate::config::Config::fad_table1();
-    let xfer = dev.timing.page_transfer.as_us_f64(); // 4096 B x 25 ns/B = 102.4
-    let t_r = dev.timing.read.as_us_f64();
-    let t_prog = dev.timing.program.as_us_f64();
-    let t_fp = dev.dedup.fingerprint.as_us_f64();
-    let channels = f64::from(dev.geometry.channels);
-    let chips = f64::from(dev.chips());
-    let r = row.read_ratio;
-    let rp = r * row.avg_read_kb * KIB / PAGE as f64;
-    let wp = (1.0 - r) * row.avg_write_kb() * KIB / PAGE as f64;
-    let bus = (rp + wp) * xfer / channels;
-    let chip = (rp * (t_r + xfer) + wp * (xfer + t_prog)) / chips;
-    let hash = wp * t_fp;
-    (bus, chip, hash)
+    ReplicaDevice::table1().demand_us(row)
 }
 
 impl ReplicaSpec {
-    /// The replica of `row` at `scale` for a busiest-resource utilization.
+    /// The replica of `row` at `scale` for a busiest-resource utilization
+    /// of the Table I device ([`ReplicaSpec::on_device`] for another).
     pub fn new(row: &TableRow, scale: f64, utilization: f64) -> ReplicaSpec {
+        ReplicaSpec::on_device(row, scale, utilization, &ReplicaDevice::table1())
+    }
+
+    /// The replica of `row` at `scale` whose Poisson arrivals keep the
+    /// busiest resource of `device` busy `utilization` of the time.
+    pub fn on_device(row: &TableRow, scale: f64, utilization: f64, device: &ReplicaDevice) -> ReplicaSpec {
         let requests = ((row.total_ios_k * 1000.0 * scale).round() as u64).max(1);
         let read_pages = row.avg_read_kb * KIB / PAGE as f64;
         let write_pages = row.avg_write_kb() * KIB / PAGE as f64;
@@ -468,7 +524,7 @@ impl ReplicaSpec {
         let full = (volume / 3.0).clamp(2.0 * GIB as f64, 32.0 * GIB as f64);
         let footprint_pages = ((full * scale / PAGE as f64) as u64).max(4 * MAX_REQUEST_PAGES as u64);
         let hot_pages = ((footprint_pages as f64 * locality.hot_fraction) as u64).max(MAX_REQUEST_PAGES as u64);
-        let (bus, chip, hash) = table1_demand_us(row);
+        let (bus, chip, hash) = device.demand_us(row);
         let mean_interarrival_us = bus.max(chip).max(hash) / utilization;
         let copy = if row.real_content { (0.85 * row.dedup_rate * 100.0).round() / 100.0 } else { 0.0 };
         ReplicaSpec {
@@ -627,5 +683,55 @@ mod tests {
         assert!((s.dedup_rate.unwrap() - row.dedup_rate).abs() < 0.01, "{:?}", s.dedup_rate);
         assert_eq!(w.provenance.source, REPLICA_LABEL);
         assert_eq!(generate(&spec, 42).unwrap().requests, w.requests);
+    }
+
+    /// Issue 9 item 6: the arrivals follow the run's device. On Table I the
+    /// spec is what it always was; on `fad-onfi800` (a 20x faster bus) the
+    /// bus-bound rows arrive faster, so the busiest resource of *that*
+    /// device is 40% busy, and the hash-bound Mail is unchanged; two hash
+    /// engines halve Mail's demand.
+    #[test]
+    fn arrivals_follow_the_device() {
+        use crate::config::Config;
+        let t1 = ReplicaDevice::of(&Config::fad_table1());
+        assert_eq!(t1, ReplicaDevice::table1());
+        let mds1 = row("mds1").unwrap();
+        let mail = row("mail").unwrap();
+        let iat = |r: &TableRow, d: &ReplicaDevice| ReplicaSpec::on_device(r, 1.0, 0.4, d).mean_interarrival_us;
+        assert_eq!(ReplicaSpec::new(mds1, 1.0, 0.4), ReplicaSpec::on_device(mds1, 1.0, 0.4, &t1));
+        assert!((iat(mds1, &t1) - 480.8).abs() < 0.1, "{}", iat(mds1, &t1)); // docs/reproduce.md
+        let onfi = ReplicaDevice::of(&Config::load(Some("fad-onfi800"), &[]).unwrap());
+        assert!((onfi.page_transfer_us - 5.12).abs() < 1e-9);
+        let (bus, chip, hash) = onfi.demand_us(mds1);
+        assert!(chip > bus && chip > hash, "mds1 is chip-bound on ONFI 800");
+        assert!((iat(mds1, &onfi) - chip / 0.4).abs() < 1e-9);
+        assert!(iat(mds1, &onfi) < 0.8 * iat(mds1, &t1));
+        assert_eq!(iat(mail, &onfi), iat(mail, &t1), "Mail is hash-bound on both");
+        let two = ReplicaDevice { hash_engines: 2, ..t1 };
+        assert!(iat(mail, &two) < iat(mail, &t1));
+        // The generated arrivals have that mean.
+        let spec = ReplicaSpec::on_device(row("web1").unwrap(), 0.2, 0.4, &onfi);
+        let w = generate(&spec, 3).unwrap();
+        let span = w.requests.last().unwrap().arrival.0 as f64 / 1e3;
+        let mean = span / (w.requests.len() - 1) as f64;
+        assert!((mean / spec.mean_interarrival_us - 1.0).abs() < 0.05, "{mean} vs {}", spec.mean_interarrival_us);
+    }
+
+    /// `reproduce fad` and sweeps load their replicas for the base config.
+    #[test]
+    fn experiments_load_replicas_for_their_base_config() {
+        use crate::config::Config;
+        use crate::experiment::fad::{plan, FadOptions};
+        let opts = FadOptions { only: vec!["stg1".into()], ..FadOptions::default() };
+        let stg1 = row("stg1").unwrap();
+        for preset in ["fad-table1", "fad-onfi800"] {
+            let cfg = Config::load(Some(preset), &[]).unwrap();
+            let want = ReplicaSpec::on_device(stg1, 1.0, DEFAULT_UTILIZATION, &ReplicaDevice::of(&cfg));
+            let (_, choices) = plan(&cfg, &opts).unwrap();
+            assert_eq!(choices[0].def.replica_spec().unwrap(), want, "{preset}");
+            let text = format!("base = \"{preset}\"\n[grid]\nworkloads = [\"stg1\"]\npolicies = [\"dedup\"]\n");
+            let sweep = crate::experiment::sweep::Sweep::parse(&text, std::path::Path::new("s.toml")).unwrap();
+            assert_eq!(sweep.plan().unwrap().workloads[0].replica_spec().unwrap(), want, "sweep on {preset}");
+        }
     }
 }

@@ -98,10 +98,12 @@ impl Common {
         Ok(cfg)
     }
 
-    fn workload(&self, spec: WorkloadSpec) -> WorkloadDef {
+    /// A workload of the sweep; replicas are loaded for the base device.
+    fn workload(&self, spec: WorkloadSpec, base: &Config) -> WorkloadDef {
         let mut def = WorkloadDef::new(spec);
         def.content = self.content;
         def.utilization = self.utilization;
+        def.device = super::replica::ReplicaDevice::of(base);
         def
     }
 }
@@ -278,7 +280,7 @@ impl Sweep {
         let mut plan = Plan::new(&self.common.name);
         let combos = self.combinations();
         for spec in &self.workloads {
-            let w = plan.add_workload(self.common.workload(spec.clone()))?;
+            let w = plan.add_workload(self.common.workload(spec.clone(), &base))?;
             for combo in &combos {
                 for p in &self.policies {
                     plan.add_cell(w, p, combo, &base)?;
@@ -365,7 +367,7 @@ impl CellArgs {
         let base = self.common.config()?;
         let spec: WorkloadSpec = self.workload.parse()?;
         let mut plan = Plan::new(&self.common.name);
-        let w = plan.add_workload(self.common.workload(spec))?;
+        let w = plan.add_workload(self.common.workload(spec, &base))?;
         plan.add_cell(w, &self.policy, &self.params, &base)?;
         let exec = execute(&plan, &ExecOptions { jobs: 1, cells_dir: self.out.join("cells") }, obs)?;
         let cached = exec.cached == 1;

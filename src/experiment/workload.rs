@@ -10,7 +10,7 @@
 //! trace:PATH                trace file (format auto-detected)
 //! ```
 
-use super::replica::{self, ReplicaRef, ReplicaSpec, GENERATOR_VERSION};
+use super::replica::{self, ReplicaDevice, ReplicaRef, ReplicaSpec, GENERATOR_VERSION};
 use super::ExperimentError;
 use crate::config::Config;
 use crate::content::ContentModel;
@@ -88,6 +88,9 @@ pub struct WorkloadDef {
     pub content: ContentModel,
     /// Replicas: utilization of the busiest resource.
     pub utilization: f64,
+    /// Replicas: the device that utilization is computed for (the
+    /// experiment's base configuration; default FAD Table I).
+    pub device: ReplicaDevice,
 }
 
 impl WorkloadDef {
@@ -99,13 +102,19 @@ impl WorkloadDef {
             WorkloadSpec::Synth(s) => s.name.clone(),
             WorkloadSpec::Trace(p) => trace::trace_name(p),
         };
-        WorkloadDef { spec, label, content: ContentModel::fad_calibrated(), utilization: replica::DEFAULT_UTILIZATION }
+        WorkloadDef {
+            spec,
+            label,
+            content: ContentModel::fad_calibrated(),
+            utilization: replica::DEFAULT_UTILIZATION,
+            device: ReplicaDevice::table1(),
+        }
     }
 
     /// The replica spec, for replica workloads.
     pub fn replica_spec(&self) -> Option<ReplicaSpec> {
         match &self.spec {
-            WorkloadSpec::Replica(r) => Some(ReplicaSpec::new(r.row, r.scale, self.utilization)),
+            WorkloadSpec::Replica(r) => Some(ReplicaSpec::on_device(r.row, r.scale, self.utilization, &self.device)),
             _ => None,
         }
     }
