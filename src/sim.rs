@@ -303,6 +303,8 @@ impl<'w> Simulation<'w> {
             }
             self.metrics.counters.precondition_requests += 1;
         }
+        // Policy statistics count the timed writes only.
+        self.policy.begin_replay();
         let timed = &w.requests[pre..];
         let total = timed.len() as u64;
         let mut outstanding: u32 = 0;
@@ -922,6 +924,35 @@ mod tests {
         let r = Request { arrival: Nanos(2_000), op: Op::Read, lpn: 4, pages: 1, content: NO_CONTENT };
         sim.read(&r, Nanos(2_000)).unwrap();
         assert_eq!(sim.metrics.counters.unmapped_read_pages, 1);
+    }
+
+    /// Policy statistics count timed writes only, also when preconditioning
+    /// goes through the policy: FAD's `files` equals the timed writes.
+    #[test]
+    fn policy_stats_count_the_timed_writes_only() {
+        for placement in [PreconditionPlacement::RoundRobin, PreconditionPlacement::Policy] {
+            let mut cfg = one_chip();
+            cfg.precondition.placement = placement;
+            let reqs = vec![
+                req(0, Op::Read, 0, NO_CONTENT),
+                req(1, Op::Read, 4, NO_CONTENT),
+                req(2, Op::Write, 1, 0),
+                req(3, Op::Write, 2, 1),
+            ];
+            let mut w = Workload::from_requests(Provenance::default(), reqs);
+            w.contents = vec![ContentId(5), ContentId(6)];
+            w.add_precondition();
+            for r in w.requests.iter_mut().take(w.precondition as usize) {
+                r.content = w.contents.len() as u32;
+                w.contents.push(ContentId(900 + r.lpn));
+            }
+            w.content_space = 1000;
+            assert_eq!(w.precondition, 2);
+            let p = policy::build("fad", &cfg).unwrap();
+            let out = Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
+            let files = out.policy_stats.iter().find(|(k, _)| *k == "files").map(|(_, v)| *v);
+            assert_eq!(files, Some(2.0), "{placement:?}");
+        }
     }
 
     /// A replay whose scaled span would saturate simulated time is refused
