@@ -205,10 +205,7 @@ struct Accounting {
 #[derive(Clone, Debug)]
 pub struct Timing {
     rules: Rules,
-    t_read: Nanos,
-    t_prog: Nanos,
     t_erase: Nanos,
-    t_xfer: Nanos,
     t_fp: Nanos,
     copyback: bool,
     channels: Vec<Channel>,
@@ -216,7 +213,6 @@ pub struct Timing {
     hash_free: Vec<Nanos>,
     acct: Accounting,
     done: Vec<(u32, Nanos)>,
-    horizon: Nanos,
     /// Reads completed by the duplicate-read shortcut.
     shortcuts: u64,
 }
@@ -243,10 +239,7 @@ impl Timing {
         };
         Timing {
             rules,
-            t_read: cfg.timing.read,
-            t_prog: cfg.timing.program,
             t_erase: cfg.timing.erase,
-            t_xfer: cfg.timing.page_transfer,
             t_fp: cfg.dedup.fingerprint,
             copyback: cfg.gc.copyback,
             channels: vec![channel; g.channels as usize],
@@ -254,7 +247,6 @@ impl Timing {
             hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
-            horizon: Nanos::ZERO,
             shortcuts: 0,
         }
     }
@@ -314,9 +306,9 @@ impl Timing {
     /// documented in docs/simulator.md).
     pub fn gc_duration(&self, moved: u32, erases: u32) -> Nanos {
         let per = if self.copyback {
-            self.t_read.0 + self.t_prog.0
+            self.rules.t_read.0 + self.rules.t_prog.0
         } else {
-            self.t_read.0 + self.t_prog.0 + 2 * self.t_xfer.0
+            self.rules.t_read.0 + self.rules.t_prog.0 + 2 * self.rules.t_xfer.0
         };
         Nanos(per * moved as u64 + self.t_erase.0 * erases as u64)
     }
@@ -348,9 +340,6 @@ impl Timing {
     /// Completions since the last call: `(tag, time)`, not sorted.
     #[inline]
     pub fn take_completions(&mut self, out: &mut Vec<(u32, Nanos)>) {
-        for &(_, t) in &self.done {
-            self.horizon = self.horizon.max(t);
-        }
         out.append(&mut self.done);
     }
 
@@ -391,10 +380,6 @@ impl Timing {
         self.shortcuts
     }
 
-    /// Latest completion reported so far.
-    pub fn horizon(&self) -> Nanos {
-        self.horizon
-    }
 }
 
 impl Channel {
