@@ -379,7 +379,6 @@ impl Timing {
     pub fn shortcut_reads(&self) -> u64 {
         self.shortcuts
     }
-
 }
 
 impl Channel {
