@@ -590,25 +590,33 @@ impl<'w> Simulation<'w> {
             }
         }
         for (k, &c) in contents.iter().enumerate() {
-            let dup = if !dedup {
-                Dup::None
-            } else if let Some(e) = self.ftl.find_duplicate(c) {
-                let ent = self.ftl.entry(e);
-                Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
+            // A repeat inside this file is found before the index lookup, so
+            // that a content occurring twice in one file is one candidate
+            // (one RDLT count, at most one private copy per file: FAD
+            // §III-D's intent), whether or not the content is stored already.
+            let repeat = if !dedup {
+                None
             } else if small {
-                match contents[..k].iter().position(|&x| x == c) {
-                    // The first occurrence of `c` in this file is the one that is programmed.
-                    Some(first) => Dup::InFile { first: first as u32 },
-                    None => Dup::None,
-                }
+                contents[..k].iter().position(|&x| x == c).map(|first| first as u32)
             } else {
                 let slot = &mut self.infile[c.0 as usize];
                 if slot.0 == self.stamp {
-                    Dup::InFile { first: slot.1 }
+                    Some(slot.1)
                 } else {
                     *slot = (self.stamp, k as u32);
-                    Dup::None
+                    None
                 }
+            };
+            let dup = if !dedup {
+                Dup::None
+            } else if let Some(first) = repeat {
+                // The first occurrence of `c` in this file decides; later ones follow it.
+                Dup::InFile { first }
+            } else if let Some(e) = self.ftl.find_duplicate(c) {
+                let ent = self.ftl.entry(e);
+                Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
+            } else {
+                Dup::None
             };
             self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
         }
@@ -952,6 +960,58 @@ mod tests {
             let out = Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
             let files = out.policy_stats.iter().find(|(k, _)| *k == "files").map(|(_, v)| *v);
             assert_eq!(files, Some(2.0), "{placement:?}");
+        }
+    }
+
+    /// Records what the simulator tells the policy; references every duplicate.
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<Vec<Dup>>>>);
+    impl Policy for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn place(&mut self, file: &[PageInfo], _units: u32, out: &mut Vec<Action>) {
+            self.0.lock().unwrap().push(file.iter().map(|p| p.dup).collect());
+            out.extend(file.iter().map(|p| {
+                if p.dup == Dup::None {
+                    Action::Program { unit: 0 }
+                } else {
+                    Action::Reference
+                }
+            }));
+        }
+    }
+
+    /// A content that occurs twice in one file is one candidate: its second
+    /// occurrence is an in-file repeat of the first, whether the content is
+    /// new or already stored (issue 9 item 6), in small files (scanned) and
+    /// large ones (stamped table) alike.
+    #[test]
+    fn a_repeat_inside_a_file_follows_its_first_occurrence() {
+        let cfg = one_chip();
+        for pages in [3u32, super::SMALL_FILE as u32 + 3] {
+            // File 1 stores content 7; file 2 holds 7 twice and 8 twice.
+            let mut c2: Vec<u32> = (100..100 + pages - 3).collect();
+            c2.extend([7, 8, 7, 8]);
+            c2.truncate(pages as usize + 1);
+            let n2 = c2.len() as u32;
+            let reqs = vec![
+                Request { arrival: Nanos::from_us(0), op: Op::Write, lpn: 0, pages: 1, content: 0 },
+                Request { arrival: Nanos::from_us(1000), op: Op::Write, lpn: 10, pages: n2, content: 1 },
+            ];
+            let mut w = Workload::from_requests(Provenance::default(), reqs);
+            w.contents = std::iter::once(7).chain(c2.iter().copied()).map(ContentId).collect();
+            w.content_space = 1000;
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let p = Box::new(Recorder(seen.clone()));
+            Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
+            let seen = seen.lock().unwrap();
+            let file = &seen[1];
+            let k7 = c2.iter().position(|&c| c == 7).unwrap();
+            let k8 = c2.iter().position(|&c| c == 8).unwrap();
+            assert!(matches!(file[k7], Dup::Existing { .. }), "{pages}: first 7 is the stored copy");
+            assert_eq!(file[k8], Dup::None, "{pages}: first 8 is new");
+            assert_eq!(file[k7 + 2], Dup::InFile { first: k7 as u32 }, "{pages}: stored content repeated");
+            assert_eq!(file[k8 + 2], Dup::InFile { first: k8 as u32 }, "{pages}: new content repeated");
         }
     }
 

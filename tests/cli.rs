@@ -116,6 +116,24 @@ mod default_job {
     }
 
     #[test]
+    fn replica_arrivals_follow_the_simulated_device() {
+        // mds1 is bus-bound: on the faster ONFI-800 bus the same load (40% of
+        // the busiest resource) means faster arrivals, hence a shorter trace.
+        let dir = tempfile::tempdir().unwrap();
+        let duration = |extra: &[&str]| -> f64 {
+            let t = dir.path().join("mds1.trace");
+            dedupsim().args(["trace", "synth", "--replica", "mds1@0.002", "-o"]).arg(&t).args(extra).assert().success();
+            let out = dedupsim().args(["trace", "stats"]).arg(&t).assert().success().get_output().stdout.clone();
+            let text = String::from_utf8(out).unwrap();
+            let line = text.lines().find(|l| l.starts_with("duration")).expect("a duration line");
+            line.split_whitespace().nth(1).unwrap().parse().unwrap()
+        };
+        let table1 = duration(&[]);
+        let onfi = duration(&["--preset", "fad-onfi800"]);
+        assert!(onfi < table1 / 5.0, "fad-onfi800 {onfi} s vs fad-table1 {table1} s");
+    }
+
+    #[test]
     fn bench_reports_best_median_and_ratio_per_policy() {
         let out = dedupsim()
             .args(["bench", "--requests", "2000", "--repeat", "2", "-p", "native,dedup"])

@@ -316,7 +316,10 @@ pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Work
         (None, Some(name)) => {
             use dedupsim::experiment::replica::{self, ReplicaRef, ReplicaSpec};
             let r: ReplicaRef = name.parse().context("--replica")?;
-            let mut spec = ReplicaSpec::new(r.row, r.scale, replica::DEFAULT_UTILIZATION);
+            // Arrivals for the device being simulated (the active preset with
+            // --config/--set), as `reproduce fad` generates them.
+            let device = replica::ReplicaDevice::of(cfg);
+            let mut spec = ReplicaSpec::on_device(r.row, r.scale, replica::DEFAULT_UTILIZATION, &device);
             if let Some(n) = a.max_requests {
                 spec.requests = spec.requests.min(n);
             }

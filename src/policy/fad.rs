@@ -43,9 +43,11 @@
 //!   one private copy for the file): counted once, rewritten at most once
 //!   (its first occurrence), later occurrences referenced. A new content's
 //!   repeats (`Dup::InFile`) reference its one new copy; a stored content's
-//!   repeats reference the copy its first occurrence maps to, which the
-//!   simulator can express only when it reports them as `Dup::InFile` too
-//!   (otherwise the content is not rewritten; see [`Fad::analyze`]).
+//!   repeats reference the copy its first occurrence maps to (the private
+//!   copy if it is rewritten): the simulator reports every repeat as
+//!   `Dup::InFile`, stored or not. A caller that reported a stored content's
+//!   repeat as a second `Dup::Existing` could only reference the stored
+//!   copy, so such a content is then not rewritten (see [`Fad::analyze`]).
 //! * *WSTL head* (§III-F): only the head is tried per block; a failed head
 //!   goes to the tail ("added to the end of the list").
 //! * *No acceptable unit* (every unit would exceed `N_f`; unreachable while
