@@ -44,6 +44,43 @@ pub enum PreconditionRule {
     None,
 }
 
+/// What a "file" (FAD's unit of placement, §III-B) is in a block trace
+/// (`--files`). FAD does not say; its authors' simulator (FAD-SSDsim's
+/// trace preprocessing) merges runs of records.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileRule {
+    /// One trace request is one file (what SSDsim and MQSim replay).
+    #[default]
+    Request,
+    /// Consecutive records of the same operation whose addresses are
+    /// contiguous (each starts where the previous one ended) are one file:
+    /// one request arriving with the first record (FAD-SSDsim's
+    /// preprocessing, for reads and writes alike). Trims are not merged.
+    Merged,
+}
+
+impl FileRule {
+    /// Name as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileRule::Request => "request",
+            FileRule::Merged => "merged",
+        }
+    }
+}
+
+impl std::str::FromStr for FileRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "request" => Ok(FileRule::Request),
+            "merged" => Ok(FileRule::Merged),
+            other => Err(format!("unknown file rule `{other}`: use `request` (one trace request is one file) or `merged` (consecutive same-op contiguous records are one file, as FAD-SSDsim)")),
+        }
+    }
+}
+
 /// Where a workload came from, printed in every output.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -90,6 +127,57 @@ impl Workload {
             let s = r.content as usize;
             &self.contents[s..s + r.pages as usize]
         }
+    }
+
+    /// Applies a [`FileRule`]: with [`FileRule::Merged`], every run of
+    /// consecutive reads (or writes) whose addresses continue each other
+    /// becomes one request arriving at the run's first arrival, its pages'
+    /// contents (if any) in order. Returns how many records were merged
+    /// away. Must run before preconditioning is added.
+    pub fn apply_file_rule(&mut self, rule: FileRule) -> u64 {
+        if rule == FileRule::Request || self.requests.is_empty() {
+            return 0;
+        }
+        debug_assert_eq!(self.precondition, 0, "files are merged before preconditioning");
+        let with_content = !self.contents.is_empty();
+        let mut out: Vec<Request> = Vec::with_capacity(self.requests.len());
+        let mut contents = Vec::with_capacity(if with_content { self.contents.len() } else { 0 });
+        for r in &self.requests {
+            let merge = match out.last() {
+                Some(p) => {
+                    p.op == r.op
+                        && matches!(r.op, Op::Read | Op::Write)
+                        && p.lpn as u64 + p.pages as u64 == r.lpn as u64
+                        && (p.pages as u64 + r.pages as u64) <= u32::MAX as u64
+                        && (p.content == NO_CONTENT) == (r.content == NO_CONTENT)
+                }
+                None => false,
+            };
+            let src = if with_content && r.content != NO_CONTENT {
+                let s = r.content as usize;
+                Some(s..s + r.pages as usize)
+            } else {
+                None
+            };
+            if merge {
+                out.last_mut().expect("a previous request").pages += r.pages;
+            } else {
+                let mut n = *r;
+                if src.is_some() {
+                    n.content = contents.len() as u32;
+                }
+                out.push(n);
+            }
+            if let Some(range) = src {
+                contents.extend_from_slice(&self.contents[range]);
+            }
+        }
+        let merged = (self.requests.len() - out.len()) as u64;
+        self.requests = out;
+        if with_content {
+            self.contents = contents;
+        }
+        merged
     }
 
     /// Preconditioning with the pages-read-before-written rule
@@ -167,6 +255,54 @@ mod tests {
 
     fn req(op: Op, lpn: u32, pages: u32) -> Request {
         Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT }
+    }
+
+    #[test]
+    fn merged_files_join_contiguous_runs_of_one_operation() {
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![
+                req(Op::Write, 10, 2),
+                req(Op::Write, 12, 1), // continues: merged
+                req(Op::Write, 14, 1), // gap: new file
+                req(Op::Read, 15, 2),  // other op: new file
+                req(Op::Read, 17, 3),  // continues: merged
+                req(Op::Write, 15, 1), // continues the last write, but a read came between
+                req(Op::Trim, 16, 1),
+                req(Op::Trim, 17, 1), // trims never merge
+            ],
+        );
+        for (k, r) in w.requests.iter_mut().enumerate() {
+            r.arrival = Nanos(k as u64);
+        }
+        w.requests[1].arrival = Nanos(7);
+        let mut contents = Vec::new();
+        for r in w.requests.iter_mut().filter(|r| r.op == Op::Write) {
+            r.content = contents.len() as u32;
+            contents.extend((0..r.pages).map(|i| ContentId(100 * r.lpn + i)));
+        }
+        w.contents = contents;
+        let mut request = w.clone();
+        assert_eq!(request.apply_file_rule(FileRule::Request), 0);
+        assert_eq!(request.requests, w.requests);
+        assert_eq!(w.apply_file_rule(FileRule::Merged), 2);
+        let shape: Vec<(Op, u32, u32, u64)> = w.requests.iter().map(|r| (r.op, r.lpn, r.pages, r.arrival.0)).collect();
+        assert_eq!(
+            shape,
+            vec![
+                (Op::Write, 10, 3, 0),
+                (Op::Write, 14, 1, 2),
+                (Op::Read, 15, 5, 3),
+                (Op::Write, 15, 1, 5),
+                (Op::Trim, 16, 1, 6),
+                (Op::Trim, 17, 1, 7),
+            ]
+        );
+        let first = w.content_of(&w.requests[0]).to_vec();
+        assert_eq!(first, vec![ContentId(1000), ContentId(1001), ContentId(1200)]);
+        assert_eq!(w.content_of(&w.requests[3]), &[ContentId(1500)]);
+        assert_eq!("merged".parse::<FileRule>(), Ok(FileRule::Merged));
+        assert!("file".parse::<FileRule>().is_err());
     }
 
     #[test]

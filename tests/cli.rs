@@ -116,6 +116,42 @@ mod default_job {
     }
 
     #[test]
+    fn files_merged_joins_contiguous_records() {
+        // Two contiguous writes and a read (SSDsim ASCII: time devno lsn size op, 1 = read).
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.ascii");
+        std::fs::write(&t, "0 0 0 8 0\n1000 0 8 8 0\n2000 0 100 8 1\n").unwrap();
+        let csv = dir.path().join("o.csv");
+        let run = |files: &str| {
+            let out = dedupsim()
+                .args(["run", "-p", "native", "--format", "ssdsim", "--content", "unique", "--files", files, "--csv"])
+                .arg(&csv)
+                .arg("--trace")
+                .arg(&t)
+                .assert()
+                .success()
+                .get_output()
+                .clone();
+            (std::fs::read_to_string(&csv).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        let (csv, err) = run("merged");
+        assert!(err.contains("3 requests joined into 2 files"), "{err}");
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        let writes = header.iter().position(|h| *h == "write_count").expect("a write_count column");
+        assert_eq!(row[writes], "1", "{csv}");
+        let (csv, err) = run("request");
+        assert!(!err.contains("joined"), "{err}");
+        let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(row[writes], "2", "{csv}");
+        dedupsim()
+            .args(["run", "--files", "file"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("use `request`"));
+    }
+
+    #[test]
     fn replica_arrivals_follow_the_simulated_device() {
         // mds1 is bus-bound: on the faster ONFI-800 bus the same load (40% of
         // the busiest resource) means faster arrivals, hence a shorter trace.

@@ -237,6 +237,11 @@ pub struct WorkloadArgs {
     /// (default: zipf:a=0.2,dedup=0.5, FAD's Zipf calibrated to Table II's 50% dedup rate).
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
     pub content: ContentModel,
+    /// What a file (FAD's unit of placement) is: `request` (one trace request) or `merged`
+    /// (consecutive same-op, address-contiguous records joined into one request, as FAD's
+    /// authors' simulator preprocesses traces).
+    #[arg(long, default_value = "request", value_name = "RULE")]
+    pub files: dedupsim::workload::FileRule,
 }
 
 impl WorkloadArgs {
@@ -288,8 +293,19 @@ impl ConfigArgs {
     }
 }
 
-/// Loads the trace or generates the synthetic workload.
+/// Loads the trace or generates the synthetic workload, then applies
+/// `--files`.
 pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
+    let mut w = load_records(a, cfg, quiet)?;
+    let before = w.requests.len();
+    let merged = w.apply_file_rule(a.files);
+    if merged > 0 && !quiet {
+        eprintln!("--files merged: {before} requests joined into {} files ({merged} merged away)", w.requests.len());
+    }
+    Ok(w)
+}
+
+fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
     match (&a.trace, &a.replica) {
         (Some(path), _) => {
             let opts = LoadOptions {

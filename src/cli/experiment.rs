@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use dedupsim::experiment::replica::{DEFAULT_UTILIZATION, QUICK_SCALE};
 use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
 use dedupsim::experiment::{fad, CellRecord, Observer, WorkloadSpec};
+use dedupsim::workload::FileRule;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -39,6 +40,10 @@ pub struct FadArgs {
     /// Load of the replicas: utilization of the busiest device resource, in (0, 1].
     #[arg(long, default_value_t = DEFAULT_UTILIZATION)]
     utilization: f64,
+    /// What a file is: `merged` (consecutive same-op, address-contiguous records are one file, as
+    /// FAD's authors' simulator preprocesses traces) or `request` (one trace request per file).
+    #[arg(long, default_value = "merged", value_name = "RULE")]
+    files: FileRule,
     /// Only these Table II workloads (comma-separated keys, e.g. mail,mds1).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -117,6 +122,9 @@ struct RunCellArgs {
     /// Load of Table II replicas.
     #[arg(long, default_value_t = DEFAULT_UTILIZATION)]
     utilization: f64,
+    /// What a file is: request or merged.
+    #[arg(long, default_value = "request", value_name = "RULE")]
+    files: FileRule,
     /// Workload: NAME[@SCALE] (Table II replica), synth:SPEC or trace:PATH.
     #[arg(long)]
     workload: String,
@@ -225,6 +233,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         traces_dir: a.traces.clone(),
         scale,
         utilization: a.utilization,
+        files: a.files,
         only: a.only.clone(),
         command: command_line(),
         plots: !a.no_plots,
@@ -296,6 +305,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     seed: c.seed,
                     content: c.content,
                     utilization: c.utilization,
+                    files: c.files,
                 },
                 workload: c.workload.clone(),
                 policy: c.policy.clone(),

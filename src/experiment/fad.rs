@@ -19,6 +19,7 @@ use crate::config::Config;
 use crate::plot;
 use crate::policy::fad::FadParams;
 use crate::report::{RunReport, VERSION};
+use crate::workload::FileRule;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,10 @@ pub struct FadOptions {
     pub scale: f64,
     /// Replica load (utilization of the busiest resource).
     pub utilization: f64,
+    /// What a file is. Default [`FileRule::Merged`]: FAD does not say, its
+    /// authors' simulator merges contiguous same-op records (issue 9 item 1;
+    /// no effect on replicas, which are generated as files).
+    pub files: FileRule,
     /// Table II keys to run (empty = all nine).
     pub only: Vec<String>,
     /// The command line, printed at the top of the report.
@@ -57,6 +62,7 @@ impl Default for FadOptions {
             traces_dir: None,
             scale: 1.0,
             utilization: replica::DEFAULT_UTILIZATION,
+            files: FileRule::Merged,
             only: Vec::new(),
             command: "dedupsim reproduce fad".into(),
             plots: true,
@@ -201,6 +207,7 @@ pub fn plan(base: &Config, opts: &FadOptions) -> Result<(Plan, Vec<WorkloadChoic
         def.label = row.key.to_string();
         def.utilization = opts.utilization;
         def.device = replica::ReplicaDevice::of(base);
+        def.files = opts.files;
         let w = plan.add_workload(def.clone())?;
         for p in POLICIES {
             plan.add_cell(w, p, &[], base)?;
@@ -555,6 +562,15 @@ pub fn write_report(
     } else {
         let _ = writeln!(o, "* Workloads: {kind}");
     }
+    let _ = writeln!(
+        o,
+        "* Files: `{}` ({})",
+        opts.files.name(),
+        match opts.files {
+            FileRule::Merged => "consecutive same-op, address-contiguous records are one file, as FAD's authors' simulator preprocesses traces; replicas are generated as files, so this changes real traces only",
+            FileRule::Request => "one trace request is one file",
+        }
+    );
     let _ = writeln!(
         o,
         "* Policies: {}; Fig. 15 sweeps ρ over {} (default ρ = {rho0})",

@@ -10,6 +10,7 @@
 //! seed = 42                         # optional, overrides the config's seed
 //! content = "zipf:a=0.2,dedup=0.5"  # optional, content of pages without content
 //! utilization = 0.4                 # optional, load of Table II replicas
+//! files = "request"                 # optional: "merged" joins contiguous same-op records (FAD-SSDsim)
 //!
 //! [set]                             # optional overrides for every cell
 //! "timing.read" = "25us"
@@ -45,6 +46,7 @@ struct SweepFile {
     seed: Option<u64>,
     content: Option<String>,
     utilization: Option<f64>,
+    files: Option<String>,
     #[serde(default)]
     set: toml::Table,
     grid: GridFile,
@@ -80,6 +82,8 @@ pub struct Common {
     pub seed: Option<u64>,
     pub content: ContentModel,
     pub utilization: f64,
+    /// What a file is (`files = "request" | "merged"`, default request).
+    pub files: crate::workload::FileRule,
 }
 
 impl Common {
@@ -104,6 +108,7 @@ impl Common {
         def.content = self.content;
         def.utilization = self.utilization;
         def.device = super::replica::ReplicaDevice::of(base);
+        def.files = self.files;
         def
     }
 }
@@ -190,6 +195,10 @@ impl Sweep {
         if !(utilization > 0.0 && utilization <= 1.0) {
             return Err(bad(format!("utilization {utilization} must be in (0, 1]")));
         }
+        let files = match &f.files {
+            Some(s) => s.parse().map_err(|e| bad(format!("files: {e}")))?,
+            None => crate::workload::FileRule::Request,
+        };
         let name = f.name.clone().unwrap_or_else(|| {
             path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into())
         });
@@ -233,7 +242,7 @@ impl Sweep {
             grid.push((k.clone(), values));
         }
         let sweep = Sweep {
-            common: Common { name, base, fixed, seed: f.seed, content, utilization },
+            common: Common { name, base, fixed, seed: f.seed, content, utilization, files },
             workloads,
             policies,
             grid,
@@ -353,6 +362,7 @@ impl CellArgs {
         }
         push("--content", self.common.content.to_string());
         push("--utilization", self.common.utilization.to_string());
+        push("--files", self.common.files.name().to_string());
         push("--workload", self.workload.clone());
         push("--policy", self.policy.clone());
         for (k, v) in &self.params {

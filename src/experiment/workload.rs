@@ -18,7 +18,7 @@ use crate::runner::{self, Prepared};
 use crate::synth::{self, SynthSpec};
 use crate::trace::{self, LoadOptions};
 use crate::units::Op;
-use crate::workload::Workload;
+use crate::workload::{FileRule, Workload};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -91,6 +91,9 @@ pub struct WorkloadDef {
     /// Replicas: the device that utilization is computed for (the
     /// experiment's base configuration; default FAD Table I).
     pub device: ReplicaDevice,
+    /// What a file is (`--files`): applied to the loaded workload before
+    /// preconditioning.
+    pub files: FileRule,
 }
 
 impl WorkloadDef {
@@ -108,6 +111,7 @@ impl WorkloadDef {
             content: ContentModel::fad_calibrated(),
             utilization: replica::DEFAULT_UTILIZATION,
             device: ReplicaDevice::table1(),
+            files: FileRule::Request,
         }
     }
 
@@ -161,13 +165,17 @@ impl WorkloadDef {
                 format!("trace {} size={} mtime={}", canon.display(), meta.len(), mtime)
             }
         };
-        Ok(format!("{body}; content {}", self.content))
+        let files = match self.files {
+            FileRule::Request => String::new(),
+            other => format!("; files {}", other.name()),
+        };
+        Ok(format!("{body}; content {}{files}", self.content))
     }
 
     /// Loads or generates the workload (no preconditioning yet).
     pub fn load(&self, cfg: &Config) -> Result<Workload, ExperimentError> {
         let bad = |reason: String| ExperimentError::Workload { workload: self.spec.to_string(), reason };
-        match &self.spec {
+        let mut w = match &self.spec {
             WorkloadSpec::Replica(_) => {
                 let spec = self.replica_spec().expect("replica");
                 replica::generate(&spec, cfg.seed).map_err(|e| bad(e.to_string()))
@@ -178,7 +186,9 @@ impl WorkloadDef {
                 synth::generate(&s, cfg.seed).map_err(|e| bad(e.to_string()))
             }
             WorkloadSpec::Trace(p) => load_trace(p, cfg).map_err(|e| bad(e.to_string())),
-        }
+        }?;
+        w.apply_file_rule(self.files);
+        Ok(w)
     }
 
     /// Loads and prepares (preconditioning + content) the workload.
