@@ -96,23 +96,31 @@ mod default_job {
     #[test]
     fn replica_trace_keeps_its_label_and_dedup_rate() {
         // A Table II replica written as a native trace: `trace synth` reports
-        // the replica's own realized dedup rate (not the unused content
-        // model's), and `trace stats` shows its label and matches the row.
+        // the replica's own realized (trace-level) dedup rate, not the unused
+        // content model's; `trace stats` shows its label and the same rate;
+        // Deduplication achieves Table II's 91.0% on the device (the
+        // default `--dedup-rate device`), the trace itself repeats more.
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("mail.trace");
-        dedupsim()
-            .args(["trace", "synth", "--replica", "mail@0.02", "-o"])
-            .arg(&t)
-            .assert()
-            .success()
-            .stderr(predicate::str::contains("content from the workload, realized dedup 91.0%"));
-        dedupsim()
+        let out = dedupsim().args(["trace", "synth", "--replica", "mail@0.02", "-o"]).arg(&t).assert().success();
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let rate = err.split("content from the workload, realized dedup ").nth(1).expect(&err);
+        let rate: f64 = rate.split('%').next().unwrap().parse().unwrap();
+        assert!(rate > 92.0, "trace-level rate {rate}");
+        let out = dedupsim()
             .args(["trace", "stats"])
             .arg(&t)
             .assert()
             .success()
-            .stdout(predicate::str::contains("written from mail: synthetic (Table II-matched)"))
-            .stdout(predicate::str::contains("dedup rate          91.0"));
+            .stdout(predicate::str::contains("written from mail: synthetic (Table II-matched)"));
+        let stats = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let line = stats.lines().find(|l| l.starts_with("dedup rate")).expect(&stats);
+        let shown: f64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!((shown - rate).abs() < 0.051, "trace stats {shown} vs trace synth {rate}");
+        dedupsim().args(["run", "-p", "dedup", "--quiet", "--trace"]).arg(&t).assert().success().stdout(
+            predicate::str::contains("dedup 91.0% of written pages")
+                .or(predicate::str::contains("dedup 91.1% of written pages")),
+        );
     }
 
     #[test]

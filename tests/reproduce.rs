@@ -282,7 +282,11 @@ mod relations_by_construction {
             assert!((s.read_ratio - row.read_ratio).abs() < tol, "{} read ratio {}", row.key, s.read_ratio);
             assert!((s.avg_read_kib / row.avg_read_kb - 1.0).abs() < 0.04, "{} read {}", row.key, s.avg_read_kib);
             assert!((s.avg_request_kib / row.avg_req_kb - 1.0).abs() < 0.04, "{} req {}", row.key, s.avg_request_kib);
-            assert!((s.dedup_rate - row.dedup_rate).abs() < 0.01, "{} dedup {}", row.key, s.dedup_rate);
+            // Matched on the device (the default): Deduplication achieves the
+            // row's rate; the trace-level rate is at least as high.
+            let achieved = get(recs, row.key, "dedup").report.summary.dedup_rate_achieved;
+            assert!((achieved - row.dedup_rate).abs() < 0.01, "{} device dedup {achieved}", row.key);
+            assert!(s.dedup_rate > row.dedup_rate - 0.01, "{} trace dedup {}", row.key, s.dedup_rate);
         }
     }
 }

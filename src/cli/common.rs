@@ -242,6 +242,10 @@ pub struct WorkloadArgs {
     /// authors' simulator preprocesses traces).
     #[arg(long, default_value = "request", value_name = "RULE")]
     pub files: dedupsim::workload::FileRule,
+    /// With --replica: match Table II's dedup rate on the device (Deduplication achieves it) or
+    /// on the trace (the replayed writes repeat content at that rate).
+    #[arg(long, default_value = "device", value_name = "ON", requires = "replica")]
+    pub dedup_rate: dedupsim::experiment::replica::DedupTarget,
 }
 
 impl WorkloadArgs {
@@ -336,6 +340,7 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
             // --config/--set), as `reproduce fad` generates them.
             let device = replica::ReplicaDevice::of(cfg);
             let mut spec = ReplicaSpec::on_device(r.row, r.scale, replica::DEFAULT_UTILIZATION, &device);
+            spec.dedup_target = a.dedup_rate;
             if let Some(n) = a.max_requests {
                 spec.requests = spec.requests.min(n);
             }

@@ -4,7 +4,7 @@
 use super::common::{self, ConfigArgs, MemoryArgs};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use dedupsim::experiment::replica::{DEFAULT_UTILIZATION, QUICK_SCALE};
+use dedupsim::experiment::replica::{DedupTarget, DEFAULT_UTILIZATION, QUICK_SCALE};
 use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
 use dedupsim::experiment::{fad, CellRecord, Observer, WorkloadSpec};
 use dedupsim::workload::FileRule;
@@ -44,6 +44,11 @@ pub struct FadArgs {
     /// FAD's authors' simulator preprocesses traces) or `request` (one trace request per file).
     #[arg(long, default_value = "merged", value_name = "RULE")]
     files: FileRule,
+    /// What the replicas match Table II's dedup rate on: `device` (Deduplication achieves it on
+    /// the device: every block seen before was deduplicated in FAD's runs) or `trace` (the
+    /// replayed writes repeat content at that rate; the device forgets overwritten contents).
+    #[arg(long, default_value = "device", value_name = "ON")]
+    dedup_rate: DedupTarget,
     /// Only these Table II workloads (comma-separated keys, e.g. mail,mds1).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -125,6 +130,9 @@ struct RunCellArgs {
     /// What a file is: request or merged.
     #[arg(long, default_value = "request", value_name = "RULE")]
     files: FileRule,
+    /// Replicas: Table II's dedup rate on the device or the trace.
+    #[arg(long, default_value = "device", value_name = "ON")]
+    dedup_rate: DedupTarget,
     /// Workload: NAME[@SCALE] (Table II replica), synth:SPEC or trace:PATH.
     #[arg(long)]
     workload: String,
@@ -234,6 +242,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         scale,
         utilization: a.utilization,
         files: a.files,
+        dedup_target: a.dedup_rate,
         only: a.only.clone(),
         command: command_line(),
         plots: !a.no_plots,
@@ -306,6 +315,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     content: c.content,
                     utilization: c.utilization,
                     files: c.files,
+                    dedup_target: c.dedup_rate,
                 },
                 workload: c.workload.clone(),
                 policy: c.policy.clone(),

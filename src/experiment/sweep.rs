@@ -11,6 +11,7 @@
 //! content = "zipf:a=0.2,dedup=0.5"  # optional, content of pages without content
 //! utilization = 0.4                 # optional, load of Table II replicas
 //! files = "request"                 # optional: "merged" joins contiguous same-op records (FAD-SSDsim)
+//! dedup_rate = "device"             # optional: replicas match Table II's dedup rate on the device or the trace
 //!
 //! [set]                             # optional overrides for every cell
 //! "timing.read" = "25us"
@@ -47,6 +48,7 @@ struct SweepFile {
     content: Option<String>,
     utilization: Option<f64>,
     files: Option<String>,
+    dedup_rate: Option<String>,
     #[serde(default)]
     set: toml::Table,
     grid: GridFile,
@@ -84,6 +86,9 @@ pub struct Common {
     pub utilization: f64,
     /// What a file is (`files = "request" | "merged"`, default request).
     pub files: crate::workload::FileRule,
+    /// Replicas: what Table II's dedup rate is matched on
+    /// (`dedup_rate = "device" | "trace"`, default device).
+    pub dedup_target: super::replica::DedupTarget,
 }
 
 impl Common {
@@ -109,6 +114,7 @@ impl Common {
         def.utilization = self.utilization;
         def.device = super::replica::ReplicaDevice::of(base);
         def.files = self.files;
+        def.dedup_target = self.dedup_target;
         def
     }
 }
@@ -199,6 +205,10 @@ impl Sweep {
             Some(s) => s.parse().map_err(|e| bad(format!("files: {e}")))?,
             None => crate::workload::FileRule::Request,
         };
+        let dedup_target = match &f.dedup_rate {
+            Some(s) => s.parse().map_err(|e| bad(format!("dedup_rate: {e}")))?,
+            None => super::replica::DedupTarget::default(),
+        };
         let name = f.name.clone().unwrap_or_else(|| {
             path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into())
         });
@@ -242,7 +252,7 @@ impl Sweep {
             grid.push((k.clone(), values));
         }
         let sweep = Sweep {
-            common: Common { name, base, fixed, seed: f.seed, content, utilization, files },
+            common: Common { name, base, fixed, seed: f.seed, content, utilization, files, dedup_target },
             workloads,
             policies,
             grid,
@@ -363,6 +373,7 @@ impl CellArgs {
         push("--content", self.common.content.to_string());
         push("--utilization", self.common.utilization.to_string());
         push("--files", self.common.files.name().to_string());
+        push("--dedup-rate", self.common.dedup_target.name().to_string());
         push("--workload", self.workload.clone());
         push("--policy", self.policy.clone());
         for (k, v) in &self.params {

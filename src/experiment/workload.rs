@@ -10,7 +10,7 @@
 //! trace:PATH                trace file (format auto-detected)
 //! ```
 
-use super::replica::{self, ReplicaDevice, ReplicaRef, ReplicaSpec, GENERATOR_VERSION};
+use super::replica::{self, DedupTarget, ReplicaDevice, ReplicaRef, ReplicaSpec, GENERATOR_VERSION};
 use super::ExperimentError;
 use crate::config::Config;
 use crate::content::ContentModel;
@@ -94,6 +94,8 @@ pub struct WorkloadDef {
     /// What a file is (`--files`): applied to the loaded workload before
     /// preconditioning.
     pub files: FileRule,
+    /// Replicas: what Table II's dedup rate is matched on.
+    pub dedup_target: DedupTarget,
 }
 
 impl WorkloadDef {
@@ -112,13 +114,18 @@ impl WorkloadDef {
             utilization: replica::DEFAULT_UTILIZATION,
             device: ReplicaDevice::table1(),
             files: FileRule::Request,
+            dedup_target: DedupTarget::default(),
         }
     }
 
     /// The replica spec, for replica workloads.
     pub fn replica_spec(&self) -> Option<ReplicaSpec> {
         match &self.spec {
-            WorkloadSpec::Replica(r) => Some(ReplicaSpec::on_device(r.row, r.scale, self.utilization, &self.device)),
+            WorkloadSpec::Replica(r) => {
+                let mut s = ReplicaSpec::on_device(r.row, r.scale, self.utilization, &self.device);
+                s.dedup_target = self.dedup_target;
+                Some(s)
+            }
             _ => None,
         }
     }
