@@ -8,10 +8,13 @@
 //!
 //! # Request path
 //!
-//! * **Write** (one "file", FAD §III-B): each page is fingerprinted (one
-//!   hash engine, `dedup.fingerprint` per page, FCFS; pages are hashed in
-//!   order and each page's flash program is issued when its own hash is
-//!   done, so hashing overlaps the flash work of earlier pages), looked up
+//! * **Write** (one "file", FAD §III-B): each page is fingerprinted
+//!   ([`Timing::fingerprint_request`]: `dedup.hash_engines` FCFS engines,
+//!   `dedup.fingerprint` per page; by default pages are hashed in order,
+//!   each on the earliest-free engine, and each page's flash program is
+//!   issued when its own hash is done, so hashing overlaps the flash work
+//!   of earlier pages; `dedup.hash_unit` and `dedup.hash_overlap` select
+//!   the other models), looked up
 //!   in the fingerprint index, and described to the policy, which returns an
 //!   action per page. References are pinned first, then pages are executed
 //!   in order. A page completes when programmed (or, for a reference, when
@@ -30,8 +33,11 @@
 //! arriving while a write is still hashing is served first), programs and
 //! GC work whose arrival lies in the future wait in a FIFO of pending
 //! operations, which is drained up to each request's arrival before that
-//! request touches the resources. Hash completion times never decrease (one
-//! FCFS pool of engines), so the FIFO stays sorted by arrival. A write's
+//! request touches the resources. Hash completion times usually never
+//! decrease (one FCFS pool of engines), so operations join the FIFO at its
+//! back; with `dedup.hash_unit = "request"` on several engines a later
+//! request can be hashed first, and its operations are inserted in arrival
+//! order (after those arriving at the same time). A write's
 //! latency is recorded when its last pending program has been applied.
 //! Mapping state changes at processing time; only timing is deferred.
 
@@ -161,6 +167,9 @@ pub struct Simulation<'w> {
     checks: u64,
     /// Operations arriving at their chip in the future, sorted by arrival.
     pending: VecDeque<PendingOp>,
+    /// Per page of the current write: when its program may be issued (its
+    /// hash, or the whole request's, is done).
+    hash_ready: Vec<Nanos>,
     /// Completions taken from the timing model, to be applied.
     completed: Vec<(u32, Nanos)>,
     inflight: Vec<Inflight>,
@@ -236,6 +245,7 @@ impl<'w> Simulation<'w> {
             shadow,
             checks: 0,
             pending: VecDeque::new(),
+            hash_ready: Vec::new(),
             completed: Vec::new(),
             inflight: Vec::new(),
             free_slots: Vec::new(),
@@ -403,14 +413,17 @@ impl<'w> Simulation<'w> {
     }
 
     /// Applies a flash operation now if it has arrived by `now`, else queues
-    /// it (arrivals are non-decreasing, so the queue stays sorted).
+    /// it in arrival order, after operations arriving at the same time
+    /// (almost always at the back: see the module doc).
     #[inline]
     fn schedule(&mut self, op: PendingOp, now: Nanos) {
         if op.at <= now {
             self.apply(op);
-        } else {
-            debug_assert!(self.pending.back().is_none_or(|b| b.at <= op.at));
+        } else if self.pending.back().is_none_or(|b| b.at <= op.at) {
             self.pending.push_back(op);
+        } else {
+            let i = self.pending.partition_point(|o| o.at <= op.at);
+            self.pending.insert(i, op);
         }
     }
 
@@ -642,9 +655,13 @@ impl<'w> Simulation<'w> {
         let slot = if timed { self.open_slot(t, Op::Write) } else { NO_TAG };
         let mut done = t;
         let mut last_h = t;
+        let hashed = dedup && timed;
+        if hashed {
+            self.timing.fingerprint_request(t, n, &mut self.hash_ready);
+        }
         for k in 0..n {
             let p = self.pages[k];
-            let h = if dedup && timed { self.timing.fingerprint(t) } else { t };
+            let h = if hashed { self.hash_ready[k] } else { t };
             last_h = h;
             let (e, unit) = match self.actions[k] {
                 Action::Reference => {
@@ -1043,6 +1060,77 @@ mod tests {
         let (_, write) = latencies("dedup", reqs, vec![5, 5]);
         // First: hash + transfer + program; second: hash only.
         assert_eq!(write, (hist(FP + TX + TP), 2));
+    }
+
+    /// The hash models on one 4-page dedup write of new data, 1 and 2
+    /// engines (SSDsim's write completion: transfer end). On 4 channels
+    /// (one chip each) the pages never wait for flash: the write ends with
+    /// its last hash + tX, so only the engine unit matters. On 1 channel
+    /// of 4 chips the bus serializes the 4 transfers: pipelined hashing
+    /// hides behind them (first hash + 4 tX), before-flash does not.
+    #[test]
+    fn hash_models_time_a_four_page_write() {
+        use crate::config::HashOverlap::{BeforeFlash, Pipelined};
+        use crate::config::HashUnit::{Page, Request as Whole};
+        let write = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 }];
+        let cases = [
+            // (unit, overlap, engines, 4 channels, 1 channel of 4 chips)
+            (Page, Pipelined, 1, 4 * FP + TX, FP + 4 * TX),
+            (Page, Pipelined, 2, 2 * FP + TX, FP + 4 * TX),
+            (Page, BeforeFlash, 1, 4 * FP + TX, 4 * FP + 4 * TX),
+            (Page, BeforeFlash, 2, 2 * FP + TX, 2 * FP + 4 * TX),
+            (Whole, Pipelined, 1, 4 * FP + TX, FP + 4 * TX),
+            (Whole, Pipelined, 2, 4 * FP + TX, FP + 4 * TX),
+            (Whole, BeforeFlash, 1, 4 * FP + TX, 4 * FP + 4 * TX),
+            (Whole, BeforeFlash, 2, 4 * FP + TX, 4 * FP + 4 * TX),
+        ];
+        for (unit, overlap, engines, wide, narrow) in cases {
+            for (channels, chips, want) in [(4, 1, wide), (1, 4, narrow)] {
+                let mut cfg = Config::small_for_tests(channels, chips, 16, 8);
+                cfg.dedup.hash_unit = unit;
+                cfg.dedup.hash_overlap = overlap;
+                cfg.dedup.hash_engines = engines;
+                let (_, w) = latencies_with(cfg, "dedup", write.clone(), vec![1, 2, 3, 4]);
+                assert_eq!(w, (hist(want), 1), "{unit:?} {overlap:?} {engines} engines, {channels}x{chips}");
+            }
+        }
+    }
+
+    /// Request-granularity hashing on 2 engines with a slow hash (200 us
+    /// per page): a 1-page write B at 10 us is hashed on the second engine
+    /// at once (ready at 210 us), before the 4-page A on the first (200,
+    /// 400, 600, 800 us), so its program joins the pending operations ahead
+    /// of A's later pages (applied at the back, it would reach its channel
+    /// only after 800 us). One channel of 4 chips, least-loaded placement
+    /// (A's pages on chips 0-3; B on chip 0, behind A0's program, whose
+    /// load estimate ends first). Page granularity hashes A in pairs (200,
+    /// 200, 400, 400) and B after them (600): B goes last.
+    #[test]
+    fn request_hashing_lets_a_small_write_overtake() {
+        use crate::config::HashUnit;
+        const FP2: u64 = 200_000;
+        let reqs = vec![
+            Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 },
+            Request { arrival: Nanos(10_000), op: Op::Write, lpn: 8, pages: 1, content: 4 },
+        ];
+        let run = |unit| {
+            let mut cfg = Config::small_for_tests(1, 4, 16, 8);
+            cfg.dedup.fingerprint = Nanos(FP2);
+            cfg.dedup.hash_engines = 2;
+            cfg.dedup.hash_unit = unit;
+            let mut w = Workload::from_requests(Provenance::default(), reqs.clone());
+            w.contents = (1..=5).map(ContentId).collect();
+            w.content_space = 10;
+            let p = policy::build("dedup", &cfg).unwrap();
+            let out = Simulation::new(&cfg, &w, p, RunOptions::default()).unwrap().run(&mut |_, _| {}).unwrap();
+            let m = out.metrics;
+            (hist(m.write_latency.quantile(0.0)), m.write_latency.max(), m.last_completion)
+        };
+        // Bus: A0 [FP2, FP2+TX), A1 (at 2 FP2), B when chip 0's program
+        // ends (FP2 + TX + TP), then A2 (3 FP2) and A3 (4 FP2).
+        assert_eq!(run(HashUnit::Request), (hist(FP2 + 2 * TX + TP - 10_000), hist(4 * FP2 + TX), Nanos(4 * FP2 + TX)));
+        // A's 4 transfers back to back from FP2, then B (ready at 3 FP2).
+        assert_eq!(run(HashUnit::Page), (hist(FP2 + 4 * TX), hist(FP2 + 5 * TX - 10_000), Nanos(FP2 + 5 * TX)));
     }
 
     /// Closed loop with depth 1 issues each request when the previous ends.

@@ -51,6 +51,16 @@
 //! [`Timing::take_completions`], possibly long after their submission
 //! (a later read can overtake a waiting program).
 //!
+//! # Hash engines ([`Timing::fingerprint_request`])
+//!
+//! `dedup.hash_engines` engines, each hashing one page in
+//! `dedup.fingerprint`, first come first served (earliest-free engine, ties
+//! to the lowest). `dedup.hash_unit` says what an engine takes at a time (a
+//! page, or a whole request), `dedup.hash_overlap` whether a page's program
+//! may start when its own hash is done (pipelined) or only when the whole
+//! request is hashed (before-flash). See docs/simulator.md, "Hash engine
+//! models".
+//!
 //! Two 4 KiB reads issued at 0 to one chip complete at `tR+tX` and
 //! `2*(tR+tX)`; on two chips of one channel at `tR+tX` and `tR+2*tX`; on two
 //! channels both at `tR+tX`.
@@ -82,6 +92,36 @@ pub enum WriteCompletion {
     Transfer,
     /// When the program itself ends (transfer in + tPROG): MQSim.
     Program,
+}
+
+/// How a write request's pages are spread over the hash engines
+/// (`dedup.hash_unit`). With one engine both are the same.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashUnit {
+    /// Each page goes to the earliest-free engine on its own: a request's
+    /// pages are hashed on several engines in parallel.
+    #[default]
+    Page,
+    /// A request occupies one engine (the earliest free) for
+    /// `pages x dedup.fingerprint`, its pages hashed one after another;
+    /// requests, not pages, spread over the engines.
+    Request,
+}
+
+/// When a write request's page programs may be issued relative to its
+/// hashing (`dedup.hash_overlap`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashOverlap {
+    /// Page k's program is issued when page k's hash is done, so hashing
+    /// overlaps the flash work of the request's earlier pages.
+    #[default]
+    Pipelined,
+    /// No program of a request is issued before every page of the request
+    /// is hashed (FAD §III's write path places a file only after all its
+    /// fingerprints are looked up).
+    BeforeFlash,
 }
 
 /// Tag of an operation whose completion nobody waits for (GC).
@@ -207,6 +247,8 @@ pub struct Timing {
     rules: Rules,
     t_erase: Nanos,
     t_fp: Nanos,
+    hash_unit: HashUnit,
+    hash_overlap: HashOverlap,
     copyback: bool,
     channels: Vec<Channel>,
     n_channels: u32,
@@ -241,6 +283,8 @@ impl Timing {
             rules,
             t_erase: cfg.timing.erase,
             t_fp: cfg.dedup.fingerprint,
+            hash_unit: cfg.dedup.hash_unit,
+            hash_overlap: cfg.dedup.hash_overlap,
             copyback: cfg.gc.copyback,
             channels: vec![channel; g.channels as usize],
             n_channels: g.channels,
@@ -349,19 +393,68 @@ impl Timing {
         !self.done.is_empty()
     }
 
-    /// Fingerprint of one page arriving at `t`; returns when the hash is known.
+    /// The earliest-free hash engine; ties to the lowest index
+    /// (deterministic).
     #[inline]
-    pub fn fingerprint(&mut self, t: Nanos) -> Nanos {
-        // Earliest-free engine; ties to the lowest index (deterministic).
+    fn free_engine(&self) -> usize {
         let mut best = 0;
         for i in 1..self.hash_free.len() {
             if self.hash_free[i] < self.hash_free[best] {
                 best = i;
             }
         }
-        let done = t.max(self.hash_free[best]) + self.t_fp;
-        self.hash_free[best] = done;
+        best
+    }
+
+    /// Fingerprint of one page arriving at `t` on the earliest-free engine;
+    /// returns when the hash is known.
+    #[inline]
+    pub fn fingerprint(&mut self, t: Nanos) -> Nanos {
+        let e = self.free_engine();
+        let done = t.max(self.hash_free[e]) + self.t_fp;
+        self.hash_free[e] = done;
         done
+    }
+
+    /// Fingerprints a write request of `pages` pages arriving at `t`
+    /// (`dedup.hash_unit`, `dedup.hash_overlap`) and sets `ready[k]` to the
+    /// time page k's program may be issued, which is also when page k
+    /// completes if it is a duplicate:
+    ///
+    /// * `page` unit: each page on the earliest-free engine, in page order;
+    ///   `request` unit: the whole request on the earliest-free engine,
+    ///   page k hashed at `start + (k+1) x fingerprint`.
+    /// * `pipelined`: page k is ready when its own hash is done;
+    ///   `before-flash`: every page is ready when the request's last hash
+    ///   is done.
+    ///
+    /// With the `page` unit, ready times never decrease from one call to
+    /// the next (the engines' earliest free time only grows); with the
+    /// `request` unit and several engines a later request can be ready
+    /// before an earlier one.
+    pub fn fingerprint_request(&mut self, t: Nanos, pages: usize, ready: &mut Vec<Nanos>) {
+        ready.clear();
+        match self.hash_unit {
+            HashUnit::Page => {
+                for _ in 0..pages {
+                    let done = self.fingerprint(t);
+                    ready.push(done);
+                }
+            }
+            HashUnit::Request => {
+                let e = self.free_engine();
+                let mut done = t.max(self.hash_free[e]);
+                for _ in 0..pages {
+                    done += self.t_fp;
+                    ready.push(done);
+                }
+                self.hash_free[e] = done;
+            }
+        }
+        if self.hash_overlap == HashOverlap::BeforeFlash {
+            let last = ready.iter().copied().max().unwrap_or(t);
+            ready.fill(last);
+        }
     }
 
     /// Per chip: total time busy (sense/program/erase/transfer/holding data).
@@ -712,5 +805,42 @@ mod tests {
         assert_eq!(t.fingerprint(Nanos(0)), Nanos(32_000));
         assert_eq!(t.fingerprint(Nanos(0)), Nanos(64_000));
         assert_eq!(t.fingerprint(Nanos(100_000)), Nanos(132_000));
+    }
+
+    /// Every hash model on a 4-page request A at 0 then a 1-page request B
+    /// at 10 us, with 1 and 2 engines (32 us per page): when each page may
+    /// be programmed.
+    #[test]
+    fn hash_models_on_a_four_page_write() {
+        const FP: u64 = 32_000;
+        use HashOverlap::{BeforeFlash, Pipelined};
+        use HashUnit::{Page, Request};
+        let cases = [
+            // One engine: the unit does not matter; before-flash holds A's
+            // pages until its last hash.
+            (Page, Pipelined, 1, [FP, 2 * FP, 3 * FP, 4 * FP], 5 * FP),
+            (Request, Pipelined, 1, [FP, 2 * FP, 3 * FP, 4 * FP], 5 * FP),
+            (Page, BeforeFlash, 1, [4 * FP; 4], 5 * FP),
+            (Request, BeforeFlash, 1, [4 * FP; 4], 5 * FP),
+            // Two engines, page unit: A's pages in pairs; B waits for them.
+            (Page, Pipelined, 2, [FP, FP, 2 * FP, 2 * FP], 3 * FP),
+            (Page, BeforeFlash, 2, [2 * FP; 4], 3 * FP),
+            // Request unit: A holds engine 0 for 4 FP; B uses engine 1 at
+            // once and is ready before A.
+            (Request, Pipelined, 2, [FP, 2 * FP, 3 * FP, 4 * FP], 10_000 + FP),
+            (Request, BeforeFlash, 2, [4 * FP; 4], 10_000 + FP),
+        ];
+        for (unit, overlap, engines, a, b) in cases {
+            let mut cfg = Config::small_for_tests(2, 2, 16, 4);
+            cfg.dedup.hash_unit = unit;
+            cfg.dedup.hash_overlap = overlap;
+            cfg.dedup.hash_engines = engines;
+            let mut t = Timing::new(&cfg);
+            let mut ready = Vec::new();
+            t.fingerprint_request(Nanos(0), 4, &mut ready);
+            assert_eq!(ready, a.map(Nanos), "{unit:?} {overlap:?} {engines} engines");
+            t.fingerprint_request(Nanos(10_000), 1, &mut ready);
+            assert_eq!(ready, [Nanos(b)], "{unit:?} {overlap:?} {engines} engines");
+        }
     }
 }

@@ -23,7 +23,7 @@ pub use overrides::apply_override;
 pub use parse::parse_size;
 pub use raw::RawConfig;
 
-pub use crate::timing::{Scheduling, WriteCompletion};
+pub use crate::timing::{HashOverlap, HashUnit, Scheduling, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
@@ -165,6 +165,13 @@ pub struct DedupConfig {
     pub fingerprint: Nanos,
     /// Number of hash engines working in parallel (FCFS among them).
     pub hash_engines: u32,
+    /// What one engine takes at a time: a page (a request's pages spread
+    /// over the engines) or a whole request (docs/simulator.md, "Hash
+    /// engine models").
+    pub hash_unit: HashUnit,
+    /// Whether a request's programs start as its pages are hashed
+    /// (pipelined) or only once the whole request is hashed.
+    pub hash_overlap: HashOverlap,
 }
 
 /// The fully resolved, validated configuration.
@@ -227,7 +234,12 @@ impl Config {
             alloc_unit: ParallelUnit::Chip,
             allocation: Allocation::LeastLoaded,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
-            dedup: DedupConfig { fingerprint: Nanos::from_us(32), hash_engines: 1 },
+            dedup: DedupConfig {
+                fingerprint: Nanos::from_us(32),
+                hash_engines: 1,
+                hash_unit: HashUnit::Page,
+                hash_overlap: HashOverlap::Pipelined,
+            },
             policy: toml::Table::new(),
             seed: 42,
         }

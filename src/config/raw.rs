@@ -13,9 +13,9 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, ParallelUnit,
-    PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig,
-    WriteCompletion,
+    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, HashOverlap,
+    HashUnit, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling,
+    TimingConfig, WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -251,6 +251,13 @@ pub struct RawDedup {
     pub fingerprint: Option<RawTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_engines: Option<u32>,
+    /// Optional, default `page`; omitted from the canonical form when
+    /// default, so configs without it keep their hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_unit: Option<HashUnit>,
+    /// Optional, default `pipelined`; omitted when default, like `hash_unit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_overlap: Option<HashOverlap>,
 }
 
 /// One TOML document (preset, user file or `config show` output).
@@ -313,7 +320,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
     ("gc", &["min_free_blocks", "copyback", "wear_leveling", "rule"]),
     ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
-    ("dedup", &["fingerprint", "hash_engines"]),
+    ("dedup", &["fingerprint", "hash_engines", "hash_unit", "hash_overlap"]),
     ("policy", &[]),
 ];
 
@@ -416,7 +423,7 @@ impl RawConfig {
                 overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
             }),
             dedup: overlay_section(self.dedup, base.dedup, |t, b| {
-                overlay_fields!(t, b, RawDedup { fingerprint, hash_engines })
+                overlay_fields!(t, b, RawDedup { fingerprint, hash_engines, hash_unit, hash_overlap })
             }),
             policy,
         }
@@ -506,6 +513,8 @@ impl RawConfig {
             dedup: DedupConfig {
                 fingerprint: need(d.fingerprint, "dedup.fingerprint")?.0,
                 hash_engines: need(d.hash_engines, "dedup.hash_engines")?,
+                hash_unit: d.hash_unit.unwrap_or_default(),
+                hash_overlap: d.hash_overlap.unwrap_or_default(),
             },
             policy,
             seed: need(self.seed, "seed")?.0,
@@ -560,6 +569,8 @@ impl RawConfig {
             dedup: Some(RawDedup {
                 fingerprint: Some(RawTime(c.dedup.fingerprint)),
                 hash_engines: Some(c.dedup.hash_engines),
+                hash_unit: (c.dedup.hash_unit != HashUnit::default()).then_some(c.dedup.hash_unit),
+                hash_overlap: (c.dedup.hash_overlap != HashOverlap::default()).then_some(c.dedup.hash_overlap),
             }),
             policy: (!c.policy.is_empty()).then(|| c.policy.clone()),
         }

@@ -516,7 +516,11 @@ pub struct ReplicaDevice {
 }
 
 impl ReplicaDevice {
-    /// The device of a configuration.
+    /// The device of a configuration. The hash demand is engine time:
+    /// `dedup.fingerprint` per written page over `dedup.hash_engines`, the
+    /// same under every hash engine model (`dedup.hash_unit` and
+    /// `dedup.hash_overlap` change when a request's programs are issued,
+    /// not how long the engines are busy), so those keys do not enter.
     pub fn of(cfg: &crate::config::Config) -> ReplicaDevice {
         ReplicaDevice {
             page_transfer_us: cfg.timing.page_transfer.as_us_f64(),
