@@ -52,6 +52,10 @@ pub struct FadArgs {
     /// Only these Table II workloads (comma-separated keys, e.g. mail,mds1).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Aged start: this fraction of every plane's blocks holds stale data, so
+    /// that GC (and FAD's GC hint, §III-G) runs; same as --set precondition.aged=X.
+    #[arg(long, value_name = "FRACTION")]
+    aged: Option<f64>,
     /// Skip the PNG/SVG plots.
     #[arg(long)]
     no_plots: bool,
@@ -225,7 +229,10 @@ impl Observer for Bar {
 }
 
 pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
-    let ReproduceCmd::Fad(a) = cmd;
+    let ReproduceCmd::Fad(mut a) = cmd;
+    if let Some(aged) = a.aged {
+        a.cfg.set.push(format!("precondition.aged={aged}"));
+    }
     let cfg = a.cfg.load()?;
     let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 1.0 });
     if !(scale > 0.0 && scale <= 1.0) {

@@ -42,6 +42,18 @@
 //! looping; `one-per-write` skips the collection, and the write fails with
 //! `DeviceFull` only when the plane has no free block left.
 //!
+//! A *GC preference* ([`Ftl::set_gc_preference`], FAD's GC hint, §III-G)
+//! changes where a triggered collection runs, never whether one runs: when
+//! a plane outside the preferred unit triggers GC, that one collection runs
+//! instead on the preferred unit's plane with the fewest free blocks, if
+//! that plane has fewer than `min_free_blocks + margin` free blocks and a
+//! victim with invalid pages, and the triggering plane still has at least
+//! `min_free_blocks - defer` free blocks (and 2), so its own collection can
+//! wait for a later trigger. A trigger so moved counts as served: its plane
+//! triggers again only once it has lost another free block. So the hint
+//! moves collections and never adds any (one per trigger, as without it);
+//! the greedy victim rule and in-plane migration are unchanged.
+//!
 //! An aged start (`precondition.aged`) fills that fraction of every plane's
 //! blocks with stale data (written, no valid page) before anything else, so
 //! that GC runs on short traces (SSDsim's `aged` flag makes part of every
@@ -185,6 +197,11 @@ struct Plane {
     free: FreePool,
     /// The block currently being programmed.
     active: u32,
+    /// Free blocks the plane had when its GC trigger was served on a
+    /// preferred unit instead ([`Ftl::set_gc_preference`]); 0 = none. The
+    /// plane does not trigger again until it has fewer; reset when a
+    /// collection frees one of its blocks.
+    served_at: u32,
 }
 
 /// Work done by one GC invocation on one plane, for the timing model.
@@ -195,6 +212,22 @@ pub struct GcWork {
     /// Of the moved pages, those shared by several LPNs (refs > 1).
     pub shared: u32,
     pub erased: u32,
+    /// Run on a policy's preferred unit instead of the plane that
+    /// triggered it ([`Ftl::set_gc_preference`]), or by an early hint
+    /// ([`Ftl::soft_collect`]).
+    pub hinted: bool,
+}
+
+/// Where a triggered collection may run instead (FAD's GC hint, §III-G):
+/// the preferred parallel unit, how far below `gc.min_free_blocks` a
+/// triggering plane elsewhere may fall while its collection is deferred,
+/// and how far above it the preferred unit's fullest plane may be to take
+/// the collection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GcPreference {
+    pub unit: u32,
+    pub defer: u32,
+    pub margin: u32,
 }
 
 /// The FTL state. See the module doc.
@@ -203,6 +236,7 @@ pub struct Ftl {
     logical_pages: u32,
     min_free: u32,
     gc_rule: GcRule,
+    gc_pref: Option<GcPreference>,
     wear_leveling: bool,
     l2p: Vec<u32>,
     entries: Vec<Entry>,
@@ -240,7 +274,7 @@ impl Ftl {
                         blocks[b as usize].written = geo.pages_per_block as u16;
                     }
                 }
-                Plane { free, active: first }
+                Plane { free, active: first, served_at: 0 }
             })
             .collect();
         // The tables read at random on every page get huge pages (see
@@ -260,6 +294,7 @@ impl Ftl {
             logical_pages,
             min_free: cfg.gc.min_free_blocks,
             gc_rule: cfg.gc.rule,
+            gc_pref: None,
             wear_leveling: cfg.gc.wear_leveling,
             l2p,
             entries,
@@ -487,8 +522,63 @@ impl Ftl {
                 self.indexed += 1;
             }
         }
-        let gc = if (self.planes[plane as usize].free.len()) < self.min_free { self.collect(plane)? } else { None };
+        let gc = if (self.planes[plane as usize].free.len()) < self.min_free {
+            self.collect_triggered(plane)?
+        } else {
+            None
+        };
         Ok((e, ppn, gc))
+    }
+
+    /// Sets (or clears) the unit where triggered collections are preferred
+    /// to run; see the module doc. The simulator sets it from the policy
+    /// before each write's programs.
+    pub fn set_gc_preference(&mut self, pref: Option<GcPreference>) {
+        self.gc_pref = pref.filter(|p| p.unit < self.geo.unit_count());
+    }
+
+    /// The collection `plane`'s trigger asks for: on the preferred unit's
+    /// fullest plane when the preference applies, else on `plane`.
+    fn collect_triggered(&mut self, plane: u32) -> Result<Option<GcWork>, FtlError> {
+        let free = self.free_blocks(plane);
+        let pl = &mut self.planes[plane as usize];
+        if pl.served_at > 0 && free >= pl.served_at {
+            return Ok(None); // this trigger was served elsewhere already
+        }
+        if let Some(q) = self.gc_pref.and_then(|pref| self.preferred_plane(plane, pref)) {
+            // One victim, best effort: the preferred plane must not turn
+            // another plane's trigger into a "device full" error.
+            let work = self.collect_until(q, self.free_blocks(q) + 1, true)?;
+            if work.erased > 0 {
+                self.planes[plane as usize].served_at = free;
+                return Ok(Some(GcWork { hinted: true, ..work }));
+            }
+        }
+        self.collect(plane)
+    }
+
+    /// The plane a collection triggered by `plane` moves to under `pref`:
+    /// the preferred unit's plane with the fewest free blocks (ties: the
+    /// first), if `plane` is not in that unit and can wait (at least
+    /// `min_free - defer` and 2 free blocks), and that plane has fewer than
+    /// `min_free + margin` free blocks and a victim with an invalid page.
+    fn preferred_plane(&self, plane: u32, pref: GcPreference) -> Option<u32> {
+        let planes = self.geo.unit_planes(pref.unit);
+        if planes.contains(&plane) {
+            return None;
+        }
+        let free = self.free_blocks(plane);
+        if free < self.min_free.saturating_sub(pref.defer).max(2) {
+            return None;
+        }
+        let &q = planes.iter().min_by_key(|&&q| self.planes[q as usize].free.len())?;
+        if self.free_blocks(q) >= self.min_free + pref.margin {
+            return None;
+        }
+        match self.pick_victim(q) {
+            Some((inv, _)) if inv > 0 => Some(q),
+            _ => None,
+        }
     }
 
     /// Takes the next page of the plane's active block (opening a new block
@@ -607,6 +697,7 @@ impl Ftl {
             let key = if self.wear_leveling { m.erase_count } else { 0 };
             self.planes[plane as usize].free.push(key, victim);
             work.erased += 1;
+            self.planes[plane as usize].served_at = 0;
         }
         self.gc_moved_shared += work.shared as u64;
         Ok(work)
@@ -632,7 +723,9 @@ impl Ftl {
             return Ok(None);
         }
         match self.pick_victim(plane) {
-            Some((inv, _)) if inv > 0 => self.collect_until(plane, free + 1, true).map(Some),
+            Some((inv, _)) if inv > 0 => {
+                self.collect_until(plane, free + 1, true).map(|w| Some(GcWork { hinted: true, ..w }))
+            }
             _ => Ok(None),
         }
     }
@@ -743,6 +836,46 @@ mod tests {
         let (l, e) = last.expect_err("unit 0 cannot hold every page");
         assert_eq!(l, 64, "all 16 blocks x 4 pages of the plane were used first");
         assert!(matches!(e, FtlError::DeviceFull { plane: 0, .. }));
+    }
+
+    /// A GC preference (FAD's hint, §III-G) moves a triggered collection to
+    /// the preferred unit's plane when that plane is within the margin
+    /// above the threshold and the triggering plane can wait; the moved
+    /// trigger counts as served until its plane loses another free block.
+    #[test]
+    fn gc_preference_moves_a_triggered_collection() {
+        let mut cfg = tiny(); // 2 units of 1 plane, 16 blocks x 4 pages
+        cfg.gc.rule = GcRule::OnePerWrite;
+        cfg.gc.min_free_blocks = 6;
+        cfg.precondition.aged = 0.5;
+        let run = |pref: Option<GcPreference>| {
+            let mut ftl = Ftl::new(&cfg);
+            assert_eq!((ftl.free_blocks(0), ftl.free_blocks(1)), (7, 7));
+            ftl.set_gc_preference(pref);
+            let mut gcs = Vec::new();
+            for l in 0..14 {
+                let (e, _, gc) = ftl.program(0, ContentId(l), false).unwrap();
+                ftl.map_pinned(Lpn(l), e);
+                if let Some(g) = gc {
+                    gcs.push((l, g.plane, g.hinted));
+                }
+            }
+            ftl.check_invariants().unwrap();
+            (gcs, ftl.free_blocks(0), ftl.free_blocks(1))
+        };
+        // Without a preference: page 8 opens the block that leaves 5 < 6
+        // free blocks, page 12 the next; each collects plane 0 once.
+        assert_eq!(run(None), (vec![(8, 0, false), (12, 0, false)], 6, 7));
+        // Preferring unit 1 (plane 1: 7 free < 6 + 2): page 8's collection
+        // runs on plane 1 and plane 0 (5 >= 6 - 2 free) waits; pages 9-11
+        // do not trigger again. At page 12 plane 1 (8 free) is outside the
+        // margin, so plane 0 collects itself, and catches up at page 13.
+        let pref = GcPreference { unit: 1, defer: 2, margin: 2 };
+        assert_eq!(run(Some(pref)), (vec![(8, 1, true), (12, 0, false), (13, 0, false)], 6, 8));
+        // A plane that cannot wait (defer 0: 5 < 6 free) collects itself,
+        // and a preference for its own unit changes nothing.
+        assert_eq!(run(Some(GcPreference { defer: 0, ..pref })), run(None));
+        assert_eq!(run(Some(GcPreference { unit: 0, ..pref })), run(None));
     }
 
     /// Overwrites force GC; every LPN keeps its content and the invariants hold.

@@ -29,7 +29,9 @@
 //!    and every skip appends its unit, so a unit skipped k times is listed
 //!    k times and owed k backfills (§III-F: the skipped chip "is added to the
 //!    end of the list"; §III-G: "chips with more skipped entries").
-//! 7. **GC hint** (§III-G): see [`Fad::soft_gc_unit`].
+//! 7. **GC hint** (§III-G): a collection triggered by the GC threshold runs
+//!    on the unit with the most WSTL entries when that unit needs one too;
+//!    see [`Fad::gc_hint_of`].
 //!
 //! # Choices where the paper is open (also in `docs/policies.md`)
 //!
@@ -66,11 +68,13 @@
 //! |---|---|---|
 //! | `rho` | 0.30 | allowable rewrite ratio of Eq. 2 (§III-D) |
 //! | `wstl_cap` | 256 | maximum WSTL entries (12 B each, §IV-E) |
-//! | `gc_soft_margin` | 8 | blocks above the GC threshold at which the GC hint may collect a plane early |
+//! | `gc_hint` | `"prefer"` | what the GC hint does: `"prefer"` (§III-G: triggered GC runs on the most-skipped unit) or `"early"` (extra early collections there; not §III-G) |
+//! | `gc_defer_blocks` | 8 | `prefer`: how far below the GC threshold a plane may fall while its triggered collections run on the preferred unit instead |
+//! | `gc_soft_margin` | 8 | blocks above the GC threshold within which the preferred unit's fullest plane takes a triggered collection (`prefer`) or is collected early (`early`) |
 //! | `backfill_advances` | false | a WSTL backfill also advances the next pointer (not Fig. 7) |
 //! | `wstl_unique` | false | one WSTL entry per unit (not §III-F/G: every skip is recorded) |
 
-use super::{Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
+use super::{Action, Cyclic, Dup, GcHint, PageInfo, Policy, PolicyError};
 use crate::config::Config;
 use crate::ftl::EntryId;
 use serde::Deserialize;
@@ -84,8 +88,15 @@ pub struct FadParams {
     pub rho: f64,
     /// Maximum number of WSTL entries; the oldest is dropped beyond it.
     pub wstl_cap: usize,
-    /// GC hint: a plane of the preferred unit is collected early when its
-    /// free blocks are within this many of the GC threshold.
+    /// What the GC hint does (§III-G; see [`Fad::gc_hint_of`]).
+    pub gc_hint: GcHintMode,
+    /// `prefer`: a plane outside the preferred unit may be this many blocks
+    /// below the GC threshold while its triggered collections run on the
+    /// preferred unit instead; further down it collects itself.
+    pub gc_defer_blocks: u32,
+    /// How close above the GC threshold (in blocks) the preferred unit's
+    /// fullest plane must be to take a triggered collection (`prefer`) or
+    /// to be collected early (`early`).
     pub gc_soft_margin: u32,
     /// A WSTL backfill also advances the next pointer one step (the
     /// backfill takes the pointer's turn). Default false: Fig. 7 (§III-F).
@@ -98,10 +109,34 @@ pub struct FadParams {
 
 impl Default for FadParams {
     fn default() -> Self {
-        FadParams { rho: 0.30, wstl_cap: 256, gc_soft_margin: 8, backfill_advances: false, wstl_unique: false }
+        FadParams {
+            rho: 0.30,
+            wstl_cap: 256,
+            gc_hint: GcHintMode::Prefer,
+            gc_defer_blocks: 8,
+            gc_soft_margin: 8,
+            backfill_advances: false,
+            wstl_unique: false,
+        }
     }
 }
 
+/// What FAD's GC hint does (`[policy.fad] gc_hint`).
+#[derive(Copy, Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcHintMode {
+    /// §III-G: "GC is triggered when the number of free flash blocks falls
+    /// below a threshold. The process first scans WSTL to prefer chips with
+    /// more skipped entries": a triggered collection runs on the unit with
+    /// the most WSTL entries when that unit needs one too ([`GcHint::Prefer`]).
+    #[default]
+    Prefer,
+    /// The earlier reading, kept to measure: after each write, one extra
+    /// greedy victim on that unit when its fullest plane is within
+    /// `gc_soft_margin` blocks above the threshold ([`GcHint::Early`]). It
+    /// adds GC work instead of moving it.
+    Early,
+}
 /// Which of FAD's modules are on (the ablations of §IV-A).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FadModules {
@@ -225,6 +260,7 @@ struct FadStats {
     backfills: u64,
     fallbacks: u64,
     repeats_not_rewritten: u64,
+    gc_hinted: u64,
 }
 
 /// The FAD policy family. See the module doc.
@@ -295,17 +331,49 @@ impl Fad {
         }
     }
 
-    /// The GC hint (§III-G): "prefer chips with more skipped entries". The
-    /// unit with the most WSTL entries (ties: the lowest index) is
-    /// the preferred GC unit; the simulator collects one of its planes early
-    /// when that plane's free blocks are within `gc_soft_margin` of the GC
-    /// threshold. Victim choice stays greedy and migrations stay in the
-    /// plane. `None` when the hint is off or the WSTL is empty.
-    pub fn soft_gc_unit(&self) -> Option<(u32, u32)> {
+    /// The GC hint (§III-G), read from the WSTL after the current file is
+    /// placed. What §III-G says, and what we chose where it is open:
+    ///
+    /// * *When*: "GC is triggered when the number of free flash blocks
+    ///   falls below a threshold" — the hint adds no trigger of its own and
+    ///   no collection: it changes where a triggered one runs (`prefer`).
+    /// * *Which chip*: "first scans WSTL to prefer chips with more skipped
+    ///   entries when possible, using the list only as a scheduling hint":
+    ///   the unit with the most WSTL entries (ties: the lowest index). Open:
+    ///   what "when possible" means. Ours: that unit's fullest plane is
+    ///   less than `gc_soft_margin` blocks above the threshold (under
+    ///   SSDsim's one-victim-per-write rule a plane is back at the threshold
+    ///   after each collection, so "below it" would hardly ever hold) and
+    ///   has a victim with an invalid page, and the plane that triggered is
+    ///   no more than `gc_defer_blocks` below the threshold (so its own
+    ///   collection can wait for a later trigger); otherwise the triggering
+    ///   plane is collected, as without the hint. One collection either
+    ///   way: the hint moves GC, it adds none. Which plane of the chip:
+    ///   open; the one with the fewest free blocks.
+    /// * *Victim and migration*: greedy, valid pages stay in the plane
+    ///   ("written back within the same chip"), as in every policy.
+    /// * *"Finally, WSTL is updated for subsequent GC decisions"*: open. The
+    ///   WSTL is write-placement debt; GC does not repay it, so GC leaves
+    ///   the list alone and later decisions see it as later writes leave it
+    ///   (skips append, backfills remove).
+    /// * *Why* (§III-G: "If all chips perform GC simultaneously, foreground
+    ///   I/O requests may be delayed"): a skipped chip received fewer of the
+    ///   recent writes; moving collections there spreads GC away from the
+    ///   chips the writes keep busy. Not stated: idle-time GC (no idle
+    ///   trigger is described for FAD).
+    ///
+    /// `None` when the hint is off (the ablations) or the WSTL is empty.
+    pub fn gc_hint_of(&self) -> Option<GcHint> {
         if !self.modules.gc_hint {
             return None;
         }
-        self.wstl.most_skipped().map(|u| (u, self.params.gc_soft_margin))
+        let unit = self.wstl.most_skipped()?;
+        Some(match self.params.gc_hint {
+            GcHintMode::Prefer => {
+                GcHint::Prefer { unit, defer: self.params.gc_defer_blocks, margin: self.params.gc_soft_margin }
+            }
+            GcHintMode::Early => GcHint::Early { unit, margin: self.params.gc_soft_margin },
+        })
     }
 
     /// Steps 1-4: builds the RDLT from `file`, classifies it and, for NUDF
@@ -483,8 +551,12 @@ impl Policy for Fad {
         self.place_blocks(file, units, n_f, out);
     }
 
-    fn soft_gc(&self) -> Option<(u32, u32)> {
-        self.soft_gc_unit()
+    fn gc_hint(&self) -> Option<GcHint> {
+        self.gc_hint_of()
+    }
+
+    fn gc_hint_followed(&mut self) {
+        self.stats.gc_hinted += 1;
     }
 
     /// Statistics restart for the timed replay; the pointer and the WSTL
@@ -511,6 +583,7 @@ impl Policy for Fad {
             ("rdlt_bytes", ((self.rdlt.len() + 1) * 4) as f64),
             ("fallbacks", s.fallbacks as f64),
             ("repeats_not_rewritten", s.repeats_not_rewritten as f64),
+            ("gc_hinted", s.gc_hinted as f64),
         ]
     }
 }

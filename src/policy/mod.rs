@@ -20,7 +20,7 @@ mod har;
 mod native;
 
 pub use dedup::Dedup;
-pub use fad::{Fad, FadModules};
+pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
 pub use native::Native;
@@ -68,6 +68,22 @@ pub enum Action {
     Program { unit: u32 },
 }
 
+/// A policy's GC hint (FAD §III-G), asked before each timed write's
+/// programs. The policy only names a unit; the FTL runs the collection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GcHint {
+    /// Collections triggered by this write's programs (a plane below
+    /// `gc.min_free_blocks`) run on `unit` instead when its fullest plane is
+    /// less than `margin` blocks above the threshold and has an invalid
+    /// page, while the triggering plane is at most `defer` blocks below the
+    /// threshold ([`crate::ftl::GcPreference`]). No extra GC.
+    Prefer { unit: u32, defer: u32, margin: u32 },
+    /// After the write, one extra greedy victim in `unit`'s fullest plane
+    /// if it is within `margin` blocks above the threshold
+    /// ([`crate::ftl::Ftl::soft_collect`]): early GC, added to the forced GC.
+    Early { unit: u32, margin: u32 },
+}
+
 /// A placement / rewrite policy. See the module doc.
 pub trait Policy: Send {
     /// Registry name (e.g. `fad-rpo`).
@@ -98,13 +114,15 @@ pub trait Policy: Send {
         Vec::new()
     }
 
-    /// Early-GC hint (FAD §III-G), asked after every timed write: a unit
-    /// whose fullest plane may be collected (one greedy victim) before the
-    /// hard threshold, and the margin in blocks above `gc.min_free_blocks`
-    /// within which it may. Default: none.
-    fn soft_gc(&self) -> Option<(u32, u32)> {
+    /// GC hint (FAD §III-G), asked before every timed write's programs
+    /// (after [`Policy::place`]). Default: none.
+    fn gc_hint(&self) -> Option<GcHint> {
         None
     }
+
+    /// Told once per collection that followed [`Policy::gc_hint`] (ran on
+    /// the hinted unit), for the policy's statistics. Default: nothing.
+    fn gc_hint_followed(&mut self) {}
 
     /// Whether the units of this policy's programs are only a cyclic
     /// pointer with no meaning of their own (Native, Deduplication, HAR,

@@ -121,7 +121,7 @@ fn figure_7_write_parallel_backfill() {
     assert_eq!(f.stats.backfills, 2);
     assert_eq!(f.stats.skips, 3);
     // The GC hint prefers the unit with the most WSTL entries (tie: lowest).
-    assert_eq!(f.soft_gc_unit().map(|(u, _)| u), Some(0));
+    assert_eq!(f.gc_hint_of(), Some(GcHint::Prefer { unit: 0, defer: 8, margin: 8 }));
 }
 
 /// A failed WSTL head moves to the tail; placement then follows the pointer.
@@ -380,7 +380,7 @@ fn wstl_pointer_and_repeated_skips() {
             assert_eq!(out[1], Action::Program { unit: 1 });
         }
         assert_eq!(f.wstl().entries().collect::<Vec<_>>(), want, "wstl_unique = {unique}");
-        assert_eq!(f.soft_gc_unit().map(|(u, _)| u), Some(0));
+        assert_eq!(f.gc_hint_of(), Some(GcHint::Prefer { unit: 0, defer: 8, margin: 8 }));
     }
 }
 
@@ -396,4 +396,37 @@ fn wstl_options_are_parameters() {
     assert!(p.backfill_advances && p.wstl_unique);
     assert_eq!(FadParams::default(), crate::policy::params(&crate::config::Config::fad_table1(), "fad").unwrap());
     assert!(!FadParams::default().backfill_advances && !FadParams::default().wstl_unique);
+}
+
+/// The GC hint (§III-G) names the most-skipped unit; `gc_hint` chooses
+/// what the simulator does with it, and the ablations give none.
+#[test]
+fn gc_hint_modes_are_parameters() {
+    let cfg = crate::config::Config::load(
+        Some("fad-table1"),
+        &["policy.fad.gc_hint=early".to_string(), "policy.fad.gc_soft_margin=3".to_string()],
+    )
+    .unwrap();
+    let p: FadParams = crate::policy::params(&cfg, "fad").unwrap();
+    assert_eq!((p.gc_hint, p.gc_defer_blocks), (GcHintMode::Early, 8));
+    // Two files [duplicate on chip 0, new] on 2 chips: chip 0 skipped twice.
+    let file = [dup_page(0, 0, 1), new_page(1)];
+    let mut out = Vec::new();
+    let mut early = Fad::new("fad", FULL, p);
+    let mut prefer = fad(FULL);
+    let mut ablation = fad(FadModules { gc_hint: false, ..FULL });
+    assert_eq!(prefer.gc_hint_of(), None, "empty WSTL: no hint");
+    for f in [&mut early, &mut prefer, &mut ablation] {
+        for _ in 0..2 {
+            out.clear();
+            f.place(&file, 2, &mut out);
+        }
+        assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0, 0]);
+    }
+    assert_eq!(early.gc_hint_of(), Some(GcHint::Early { unit: 0, margin: 3 }));
+    assert_eq!(prefer.gc_hint_of(), Some(GcHint::Prefer { unit: 0, defer: 8, margin: 8 }));
+    assert_eq!(ablation.gc_hint_of(), None);
+    if let Ok(c) = crate::config::Config::load(Some("fad-table1"), &["policy.fad.gc_hint=idle".to_string()]) {
+        assert!(crate::policy::params::<FadParams>(&c, "fad").is_err(), "unknown gc_hint mode accepted");
+    }
 }
