@@ -13,9 +13,9 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, ParallelUnit,
-    PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling, TimingConfig,
-    WriteCompletion,
+    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, ExperimentConfig, GcConfig, GcRule,
+    GeometryConfig, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig,
+    Scheduling, TimingConfig, WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -253,6 +253,14 @@ pub struct RawDedup {
     pub hash_engines: Option<u32>,
 }
 
+/// `[experiment]`: labelled experiments (see [`ExperimentConfig`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExperiment {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fad_ssdsim_model: Option<bool>,
+}
+
 /// One TOML document (preset, user file or `config show` output).
 ///
 /// Field order is the canonical output order: top-level scalars first, as
@@ -287,6 +295,10 @@ pub struct RawConfig {
     pub replay: Option<RawReplay>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedup: Option<RawDedup>,
+    /// `[experiment]`: omitted from canonical output while every switch is
+    /// off, so configurations without experiments keep their hashes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<RawExperiment>,
     /// `[policy.<name>]` parameter tables, passed through to the policies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<toml::Table>,
@@ -314,6 +326,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
     ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
     ("dedup", &["fingerprint", "hash_engines"]),
+    ("experiment", &["fad_ssdsim_model"]),
     ("policy", &[]),
 ];
 
@@ -418,6 +431,9 @@ impl RawConfig {
             dedup: overlay_section(self.dedup, base.dedup, |t, b| {
                 overlay_fields!(t, b, RawDedup { fingerprint, hash_engines })
             }),
+            experiment: overlay_section(self.experiment, base.experiment, |t, b| {
+                overlay_fields!(t, b, RawExperiment { fad_ssdsim_model })
+            }),
             policy,
         }
     }
@@ -437,6 +453,7 @@ impl RawConfig {
         let r = self.replay.unwrap_or_default();
         let pc = self.precondition.unwrap_or_default();
         let d = self.dedup.unwrap_or_default();
+        let x = self.experiment.unwrap_or_default();
 
         let page_size_bytes = need(g.page_size, "geometry.page_size")?.0;
         let page_size = u32::try_from(page_size_bytes).map_err(|_| ConfigError::Invalid {
@@ -509,6 +526,7 @@ impl RawConfig {
             },
             policy,
             seed: need(self.seed, "seed")?.0,
+            experiment: ExperimentConfig { fad_ssdsim_model: x.fad_ssdsim_model.unwrap_or(false) },
         })
     }
 
@@ -561,6 +579,7 @@ impl RawConfig {
                 fingerprint: Some(RawTime(c.dedup.fingerprint)),
                 hash_engines: Some(c.dedup.hash_engines),
             }),
+            experiment: c.experiment.fad_ssdsim_model.then_some(RawExperiment { fad_ssdsim_model: Some(true) }),
             policy: (!c.policy.is_empty()).then(|| c.policy.clone()),
         }
     }
