@@ -118,10 +118,13 @@ mod default_job {
             out.starts_with("*** EXPERIMENT experiment.fad_ssdsim_model") && out.contains("NOT a faithful device"),
             "{out}"
         );
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let mut lines = text.lines();
-        assert!(lines.next().unwrap().ends_with(",policy_stats,device_model"));
-        assert!(lines.all(|l| l.ends_with(",fad-ssdsim-model (authors' simulator, not a faithful device)")), "{text}");
+        let mut rd = csv::Reader::from_path(&csv).unwrap();
+        assert_eq!(rd.headers().unwrap().iter().last(), Some("device_model"));
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), 3);
+        for r in &rows {
+            assert_eq!(r.iter().last(), Some("fad-ssdsim-model (authors' simulator, not a faithful device)"), "{r:?}");
+        }
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let reports = v.as_array().map(|a| a.to_vec()).unwrap_or_else(|| vec![v.clone()]);
         for r in &reports {
