@@ -119,11 +119,15 @@ mod default_job {
             "{out}"
         );
         let mut rd = csv::Reader::from_path(&csv).unwrap();
-        assert_eq!(rd.headers().unwrap().iter().last(), Some("device_model"));
+        assert_eq!(rd.headers().unwrap().iter().next_back(), Some("device_model"));
         let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
         assert_eq!(rows.len(), 3);
         for r in &rows {
-            assert_eq!(r.iter().last(), Some("fad-ssdsim-model (authors' simulator, not a faithful device)"), "{r:?}");
+            assert_eq!(
+                r.iter().next_back(),
+                Some("fad-ssdsim-model (authors' simulator, not a faithful device)"),
+                "{r:?}"
+            );
         }
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let reports = v.as_array().map(|a| a.to_vec()).unwrap_or_else(|| vec![v.clone()]);
