@@ -1,7 +1,10 @@
 //! Run reports and their exporters (pure functions from results to text).
 //!
 //! A [`RunReport`] is everything one run measured, stamped with the
-//! dedupsim version, config hash and seed. `--json` writes it whole (full
+//! dedupsim version, config hash and seed, and, for a run under a labelled
+//! experiment (`experiment.fad_ssdsim_model`), with that experiment's label
+//! (`device_model`: first line of the table, JSON field, last CSV column),
+//! so that such results cannot pass for dedupsim's own device model. `--json` writes it whole (full
 //! HDR histograms included, base64 V2 encoding); `--csv` writes one flat
 //! row per run ([`csv_header`] / [`RunReport::csv_row`]); the table on
 //! stdout is [`RunReport::table`].
@@ -122,6 +125,11 @@ pub struct RunReport {
     pub config_name: String,
     pub config_hash: String,
     pub seed: u64,
+    /// Set only for a run under a labelled experiment that replaces
+    /// dedupsim's device model ([`crate::config::FAD_SSDSIM_MODEL_LABEL`]);
+    /// absent from the JSON otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_model: Option<String>,
     pub policy: String,
     pub workload: Provenance,
     /// Content model that assigned page contents ("from the workload
@@ -147,6 +155,8 @@ pub struct RunMeta {
     pub config_name: String,
     pub config_hash: String,
     pub seed: u64,
+    /// [`RunReport::device_model`].
+    pub device_model: Option<String>,
     pub workload: Provenance,
     pub content_model: String,
     pub content_dedup_rate: f64,
@@ -177,6 +187,7 @@ impl RunReport {
             config_name: meta.config_name,
             config_hash: meta.config_hash,
             seed: meta.seed,
+            device_model: meta.device_model,
             policy: out.policy.clone(),
             workload: meta.workload,
             content_model: meta.content_model,
@@ -202,6 +213,9 @@ impl RunReport {
         let s = &self.summary;
         let c = &self.counters;
         let mut o = String::new();
+        if let Some(m) = &self.device_model {
+            let _ = writeln!(o, "*** {m} ***");
+        }
         let _ = writeln!(
             o,
             "dedupsim {}  policy {}  workload {} [{}]",
@@ -281,7 +295,9 @@ impl RunReport {
     }
 
     /// One flat CSV row matching [`csv_header`] (policy stats are appended
-    /// as `key=value` pairs in the last column so the header stays fixed).
+    /// as `key=value` pairs in one column so the header stays fixed; the
+    /// last column, `device_model`, is empty unless the run is a labelled
+    /// experiment).
     pub fn csv_row(&self) -> Vec<String> {
         let s = &self.summary;
         let f = |x: f64| format!("{x:.6}");
@@ -324,8 +340,18 @@ impl RunReport {
             self.memory.mapping_bytes.to_string(),
             self.memory.fingerprint_index_bytes.to_string(),
             self.policy_stats.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
+            self.device_model_tag().to_string(),
         ]);
         row
+    }
+
+    /// The `device_model` CSV value: empty for dedupsim's own model, else
+    /// the experiment's short tag.
+    pub fn device_model_tag(&self) -> &'static str {
+        match self.device_model {
+            Some(_) => crate::config::FAD_SSDSIM_MODEL_TAG,
+            None => "",
+        }
     }
 }
 
@@ -378,6 +404,7 @@ pub fn csv_header() -> Vec<&'static str> {
         "mapping_bytes",
         "index_bytes",
         "policy_stats",
+        "device_model",
     ]);
     h
 }

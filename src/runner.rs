@@ -67,6 +67,7 @@ pub fn run_one(
         config_name: cfg.name.clone(),
         config_hash: cfg.config_hash_hex(),
         seed: cfg.seed,
+        device_model: cfg.experiment_label().map(str::to_string),
         workload: prepared.workload.provenance.clone(),
         content_model: prepared.content_model.clone(),
         content_dedup_rate: prepared.content_dedup_rate,

@@ -93,6 +93,63 @@ mod default_job {
         assert!(lines[0].starts_with("version,config,config_hash,seed"));
     }
 
+    /// A run under the authors' FAD-SSDsim model says so in the table
+    /// header, the JSON (`device_model`) and the CSV's last column; a normal
+    /// run has none of it.
+    #[test]
+    fn the_authors_model_is_labelled_in_every_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, json) = (dir.path().join("r.csv"), dir.path().join("r.json"));
+        let model = ["--set", "experiment.fad_ssdsim_model=true"];
+        let out = dedupsim()
+            .args(["run", "--quiet", "--check", "--synth", SMALL, "-p", "native,dedup,fad"])
+            .args(model)
+            .arg("--csv")
+            .arg(&csv)
+            .arg("--json")
+            .arg(&json)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with("*** EXPERIMENT experiment.fad_ssdsim_model") && out.contains("NOT a faithful device"),
+            "{out}"
+        );
+        let mut rd = csv::Reader::from_path(&csv).unwrap();
+        assert_eq!(rd.headers().unwrap().iter().next_back(), Some("device_model"));
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), 3);
+        for r in &rows {
+            assert_eq!(
+                r.iter().next_back(),
+                Some("fad-ssdsim-model (authors' simulator, not a faithful device)"),
+                "{r:?}"
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let reports = v.as_array().map(|a| a.to_vec()).unwrap_or_else(|| vec![v.clone()]);
+        for r in &reports {
+            assert!(r["device_model"].as_str().unwrap().contains("NOT a faithful device"), "{r}");
+        }
+        // Single-policy table too; and nothing of it without the switch.
+        dedupsim()
+            .args(["run", "--quiet", "--synth", SMALL, "-p", "dedup"])
+            .args(model)
+            .assert()
+            .success()
+            .stdout(predicate::str::starts_with("*** EXPERIMENT"));
+        dedupsim()
+            .args(["run", "--quiet", "--synth", SMALL, "-p", "native,dedup", "--json"])
+            .arg(&json)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("EXPERIMENT").not());
+        assert!(!std::fs::read_to_string(&json).unwrap().contains("device_model"));
+    }
+
     #[test]
     fn replica_trace_keeps_its_label_and_dedup_rate() {
         // A Table II replica written as a native trace: `trace synth` reports

@@ -285,6 +285,11 @@ fn bad_inputs_name_the_key() {
         (&["geometry.chanels=4"], "geometry.chanels"),
         (&["geometry=4"], "geometry"),
         (&["timing.page_transfer=1us"], "timing.page_transfer"),
+        (&["experiment.fad_ssdsim_model=yes"], "experiment.fad_ssdsim_model"),
+        (&["experiment.fad_ssdsim_mode=true"], "experiment.fad_ssdsim_mode"),
+        (&["experiment.fad_ssdsim_model=true", "geometry.chips_per_channel=1"], "experiment.fad_ssdsim_model"),
+        (&["experiment.fad_ssdsim_model=true", "geometry.channels=1"], "experiment.fad_ssdsim_model"),
+        (&["experiment.fad_ssdsim_model=true", "alloc_unit=channel"], "experiment.fad_ssdsim_model"),
     ];
     for (o, key) in cases {
         let m = load_err(o);
@@ -334,9 +339,14 @@ fn config_hash_is_stable_and_sensitive() {
     let base = Config::fad_table1();
     // Golden value: changes only if the canonical TOML format changes.
     // Optional keys at their defaults (`dedup.hash_unit`, `.hash_overlap`,
-    // `timing.duplicate_read_shortcut`, `precondition.aged`) are left out
-    // of the canonical form, so adding them kept this value.
+    // `timing.duplicate_read_shortcut`, `precondition.aged`) and the
+    // `[experiment]` section while its switches are off are left out of the
+    // canonical form, so adding them kept this value (and every cached
+    // cell's key).
     assert_eq!(base.config_hash_hex(), "e830c645762f300e");
+    let off = Config::load(None, &sets(&["experiment.fad_ssdsim_model=false"])).unwrap();
+    assert_eq!(off.config_hash(), base.config_hash());
+    assert!(!base.to_toml_string().contains("[experiment]"));
     assert_eq!(base.config_hash_hex().len(), 16);
     assert_eq!(base.config_hash(), Config::preset("fad-table1").unwrap().config_hash());
 
@@ -376,6 +386,7 @@ fn config_hash_is_stable_and_sensitive() {
         "dedup.hash_overlap=before-flash",
         "seed=43",
         "policy.fad.threshold=1",
+        "experiment.fad_ssdsim_model=true",
     ];
     let mut seen = vec![base.config_hash()];
     for v in variants {
@@ -394,11 +405,13 @@ fn toml_round_trip() {
         &["over_provisioning=0.07", "timing.transfer=333MB/s", "timing.erase=1.000001ms"],
         &["policy.fad.threshold=0.5", "policy.fad.nested.x=[1, 2]", "policy.har.on=true"],
         &["seed=\"18446744073709551615\"", "geometry.page_size=16KiB", "name=\"a \\\"quoted\\\" name\""],
+        &["experiment.fad_ssdsim_model=true", "alloc_unit=die"],
         &["replay.time_scale=0.1", "dedup.fingerprint=0"],
     ] {
         configs.push(Config::load(None, &sets(o)).unwrap());
     }
-    assert_eq!(configs[configs.len() - 2].seed, u64::MAX);
+    assert_eq!(configs[configs.len() - 3].seed, u64::MAX);
+    assert!(configs[configs.len() - 2].experiment.fad_ssdsim_model);
     for c in configs {
         let text = c.to_toml_string();
         let back = Config::from_toml_str(&text, "round-trip").unwrap_or_else(|e| panic!("{e}\n{text}"));

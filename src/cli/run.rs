@@ -194,6 +194,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     if reports.len() > 1 {
         let r0 = &reports[0];
+        if let Some(m) = &r0.device_model {
+            let _ = writeln!(o, "*** {m} ***");
+        }
         let _ = writeln!(
             o,
             "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)\n",

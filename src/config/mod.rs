@@ -174,6 +174,41 @@ pub struct DedupConfig {
     pub hash_overlap: HashOverlap,
 }
 
+/// Labelled experiments of the reproduction (`[experiment]`): switches that
+/// make dedupsim imitate something other than a faithful device. Off by
+/// default; a configuration with one on is stamped as such in every report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExperimentConfig {
+    /// `experiment.fad_ssdsim_model`: the deduplication model of the FAD
+    /// authors' public simulator (FAD-SSDsim), as a labelled experiment, not
+    /// a device anyone would build. Under it (see [`crate::sim`],
+    /// "The authors' public dedup model"):
+    ///
+    /// * a page the policy *references* (a deduplicated duplicate) is left
+    ///   unmapped (its LPN's old mapping released as on any overwrite) and
+    ///   flagged; a read of a flagged, unmapped LPN is charged as a flash
+    ///   read of physical page 0 (channel 0, chip 0);
+    /// * programs of placement-free policies (Native, Deduplication, HAR,
+    ///   FCRC) go to a unit drawn uniformly by a seeded PRNG over channels
+    ///   `0 ..= channels - 2` and chips `0 ..= chips_per_channel - 2` of each
+    ///   (FAD-SSDsim's `rand() % (channel - 1)`, `rand() % (chip - 1)`):
+    ///   7 of FAD Table I's 16 chips. FAD's own placements are kept.
+    ///
+    /// Needs at least 2 channels and 2 chips per channel (the authors' code
+    /// would take a remainder by 0) and `alloc_unit` chip, die or plane.
+    pub fad_ssdsim_model: bool,
+}
+
+/// What every report of a run under `experiment.fad_ssdsim_model` says
+/// (run table header, REPORT.md; JSON `device_model`).
+pub const FAD_SSDSIM_MODEL_LABEL: &str = "EXPERIMENT experiment.fad_ssdsim_model: the FAD authors' public simulator's \
+     dedup model (FAD-SSDsim: referenced duplicates unmapped and read from physical page 0 = channel 0 chip 0; \
+     Native/Dedup/HAR/FCRC programs on random chips of channels 0..C-2, chips 0..K-2), NOT a faithful device";
+
+/// The short value of the `device_model` CSV column / JSON field for
+/// such a run (empty for dedupsim's own model).
+pub const FAD_SSDSIM_MODEL_TAG: &str = "fad-ssdsim-model (authors' simulator, not a faithful device)";
+
 /// The fully resolved, validated configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -194,8 +229,12 @@ pub struct Config {
     /// Per-policy parameter tables (`[policy.fad]`, `[policy.har]`, ...),
     /// parsed by each policy into its own typed parameters.
     pub policy: toml::Table,
-    /// Seed for every random choice of a run (content models, synthetic workloads).
+    /// Seed for every random choice of a run (content models, synthetic
+    /// workloads, the FAD-SSDsim model's placement draws).
     pub seed: u64,
+    /// Labelled experiments (`[experiment]`), all off by default.
+    #[serde(default)]
+    pub experiment: ExperimentConfig,
 }
 
 impl Config {
@@ -242,6 +281,7 @@ impl Config {
             },
             policy: toml::Table::new(),
             seed: 42,
+            experiment: ExperimentConfig::default(),
         }
     }
 }
@@ -624,8 +664,34 @@ impl Config {
             }
             ReplayConfig::ClosedLoop { .. } => {}
         }
+        if self.experiment.fad_ssdsim_model {
+            if g.channels < 2 || g.chips_per_channel < 2 {
+                return bad(
+                    "experiment.fad_ssdsim_model",
+                    format!(
+                        "experiment.fad_ssdsim_model = true needs geometry.channels >= 2 and geometry.chips_per_channel >= 2 \
+                         (the authors' model draws rand() % (channels - 1) and rand() % (chips - 1)); got {} x {}",
+                        g.channels, g.chips_per_channel
+                    ),
+                );
+            }
+            if self.alloc_unit == ParallelUnit::Channel {
+                return bad(
+                    "experiment.fad_ssdsim_model",
+                    "experiment.fad_ssdsim_model = true draws a chip, which a channel-level unit cannot express; \
+                     use alloc_unit = \"chip\" (or die, plane)"
+                        .into(),
+                );
+            }
+        }
         raw::normalize_policy(self.policy.clone())?;
         Ok(())
+    }
+
+    /// The loud label of a labelled experiment this configuration runs
+    /// (`None` for dedupsim's own model): see [`FAD_SSDSIM_MODEL_LABEL`].
+    pub fn experiment_label(&self) -> Option<&'static str> {
+        self.experiment.fad_ssdsim_model.then_some(FAD_SSDSIM_MODEL_LABEL)
     }
 
     /// Chips in the array (channels × chips per channel; saturating).

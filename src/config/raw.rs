@@ -13,9 +13,9 @@
 
 use super::parse;
 use super::{
-    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, GcConfig, GcRule, GeometryConfig, HashOverlap,
-    HashUnit, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule, ReplayConfig, Scheduling,
-    TimingConfig, WriteCompletion,
+    page_transfer_time, Allocation, Config, ConfigError, DedupConfig, ExperimentConfig, GcConfig, GcRule,
+    GeometryConfig, HashOverlap, HashUnit, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule,
+    ReplayConfig, Scheduling, TimingConfig, WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -260,6 +260,14 @@ pub struct RawDedup {
     pub hash_overlap: Option<HashOverlap>,
 }
 
+/// `[experiment]`: labelled experiments (see [`ExperimentConfig`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExperiment {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fad_ssdsim_model: Option<bool>,
+}
+
 /// One TOML document (preset, user file or `config show` output).
 ///
 /// Field order is the canonical output order: top-level scalars first, as
@@ -294,6 +302,10 @@ pub struct RawConfig {
     pub replay: Option<RawReplay>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedup: Option<RawDedup>,
+    /// `[experiment]`: omitted from canonical output while every switch is
+    /// off, so configurations without experiments keep their hashes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<RawExperiment>,
     /// `[policy.<name>]` parameter tables, passed through to the policies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<toml::Table>,
@@ -321,6 +333,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
     ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
     ("dedup", &["fingerprint", "hash_engines", "hash_unit", "hash_overlap"]),
+    ("experiment", &["fad_ssdsim_model"]),
     ("policy", &[]),
 ];
 
@@ -425,6 +438,9 @@ impl RawConfig {
             dedup: overlay_section(self.dedup, base.dedup, |t, b| {
                 overlay_fields!(t, b, RawDedup { fingerprint, hash_engines, hash_unit, hash_overlap })
             }),
+            experiment: overlay_section(self.experiment, base.experiment, |t, b| {
+                overlay_fields!(t, b, RawExperiment { fad_ssdsim_model })
+            }),
             policy,
         }
     }
@@ -444,6 +460,7 @@ impl RawConfig {
         let r = self.replay.unwrap_or_default();
         let pc = self.precondition.unwrap_or_default();
         let d = self.dedup.unwrap_or_default();
+        let x = self.experiment.unwrap_or_default();
 
         let page_size_bytes = need(g.page_size, "geometry.page_size")?.0;
         let page_size = u32::try_from(page_size_bytes).map_err(|_| ConfigError::Invalid {
@@ -518,6 +535,7 @@ impl RawConfig {
             },
             policy,
             seed: need(self.seed, "seed")?.0,
+            experiment: ExperimentConfig { fad_ssdsim_model: x.fad_ssdsim_model.unwrap_or(false) },
         })
     }
 
@@ -572,6 +590,7 @@ impl RawConfig {
                 hash_unit: (c.dedup.hash_unit != HashUnit::default()).then_some(c.dedup.hash_unit),
                 hash_overlap: (c.dedup.hash_overlap != HashOverlap::default()).then_some(c.dedup.hash_overlap),
             }),
+            experiment: c.experiment.fad_ssdsim_model.then_some(RawExperiment { fad_ssdsim_model: Some(true) }),
             policy: (!c.policy.is_empty()).then(|| c.policy.clone()),
         }
     }

@@ -525,7 +525,10 @@ pub fn write_report(
         std::fs::create_dir_all(&plot_dir).map_err(|error| ExperimentError::Io { path: plot_dir.clone(), error })?;
     }
     // Plot titles must fit the figure: a shorter stamp (8 hex digits of the hash).
-    let short_stamp = format!("dedupsim {VERSION}, cfg {}, seed {}", &base.config_hash_hex()[..8], base.seed);
+    let mut short_stamp = format!("dedupsim {VERSION}, cfg {}, seed {}", &base.config_hash_hex()[..8], base.seed);
+    if base.experiment.fad_ssdsim_model {
+        short_stamp.push_str("; AUTHORS' FAD-SSDsim MODEL");
+    }
     let replicas = choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).count();
     let traces = choices.len() - replicas;
     let (kind, short_kind) = match (replicas, traces) {
@@ -544,6 +547,13 @@ pub fn write_report(
     };
     let mut o = String::new();
     let _ = writeln!(o, "# FAD Section IV reproduced with dedupsim\n");
+    if let Some(label) = base.experiment_label() {
+        let _ = writeln!(
+            o,
+            "> **{label}.** These numbers show what the authors' simulator's model does, not what a \
+             deduplicating SSD does. See `docs/reproduce.md`, \"The authors' public dedup model (labelled experiment)\".\n"
+        );
+    }
     let _ = writeln!(o, "Produced by:\n\n```\n{}\n```\n", opts.command);
     let _ = writeln!(
         o,

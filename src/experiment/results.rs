@@ -210,6 +210,9 @@ struct JsonRow<'a> {
     dedupsim_version: &'a str,
     config_name: &'a str,
     config_hash: &'a str,
+    /// Only for a labelled experiment's run (see `RunReport::device_model`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_model: Option<&'a str>,
     content_model: &'a str,
     content_dedup_rate: f64,
     summary: &'a report::Summary,
@@ -254,6 +257,7 @@ pub fn write(dir: &Path, rows: &[ResultRow]) -> Result<(), ExperimentError> {
             dedupsim_version: &r.report.dedupsim_version,
             config_name: &r.report.config_name,
             config_hash: &r.report.config_hash,
+            device_model: r.report.device_model.as_deref(),
             content_model: &r.report.content_model,
             content_dedup_rate: r.report.content_dedup_rate,
             summary: &r.report.summary,
