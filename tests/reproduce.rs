@@ -229,6 +229,37 @@ mod relations_by_construction {
         }
     }
 
+    /// The paper's mechanism, on every workload of the quick reproduction:
+    /// deduplication concentrates files on few chips (read DOF above
+    /// Native's), FAD's placement undoes part of it (read DOF below
+    /// Deduplication's, on average and on most workloads), and read latency
+    /// follows on average.
+    #[test]
+    fn the_papers_mechanism_holds() {
+        let recs = &quick().outcome.exec.records;
+        let (mut fad_lower, mut n, mut lat_fad, mut lat_dedup) = (0, 0, 0.0, 0.0);
+        for row in TABLE_II.iter() {
+            let s = |p: &str| &get(recs, row.key, p).report.summary;
+            let (native, dedup, fad) = (s("native"), s("dedup"), s("fad"));
+            assert!(
+                dedup.dof_read > native.dof_read,
+                "{}: dedup DOF {} vs native {}",
+                row.key,
+                dedup.dof_read,
+                native.dof_read
+            );
+            if fad.dof_read < dedup.dof_read {
+                fad_lower += 1;
+            }
+            n += 1;
+            lat_fad += fad.read.mean_us / dedup.read.mean_us;
+            lat_dedup += dedup.read.mean_us / native.read.mean_us;
+        }
+        assert!(fad_lower * 3 >= n * 2, "FAD lowers read DOF on {fad_lower} of {n} workloads");
+        assert!(lat_fad / (n as f64) < 1.0, "FAD vs Dedup mean read latency ratio {}", lat_fad / n as f64);
+        assert!(lat_dedup / (n as f64) > 1.0, "Dedup vs Native mean read latency ratio {}", lat_dedup / n as f64);
+    }
+
     #[test]
     fn dof_is_a_fraction() {
         for r in &quick().outcome.exec.records {
@@ -288,6 +319,30 @@ mod relations_by_construction {
             assert!((achieved - row.dedup_rate).abs() < 0.01, "{} device dedup {achieved}", row.key);
             assert!(s.dedup_rate > row.dedup_rate - 0.01, "{} trace dedup {}", row.key, s.dedup_rate);
         }
+    }
+}
+
+mod gap {
+    use super::*;
+
+    /// `--gap`: every variant runs for Native, Deduplication and FAD, and
+    /// the report tabulates each with its change from the baseline.
+    #[test]
+    fn the_decomposition_runs_every_variant() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config::preset("fad-table1").unwrap();
+        let opts =
+            FadOptions { scale: 0.01, gap: true, only: vec!["mail".into()], plots: false, ..FadOptions::default() };
+        let out = fad::run(&cfg, &opts, dir.path(), 2, &Silent).unwrap();
+        let text = std::fs::read_to_string(&out.report_path).unwrap();
+        assert!(text.contains("## The gap to the paper, decomposed"), "{text}");
+        for v in dedupsim::experiment::gap::variants() {
+            let line = text.lines().find(|l| l.starts_with(&format!("| `{}` |", v.key))).expect(&v.key);
+            assert!(!line.contains("n/a"), "{line}");
+        }
+        // The authors' model ran with its switch, on the baseline's arrivals.
+        let authors = out.exec.records.iter().find(|r| r.param("experiment.fad_ssdsim_model").is_some()).unwrap();
+        assert_eq!(authors.workload, "mail+baseline");
     }
 }
 

@@ -4,7 +4,7 @@
 use super::common::{self, ConfigArgs, MemoryArgs};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use dedupsim::experiment::replica::{DedupTarget, DEFAULT_UTILIZATION, QUICK_SCALE};
+use dedupsim::experiment::replica::{DedupTarget, Load, DEFAULT_UTILIZATION, QUICK_SCALE};
 use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
 use dedupsim::experiment::{fad, CellRecord, Observer, WorkloadSpec};
 use dedupsim::workload::FileRule;
@@ -37,9 +37,17 @@ pub struct FadArgs {
     /// Replica scale in (0, 1] (overrides --quick's 0.05).
     #[arg(long)]
     scale: Option<f64>,
-    /// Load of the replicas: utilization of the busiest device resource, in (0, 1].
-    #[arg(long, default_value_t = DEFAULT_UTILIZATION)]
-    utilization: f64,
+    /// Load of the replicas: `known` (each trace's own average load: Table II's I/Os over the
+    /// trace's duration) or a utilization of the busiest device resource in (0, 1], e.g. 0.4.
+    #[arg(long, default_value = "known", value_name = "LOAD")]
+    utilization: Load,
+    /// Also run the gap decomposition and the load sensitivity (at most --quick's scale; on by
+    /// default without --quick).
+    #[arg(long, overrides_with = "no_gap")]
+    gap: bool,
+    /// Skip the gap decomposition and the load sensitivity.
+    #[arg(long)]
+    no_gap: bool,
     /// What a file is: `merged` (consecutive same-op, address-contiguous records are one file, as
     /// FAD's authors' simulator preprocesses traces) or `request` (one trace request per file).
     #[arg(long, default_value = "merged", value_name = "RULE")]
@@ -238,16 +246,14 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
     if !(scale > 0.0 && scale <= 1.0) {
         anyhow::bail!("--scale {scale} must be in (0, 1]");
     }
-    if !(a.utilization > 0.0 && a.utilization <= 1.0) {
-        anyhow::bail!("--utilization {} must be in (0, 1]", a.utilization);
-    }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
     // Every cell simulates the base device (cells vary policy parameters only).
     a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
     let opts = fad::FadOptions {
         traces_dir: a.traces.clone(),
         scale,
-        utilization: a.utilization,
+        load: a.utilization,
+        gap: a.gap || (!a.quick && !a.no_gap),
         files: a.files,
         dedup_target: a.dedup_rate,
         only: a.only.clone(),

@@ -42,8 +42,12 @@ pub struct FadOptions {
     /// Replica scale (1 = Table II's I/O counts; `--quick` uses
     /// [`replica::QUICK_SCALE`]).
     pub scale: f64,
-    /// Replica load (utilization of the busiest resource).
-    pub utilization: f64,
+    /// Replica load: each trace's own average load (`known`, the default:
+    /// issue 9 item 2) or a utilization of the busiest resource.
+    pub load: replica::Load,
+    /// Also run the gap decomposition and the load sensitivity
+    /// ([`super::gap`], at most [`replica::QUICK_SCALE`]).
+    pub gap: bool,
     /// What a file is. Default [`FileRule::Merged`]: FAD does not say, its
     /// authors' simulator merges contiguous same-op records (issue 9 item 1;
     /// no effect on replicas, which are generated as files).
@@ -64,7 +68,8 @@ impl Default for FadOptions {
         FadOptions {
             traces_dir: None,
             scale: 1.0,
-            utilization: replica::DEFAULT_UTILIZATION,
+            load: replica::Load::Known,
+            gap: false,
             files: FileRule::Merged,
             dedup_target: replica::DedupTarget::default(),
             only: Vec::new(),
@@ -209,8 +214,8 @@ pub fn plan(base: &Config, opts: &FadOptions) -> Result<(Plan, Vec<WorkloadChoic
             None => WorkloadDef::new(WorkloadSpec::Replica(ReplicaRef { row, scale: opts.scale })),
         };
         def.label = row.key.to_string();
-        def.utilization = opts.utilization;
         def.device = replica::ReplicaDevice::of(base);
+        def.utilization = opts.load.for_row(row, &def.device);
         def.files = opts.files;
         def.dedup_target = opts.dedup_target;
         let w = plan.add_workload(def.clone())?;
@@ -221,6 +226,9 @@ pub fn plan(base: &Config, opts: &FadOptions) -> Result<(Plan, Vec<WorkloadChoic
             if (rho - rho0).abs() > 1e-9 {
                 plan.add_cell(w, "fad", &[(RHO_KEY.to_string(), rho_value(rho))], base)?;
             }
+        }
+        if opts.gap && matches!(def.spec, WorkloadSpec::Replica(_)) {
+            super::gap::add_cells(&mut plan, base, row, opts.scale)?;
         }
         choices.push(WorkloadChoice { row, def, note });
     }
@@ -569,11 +577,11 @@ pub fn write_report(
         format!("scale {} of Table II's I/O counts and footprints", opts.scale)
     };
     if replicas > 0 {
-        let _ = writeln!(
-            o,
-            "* Workloads: {kind}; replicas at {scale_note}, load: busiest resource {:.0}% utilized",
-            opts.utilization * 100.0
-        );
+        let load = match opts.load {
+            replica::Load::Known => "each trace's own average load (Table II's I/Os over the trace's duration: FIU 3 weeks, MSR 1 week, VDI 1 hour), busiest resource 0.002-7% utilized (per row in the replica parameters below)".to_string(),
+            replica::Load::Utilization(u) => format!("busiest resource {:.0}% utilized", u * 100.0),
+        };
+        let _ = writeln!(o, "* Workloads: {kind}; replicas at {scale_note}, load: {load}");
     } else {
         let _ = writeln!(o, "* Workloads: {kind}");
     }
@@ -987,6 +995,44 @@ pub fn write_report(
         let _ = writeln!(o, "![{} read latency CDF](plots/{stem}.svg)\n", row.name);
     }
 
+    // The gap, decomposed (issue 9 items 2 and 9).
+    if opts.gap {
+        let rows: Vec<&'static TableRow> =
+            choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).map(|c| c.row).collect();
+        let effects = super::gap::effects(records, &rows);
+        let paper = (
+            claim_percent("Deduplication vs Native, avg read latency"),
+            claim_percent("FAD vs Deduplication, avg read latency"),
+        );
+        let _ = writeln!(o, "## The gap to the paper, decomposed\n");
+        o.push_str(&super::gap::section(&effects, super::gap::scale(opts.scale), paper));
+        let (cats, series) = super::gap::bars(&effects, paper);
+        if cats.len() > 1 {
+            plotter.bars(
+                "gap_decomposition",
+                "Read-latency ratios per factor (baseline = before issue 9)",
+                "mean read latency ratio",
+                &cats,
+                &series,
+            )?;
+            let _ = writeln!(o, "![gap](plots/gap_decomposition.png)\n");
+        }
+        let lines = super::gap::load_lines(&effects);
+        if lines.iter().all(|(_, p)| p.len() >= 2) {
+            plotter.lines(
+                "load_sensitivity",
+                "Load sensitivity of the effects",
+                "utilization of the busiest resource (%)",
+                "change (%)",
+                &lines,
+            )?;
+            let _ = writeln!(
+                o,
+                "Load sensitivity (baseline settings at 5%, 10%, 20% and 40% load): ![load](plots/load_sensitivity.png)\n"
+            );
+        }
+    }
+
     // All claims at a glance.
     let _ = writeln!(o, "## Summary: the paper's numbers beside ours\n");
     let mut summary = String::new();
@@ -1022,6 +1068,11 @@ pub fn write_report(
     let path = out.join("REPORT.md");
     crate::output::write_bytes(&path, o.as_bytes())?;
     Ok((path, plotter.files))
+}
+
+/// The paper's number for the claim described `what` (see [`CLAIMS`]).
+fn claim_percent(what: &str) -> f64 {
+    CLAIMS.iter().find(|c| c.what == what).map(|c| c.percent).unwrap_or(f64::NAN)
 }
 
 /// Writes the figures of one report (SVG and PNG) and remembers the files.

@@ -32,6 +32,7 @@
 //! ([`execute_in`]).
 
 pub mod fad;
+pub mod gap;
 pub mod paper;
 pub mod replica;
 pub mod results;

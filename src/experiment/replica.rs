@@ -146,12 +146,29 @@ pub struct TableRow {
     pub file_patterns: &'static [&'static str],
     /// Trace format the real trace must be detected as.
     pub format: &'static str,
+    /// How long the real trace lasts, seconds (for `--utilization known`):
+    /// FIU IODedup 3 weeks (11/01/08-11/21/08), MSR Cambridge one week
+    /// (from 2007-02-22), SYSTOR'17 VDI one hour (FAD's LUN0-2 are the
+    /// hourly files `2016021612-LUN0..2`); sources:
+    /// `../shared/traces/*/SOURCE.md`.
+    pub duration_s: f64,
 }
 
 impl TableRow {
     /// The write size implied by the table: `(avg_req − r·read) / (1 − r)`, KB.
     pub fn avg_write_kb(&self) -> f64 {
         (self.avg_req_kb - self.read_ratio * self.avg_read_kb) / (1.0 - self.read_ratio)
+    }
+
+    /// The real trace's average load on `device`: Table II's I/Os over the
+    /// trace's duration, times the busiest resource's demand per request
+    /// ([`ReplicaDevice::demand_us`]), at most 1. On Table I: FIU rows
+    /// 0.02-0.03%, MSR rows 0.002-0.05%, VDI rows 5-7% (the VDI traces pack
+    /// their requests into one hour).
+    pub fn known_utilization(&self, device: &ReplicaDevice) -> f64 {
+        let (bus, chip, hash) = device.demand_us(self);
+        let per_s = self.total_ios_k * 1000.0 / self.duration_s;
+        (per_s * bus.max(chip).max(hash) * 1e-6).min(1.0)
     }
 
     /// Whether a file name (any case) is this row's real trace by name.
@@ -163,6 +180,13 @@ impl TableRow {
         })
     }
 }
+
+/// FIU IODedup traces: 3 weeks, 11/01/08-11/21/08 (21 days).
+const FIU_DURATION_S: f64 = 21.0 * 86_400.0;
+/// MSR Cambridge: one week from 2007-02-22.
+const MSR_DURATION_S: f64 = 7.0 * 86_400.0;
+/// SYSTOR'17 VDI: one file per hour.
+const VDI_DURATION_S: f64 = 3_600.0;
 
 /// FAD Table II ("Trace workload characteristics"), in the paper's order.
 pub const TABLE_II: [TableRow; 9] = [
@@ -178,6 +202,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: true,
         file_patterns: &["^homes"],
         format: "fiu",
+        duration_s: FIU_DURATION_S,
     },
     TableRow {
         name: "Mail",
@@ -191,6 +216,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: true,
         file_patterns: &["^mail", "^cheetah"],
         format: "fiu",
+        duration_s: FIU_DURATION_S,
     },
     TableRow {
         name: "Web-vm",
@@ -204,6 +230,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: true,
         file_patterns: &["^webvm", "^web-vm", "^web_vm", "^webmail+online"],
         format: "fiu",
+        duration_s: FIU_DURATION_S,
     },
     TableRow {
         name: "mds1",
@@ -217,6 +244,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["^mds_1", "^mds1", "^mds-1"],
         format: "msr",
+        duration_s: MSR_DURATION_S,
     },
     TableRow {
         name: "stg1",
@@ -230,6 +258,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["^stg_1", "^stg1", "^stg-1"],
         format: "msr",
+        duration_s: MSR_DURATION_S,
     },
     TableRow {
         name: "web1",
@@ -243,6 +272,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["^web_1", "^web1", "^web-1"],
         format: "msr",
+        duration_s: MSR_DURATION_S,
     },
     TableRow {
         name: "LUN0",
@@ -256,6 +286,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["lun0"],
         format: "systor",
+        duration_s: VDI_DURATION_S,
     },
     TableRow {
         name: "LUN1",
@@ -269,6 +300,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["lun1"],
         format: "systor",
+        duration_s: VDI_DURATION_S,
     },
     TableRow {
         name: "LUN2",
@@ -282,6 +314,7 @@ pub const TABLE_II: [TableRow; 9] = [
         real_content: false,
         file_patterns: &["lun2"],
         format: "systor",
+        duration_s: VDI_DURATION_S,
     },
 ];
 
@@ -421,6 +454,52 @@ impl Default for Locality {
             read_hot: 0.2,
             reread_window: 4096,
             hot_fraction: 0.1,
+        }
+    }
+}
+
+/// The load replicas are generated for (`--utilization`; issue 9 item 2).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Load {
+    /// The real trace's own average load: Table II's I/O count over the
+    /// trace's duration ([`TableRow::duration_s`]), as a utilization of the
+    /// busiest resource of the device ([`TableRow::known_utilization`]).
+    Known,
+    /// A utilization of the busiest resource, in (0, 1].
+    Utilization(f64),
+}
+
+impl Load {
+    /// The utilization for `row` on `device`.
+    pub fn for_row(self, row: &TableRow, device: &ReplicaDevice) -> f64 {
+        match self {
+            Load::Known => row.known_utilization(device),
+            Load::Utilization(u) => u,
+        }
+    }
+}
+
+impl fmt::Display for Load {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Load::Known => f.write_str("known"),
+            Load::Utilization(u) => write!(f, "{u}"),
+        }
+    }
+}
+
+impl FromStr for Load {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s == "known" {
+            return Ok(Load::Known);
+        }
+        match s.parse::<f64>() {
+            Ok(u) if u > 0.0 && u <= 1.0 => Ok(Load::Utilization(u)),
+            _ => Err(format!(
+                "`{s}`: use `known` (each trace's own average load) or a utilization of the busiest resource in (0, 1], e.g. 0.4"
+            )),
         }
     }
 }
@@ -886,6 +965,24 @@ mod tests {
         }
     }
 
+    /// The known loads (docs/reproduce.md quotes them).
+    #[test]
+    fn known_loads_follow_the_trace_durations() {
+        let t1 = ReplicaDevice::table1();
+        let u = |k: &str| row(k).unwrap().known_utilization(&t1);
+        // mds1: 1,548 K I/Os in a week at 192 us of bus per request.
+        assert!((u("mds1") - 1_548_000.0 / 604_800.0 * 192.0e-6).abs() < 2e-6, "{}", u("mds1"));
+        for k in ["homes", "mail", "webvm", "mds1", "stg1", "web1"] {
+            assert!(u(k) < 0.001, "{k}: {}", u(k));
+        }
+        for k in ["lun0", "lun1", "lun2"] {
+            assert!(u(k) > 0.04 && u(k) < 0.08, "{k}: {}", u(k));
+        }
+        assert_eq!("known".parse::<Load>(), Ok(Load::Known));
+        assert_eq!("0.4".parse::<Load>(), Ok(Load::Utilization(0.4)));
+        assert!("0".parse::<Load>().is_err() && "1.5".parse::<Load>().is_err() && "x".parse::<Load>().is_err());
+    }
+
     #[test]
     fn merging_files_leaves_a_replica_unchanged() {
         for key in ["mail", "mds1", "stg1"] {
@@ -984,7 +1081,11 @@ mod tests {
     fn experiments_load_replicas_for_their_base_config() {
         use crate::config::Config;
         use crate::experiment::fad::{plan, FadOptions};
-        let opts = FadOptions { only: vec!["stg1".into()], ..FadOptions::default() };
+        let opts = FadOptions {
+            only: vec!["stg1".into()],
+            load: Load::Utilization(DEFAULT_UTILIZATION),
+            ..FadOptions::default()
+        };
         let stg1 = row("stg1").unwrap();
         for preset in ["fad-table1", "fad-onfi800"] {
             let cfg = Config::load(Some(preset), &[]).unwrap();
