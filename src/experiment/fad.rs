@@ -578,7 +578,7 @@ pub fn write_report(
     };
     if replicas > 0 {
         let load = match opts.load {
-            replica::Load::Known => "each trace's own average load (Table II's I/Os over the trace's duration: FIU 3 weeks, MSR 1 week, VDI 1 hour), busiest resource 0.002-7% utilized (per row in the replica parameters below)".to_string(),
+            replica::Load::Known => "each trace's own average load (Table II's I/Os over the trace's duration: FIU 3 weeks, MSR 1 week, VDI 1 hour), busiest resource 0.002-7.0% utilized (per row in the replica parameters below)".to_string(),
             replica::Load::Utilization(u) => format!("busiest resource {:.0}% utilized", u * 100.0),
         };
         let _ = writeln!(o, "* Workloads: {kind}; replicas at {scale_note}, load: {load}");

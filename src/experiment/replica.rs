@@ -163,7 +163,7 @@ impl TableRow {
     /// The real trace's average load on `device`: Table II's I/Os over the
     /// trace's duration, times the busiest resource's demand per request
     /// ([`ReplicaDevice::demand_us`]), at most 1. On Table I: FIU rows
-    /// 0.02-0.03%, MSR rows 0.002-0.05%, VDI rows 5-7% (the VDI traces pack
+    /// 0.01-0.03%, MSR rows 0.002-0.05%, VDI rows 5.5-7.0% (the VDI traces pack
     /// their requests into one hour).
     pub fn known_utilization(&self, device: &ReplicaDevice) -> f64 {
         let (bus, chip, hash) = device.demand_us(self);
