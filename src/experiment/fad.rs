@@ -1010,7 +1010,7 @@ pub fn write_report(
         if cats.len() > 1 {
             plotter.bars(
                 "gap_decomposition",
-                "Read-latency ratios per factor (baseline = before issue 9)",
+                "Read latency per factor (authors' model omitted)",
                 "mean read latency ratio",
                 &cats,
                 &series,
@@ -1021,7 +1021,7 @@ pub fn write_report(
         if lines.iter().all(|(_, p)| p.len() >= 2) {
             plotter.lines(
                 "load_sensitivity",
-                "Load sensitivity of the effects",
+                "Effects vs load",
                 "utilization of the busiest resource (%)",
                 "change (%)",
                 &lines,
