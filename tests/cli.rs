@@ -214,6 +214,11 @@ mod default_job {
             .assert()
             .failure()
             .stderr(predicate::str::contains("use `request`"));
+        dedupsim()
+            .args(["run", "--synth", "requests=100", "--dedup-rate", "trace"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("--dedup-rate applies to Table II replicas only"));
     }
 
     #[test]

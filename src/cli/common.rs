@@ -243,9 +243,9 @@ pub struct WorkloadArgs {
     #[arg(long, default_value = "request", value_name = "RULE")]
     pub files: dedupsim::workload::FileRule,
     /// With --replica: match Table II's dedup rate on the device (Deduplication achieves it) or
-    /// on the trace (the replayed writes repeat content at that rate).
-    #[arg(long, default_value = "device", value_name = "ON", requires = "replica")]
-    pub dedup_rate: dedupsim::experiment::replica::DedupTarget,
+    /// on the trace (the replayed writes repeat content at that rate). Default: device.
+    #[arg(long, value_name = "ON")]
+    pub dedup_rate: Option<dedupsim::experiment::replica::DedupTarget>,
 }
 
 impl WorkloadArgs {
@@ -300,6 +300,9 @@ impl ConfigArgs {
 /// Loads the trace or generates the synthetic workload, then applies
 /// `--files`.
 pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
+    if a.dedup_rate.is_some() && a.replica.is_none() {
+        anyhow::bail!("--dedup-rate applies to Table II replicas only: use it with --replica NAME");
+    }
     let mut w = load_records(a, cfg, quiet)?;
     let before = w.requests.len();
     let merged = w.apply_file_rule(a.files);
@@ -340,7 +343,7 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
             // --config/--set), as `reproduce fad` generates them.
             let device = replica::ReplicaDevice::of(cfg);
             let mut spec = ReplicaSpec::on_device(r.row, r.scale, replica::DEFAULT_UTILIZATION, &device);
-            spec.dedup_target = a.dedup_rate;
+            spec.dedup_target = a.dedup_rate.unwrap_or_default();
             if let Some(n) = a.max_requests {
                 spec.requests = spec.requests.min(n);
             }
