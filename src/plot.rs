@@ -108,7 +108,7 @@ impl From<crate::output::OutputError> for PlotError {
 /// has one value per category; values must be finite and non-negative. The
 /// y axis starts at 0 and ends just above the tallest bar's label.
 ///
-/// Every bar carries its value (see [`value_label`]: three decimals below
+/// Every bar carries its value (see `value_label`: three decimals below
 /// 10, e.g. "0.931"), beyond the bar's free end. The labels lie flat when
 /// the widest fits its bar, otherwise they stand upright (reading upwards),
 /// at the largest size from 14 px down to 9 px whose text height fits the
@@ -130,7 +130,7 @@ pub fn grouped_bars(
 /// its value label beyond its end, and a dashed horizontal line marks 1.0.
 ///
 /// The y axis does not start at 0: it spans the baseline and every value,
-/// plus room for the labels (see [`bar_y_range`]), so that differences of a
+/// plus room for the labels (see `bar_y_range`), so that differences of a
 /// few percent fill the plot instead of a sliver of it; a data span below
 /// 0.04 is widened to 0.04 (centred) so that noise of a tenth of a percent
 /// is not blown up either. A series equal to 1.0 in every category is the
@@ -161,7 +161,7 @@ pub fn grouped_bars_normalized(
 /// (e.g. 100 µs to 3 ms); a curve leaving that range is cut at the frame.
 /// Ticks are labelled with units (`100 µs`, `1 ms`, `10 ms`) at every
 /// decade, also at 2x and 5x when fewer than three decades are in range
-/// (see [`log_ticks`]); every other 1..9 multiple gets a light grid line.
+/// (see `log_ticks`); every other 1..9 multiple gets a light grid line.
 /// Points at or below 0 µs cannot be placed on a log axis and are left out;
 /// if no point is positive, the figure is an error.
 pub fn cdf(stem: &Path, title: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<(), PlotError> {
@@ -434,7 +434,7 @@ enum XAxis {
     /// Linear, over the data's range.
     Linear,
     /// Logarithmic latency: x values are log10(µs), the range is `[lo, hi]`
-    /// (log10 µs), ticks from [`log_ticks`] labelled by [`fmt_us`].
+    /// (log10 µs), ticks from `log_ticks` labelled by [`fmt_us`].
     Log10Micros { lo: f64, hi: f64 },
 }
 

@@ -222,6 +222,20 @@ mod default_job {
     }
 
     #[test]
+    fn reproduce_refuses_a_foreign_non_empty_output_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        dedupsim()
+            .args(["reproduce", "fad", "--quick", "--only", "web1", "--no-plots", "--out"])
+            .arg(dir.path())
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("is not a previous output of dedupsim"));
+        assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(), "mine");
+        assert!(!dir.path().join("REPORT.md").exists());
+    }
+
+    #[test]
     fn replica_arrivals_follow_the_simulated_device() {
         // mds1 is bus-bound: on the faster ONFI-800 bus the same load (40% of
         // the busiest resource) means faster arrivals, hence a shorter trace.

@@ -247,6 +247,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         anyhow::bail!("--scale {scale} must be in (0, 1]");
     }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
+    check_out_dir(&out)?;
     // Every cell simulates the base device (cells vary policy parameters only).
     a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
     let opts = fad::FadOptions {
@@ -350,6 +351,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             let file = a.file.context("a sweep file is required")?;
             let s = Sweep::load(&file)?;
             let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.common.name));
+            check_out_dir(&out)?;
             if let Some(jobs_file) = &a.emit_jobs {
                 common::check_outputs(&[("sweep file", &file)], &[("--emit-jobs", jobs_file)])?;
                 let plan = s.plan()?;
@@ -416,4 +418,26 @@ fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
         );
     }
     o
+}
+
+/// Refuses an output directory that holds files but is not a previous
+/// output of an experiment (no `cells/`, `results.csv` or `timing.json`):
+/// writing reports, plots and cells into someone's unrelated directory
+/// would mix them with its files and overwrite same-named ones.
+fn check_out_dir(out: &std::path::Path) -> Result<()> {
+    let Ok(mut entries) = std::fs::read_dir(out) else {
+        return Ok(()); // missing (created later) or unreadable (reported when written)
+    };
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    let ours = ["cells", "results.csv", "timing.json"].iter().any(|m| out.join(m).exists());
+    if !ours {
+        anyhow::bail!(
+            "--out {}: the directory is not empty and is not a previous output of dedupsim \
+             (no cells/, results.csv or timing.json); choose an empty or new directory",
+            out.display()
+        );
+    }
+    Ok(())
 }
