@@ -499,7 +499,14 @@ fn count_distinct(ids: impl Iterator<Item = u64>, bound: u64) -> u64 {
 /// Realized dedup rate of a workload's write stream: `1 - distinct/pages`
 /// over every written page that carries content (0 for no such pages).
 pub fn realized_dedup_rate(w: &Workload) -> f64 {
-    let writes = || w.requests.iter().filter(|r| r.op == Op::Write && r.content != NO_CONTENT);
+    realized_dedup_rate_of(w, &w.requests)
+}
+
+/// [`realized_dedup_rate`] over the writes among `requests` (requests of
+/// `w`, e.g. [`Workload::timed`]: the trace's own rate, without its
+/// preconditioning).
+pub fn realized_dedup_rate_of(w: &Workload, requests: &[crate::workload::Request]) -> f64 {
+    let writes = || requests.iter().filter(|r| r.op == Op::Write && r.content != NO_CONTENT);
     let mut pages = 0u64;
     let mut bound = w.content_space as u64;
     for r in writes() {
