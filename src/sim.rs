@@ -750,16 +750,22 @@ impl<'w> Simulation<'w> {
                     None
                 }
             };
-            let dup = if !dedup {
-                Dup::None
-            } else if let Some(first) = repeat {
+            let dup = match repeat {
                 // The first occurrence of `c` in this file decides; later ones follow it.
-                Dup::InFile { first }
-            } else if let Some(e) = self.ftl.find_duplicate(c) {
-                let ent = self.ftl.entry(e);
-                Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
-            } else {
-                Dup::None
+                Some(first) => Dup::InFile { first },
+                None if !dedup => Dup::None,
+                None => match self.ftl.find_duplicate(c) {
+                    Some(e) => {
+                        let ent = self.ftl.entry(e);
+                        Dup::Existing {
+                            entry: e,
+                            unit: self.ftl.geometry().unit_of(ent.ppn),
+                            refs: ent.refs,
+                            ppn: ent.ppn,
+                        }
+                    }
+                    None => Dup::None,
+                },
             };
             self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
         }

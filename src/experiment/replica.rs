@@ -871,7 +871,7 @@ pub fn device_dedup_rate(w: &Workload) -> f64 {
     let mut held = vec![u32::MAX; w.lpn_span as usize];
     let mut seen_in_file: Vec<u32> = Vec::new();
     let (mut pages, mut dups) = (0u64, 0u64);
-    for r in &w.requests[w.precondition as usize..] {
+    for r in w.timed() {
         if r.op == Op::Trim {
             for l in r.lpn..r.lpn + r.pages {
                 let old = std::mem::replace(&mut held[l as usize], u32::MAX);
@@ -885,24 +885,20 @@ pub fn device_dedup_rate(w: &Workload) -> f64 {
             continue;
         }
         let contents = w.content_of(r);
+        // A new content counts as stored from its first occurrence in the
+        // file on (its repeats are duplicates); undone before remapping.
         seen_in_file.clear();
         for &c in contents {
             pages += 1;
-            if refs[c.0 as usize] > 0 || seen_in_file.contains(&c.0) {
+            if refs[c.0 as usize] > 0 {
                 dups += 1;
-            } else if contents.len() <= 64 {
-                seen_in_file.push(c.0);
             } else {
-                // Large file: mark with a reference now (undone below), so
-                // that a repeat sees it without a quadratic scan.
                 refs[c.0 as usize] += 1;
                 seen_in_file.push(c.0);
             }
         }
-        if contents.len() > 64 {
-            for &c in &seen_in_file {
-                refs[c as usize] -= 1;
-            }
+        for &c in &seen_in_file {
+            refs[c as usize] -= 1;
         }
         for (k, &c) in contents.iter().enumerate() {
             let l = (r.lpn + k as u32) as usize;
