@@ -5,8 +5,10 @@
 //! never reads the wall clock: a run is a pure function of configuration,
 //! workload and seed.
 
+pub mod background;
 pub mod config;
 pub mod content;
+pub mod engine;
 pub mod experiment;
 pub mod fromfiles;
 pub mod ftl;

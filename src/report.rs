@@ -142,11 +142,27 @@ pub struct RunReport {
     pub counters: Counters,
     pub dof: DofStats,
     pub policy_stats: BTreeMap<String, f64>,
+    /// The dedup engine (`dedup.engine`); absent from the JSON for the
+    /// default `caftl`, so default runs' output is unchanged.
+    #[serde(default = "default_engine", skip_serializing_if = "is_default_engine")]
+    pub engine: String,
+    /// What the engine counted and the flash work the simulator executed
+    /// for it (`engine_*`, `sim_engine_*`); absent when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub engine_stats: BTreeMap<String, f64>,
     pub chips: Vec<ChipStats>,
     pub wear: WearStats,
     pub memory: MemoryStats,
     pub invariant_checks: u64,
     pub histograms: Histograms,
+}
+
+fn default_engine() -> String {
+    crate::engine::DEFAULT.to_string()
+}
+
+fn is_default_engine(e: &str) -> bool {
+    e == crate::engine::DEFAULT
 }
 
 /// Identity of a run, for stamping the report.
@@ -196,6 +212,8 @@ impl RunReport {
             counters: c.clone(),
             dof: m.dof.clone(),
             policy_stats: out.policy_stats.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            engine: out.engine.clone(),
+            engine_stats: out.engine_stats.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             chips,
             wear: wear(&out.erase_counts),
             memory: MemoryStats {
@@ -287,6 +305,10 @@ impl RunReport {
         if !self.policy_stats.is_empty() {
             let stats: Vec<String> = self.policy_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let _ = writeln!(o, "policy: {}", stats.join("  "));
+        }
+        if !self.engine_stats.is_empty() {
+            let stats: Vec<String> = self.engine_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(o, "engine {}: {}", self.engine, stats.join("  "));
         }
         if self.invariant_checks > 0 {
             let _ = writeln!(o, "--check: {} full invariant checks passed, every read verified", self.invariant_checks);

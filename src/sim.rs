@@ -81,6 +81,7 @@
 //! Mapping state changes at processing time; only timing is deferred.
 
 use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
+use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
 use crate::policy::{Action, Dup, GcHint, PageInfo, Policy};
@@ -214,6 +215,8 @@ pub enum SimError {
     BadPlan { policy: String, got: usize, want: usize },
     #[error("policy '{policy}' asked to reference page {page} which has no duplicate")]
     BadReference { policy: String, page: usize },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
 }
 
 /// Options of one run.
@@ -233,6 +236,11 @@ pub struct RunOutput {
     pub metrics: Metrics,
     pub policy: String,
     pub policy_stats: Vec<(&'static str, f64)>,
+    /// The dedup engine (`dedup.engine`) and what it counted, with the
+    /// flash operations the simulator executed for it (empty for `caftl`,
+    /// which charges nothing but its hash time).
+    pub engine: String,
+    pub engine_stats: Vec<(&'static str, f64)>,
     pub chip_busy: Vec<Nanos>,
     pub chip_wait: Vec<Nanos>,
     pub erase_counts: Vec<u32>,
@@ -298,6 +306,34 @@ pub struct Simulation<'w> {
     fad_ssdsim: Option<Box<FadSsdsimModel>>,
     /// The model places this policy's programs (it is placement-free).
     fad_ssdsim_places: bool,
+    /// The dedup engine ([`crate::engine`]).
+    engine: Box<dyn Engine>,
+    /// The engine is the FTL's own index (CAFTL): look up inline.
+    ftl_index: bool,
+    /// Engine scratch: the write's pages, the engine's answers, which
+    /// pages were programmed, freed copies, background work.
+    wpages: Vec<WritePage>,
+    eio: EngineIo,
+    programmed: Vec<bool>,
+    freed: Vec<(ContentId, EntryId)>,
+    bg: Background,
+    /// Per-page hash time of the engine.
+    engine_fp: Nanos,
+    chips: u32,
+    ecount: EngineCounts,
+}
+
+/// Flash work the simulator executed for a dedup engine.
+#[derive(Clone, Debug, Default)]
+struct EngineCounts {
+    data_reads: u64,
+    gating_reads: u64,
+    meta_reads: u64,
+    meta_programs: u64,
+    background_ops: u64,
+    remaps: u64,
+    remaps_skipped: u64,
+    idle_windows: u64,
 }
 
 impl<'w> Simulation<'w> {
@@ -307,9 +343,27 @@ impl<'w> Simulation<'w> {
         policy: Box<dyn Policy>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
+        let engine = engine::build(cfg)?;
+        Self::with_engine(cfg, workload, policy, engine, opts)
+    }
+
+    /// Like [`Simulation::new`] with a given dedup engine instead of the
+    /// one `dedup.engine` names.
+    pub fn with_engine(
+        cfg: &Config,
+        workload: &'w Workload,
+        policy: Box<dyn Policy>,
+        engine: Box<dyn Engine>,
+        opts: RunOptions,
+    ) -> Result<Self, SimError> {
         let mut ftl = Ftl::new(cfg);
+        let ftl_index = engine.uses_ftl_index();
         if policy.deduplicates() {
-            ftl.reserve_index(workload.content_space);
+            if ftl_index {
+                ftl.reserve_index(workload.content_space);
+            } else {
+                ftl.track_freed();
+            }
         }
         if workload.timed().is_empty() {
             return Err(SimError::Empty);
@@ -371,6 +425,16 @@ impl<'w> Simulation<'w> {
             precondition_next: 0,
             ftl,
             policy,
+            engine_fp: engine.hash_time().unwrap_or(cfg.dedup.fingerprint),
+            ftl_index,
+            engine,
+            wpages: Vec::new(),
+            eio: EngineIo::default(),
+            programmed: Vec::new(),
+            freed: Vec::new(),
+            bg: Background::default(),
+            chips: cfg.chips(),
+            ecount: EngineCounts::default(),
         })
     }
 
@@ -467,6 +531,12 @@ impl<'w> Simulation<'w> {
                     last_issue
                 }
             };
+            if k > 0 && self.dedup && !self.ftl_index {
+                let thr = self.engine.idle_threshold();
+                if issue > last_issue + thr {
+                    self.run_idle(IdleWindow { start: last_issue + thr, end: Some(issue) }, last_issue);
+                }
+            }
             last_issue = issue;
             outstanding += 1;
             if k == 0 {
@@ -489,6 +559,10 @@ impl<'w> Simulation<'w> {
                 progress(k as u64 + 1, total);
             }
         }
+        if self.dedup && !self.ftl_index {
+            let thr = self.engine.idle_threshold();
+            self.run_idle(IdleWindow { start: last_issue + thr, end: None }, last_issue);
+        }
         while !self.pending.is_empty() {
             self.apply_front();
         }
@@ -503,9 +577,12 @@ impl<'w> Simulation<'w> {
         if let Some(m) = &self.fad_ssdsim {
             policy_stats.push(("fad_ssdsim_page0_reads", m.page0_reads as f64));
         }
+        let engine_stats = self.engine_stats();
         let out = RunOutput {
             policy: self.policy.name().to_string(),
             policy_stats,
+            engine: self.engine.name().to_string(),
+            engine_stats,
             chip_busy: self.timing.chip_busy().to_vec(),
             chip_wait: self.timing.chip_wait().to_vec(),
             erase_counts: self.ftl.erase_counts().collect(),
@@ -754,6 +831,8 @@ impl<'w> Simulation<'w> {
                 // The first occurrence of `c` in this file decides; later ones follow it.
                 Some(first) => Dup::InFile { first },
                 None if !dedup => Dup::None,
+                // Another engine answers for the whole write below.
+                None if !self.ftl_index => Dup::None,
                 None => match self.ftl.find_duplicate(c) {
                     Some(e) => {
                         let ent = self.ftl.entry(e);
@@ -768,6 +847,10 @@ impl<'w> Simulation<'w> {
                 },
             };
             self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
+        }
+        let engine_path = dedup && !self.ftl_index;
+        if engine_path {
+            self.engine_lookup();
         }
 
         // 2. The policy decides.
@@ -803,8 +886,13 @@ impl<'w> Simulation<'w> {
         let mut last_h = t;
         let hashed = dedup && timed;
         if hashed {
-            self.timing.fingerprint_request(t, n, &mut self.hash_ready);
+            if engine_path {
+                self.timing.fingerprint_pages(t, &self.eio.hashed, self.engine_fp, &mut self.hash_ready);
+            } else {
+                self.timing.fingerprint_request(t, n, &mut self.hash_ready);
+            }
         }
+        self.programmed.clear();
         for k in 0..n {
             let p = self.pages[k];
             let h = if hashed { self.hash_ready[k] } else { t };
@@ -856,7 +944,7 @@ impl<'w> Simulation<'w> {
                         unit
                     };
                     let is_new = p.dup == Dup::None;
-                    let (e, ppn, gc) = self.ftl.program(unit, p.content, dedup && is_new)?;
+                    let (e, ppn, gc) = self.ftl.program(unit, p.content, dedup && is_new && self.ftl_index)?;
                     self.ftl.map_pinned(p.lpn, e);
                     let pr = &mut self.metrics.counters.programs;
                     if !timed {
@@ -880,8 +968,17 @@ impl<'w> Simulation<'w> {
             };
             self.entry_of.push(e);
             self.unit_of_page.push(unit);
+            self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
             if self.opts.check {
                 self.shadow[p.lpn.0 as usize] = p.content.0 + 1;
+            }
+        }
+
+        // The engine learns the outcome; its flash work is scheduled.
+        if engine_path {
+            self.engine.commit(&self.ftl, &self.wpages, &self.entry_of, &self.programmed, &mut self.eio);
+            if timed {
+                self.schedule_engine_ops(t, slot, hashed);
             }
         }
 
@@ -906,6 +1003,141 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.write_count += 1;
         }
         Ok(())
+    }
+
+    /// Applies the copies the FTL freed since the last call to the engine.
+    fn sync_freed(&mut self) {
+        if self.ftl.has_freed() {
+            self.ftl.take_freed(&mut self.freed);
+            for &(c, e) in &self.freed {
+                self.engine.forget(c, e);
+            }
+            self.freed.clear();
+        }
+    }
+
+    /// Asks the engine about the current write's pages (`self.pages`, with
+    /// in-file repeats already found) and fills in their duplicates.
+    fn engine_lookup(&mut self) {
+        self.sync_freed();
+        self.wpages.clear();
+        self.wpages.extend(self.pages.iter().map(|p| WritePage {
+            lpn: p.lpn,
+            content: p.content,
+            repeat: matches!(p.dup, Dup::InFile { .. }),
+        }));
+        self.eio.reset(self.pages.len());
+        self.engine.lookup(&self.ftl, &self.wpages, &mut self.eio);
+        for (p, v) in self.pages.iter_mut().zip(&self.eio.verdicts) {
+            if let (Verdict::Duplicate(e), Dup::None) = (*v, p.dup) {
+                if let Some(ent) = self.ftl.entry_live(e) {
+                    p.dup = Dup::Existing {
+                        entry: e,
+                        unit: self.ftl.geometry().unit_of(ent.ppn),
+                        refs: ent.refs,
+                        ppn: ent.ppn,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The chip of an engine's flash operation and the operation kind.
+    fn engine_op_target(&mut self, op: FlashOp) -> (u32, OpKind) {
+        match op {
+            FlashOp::DataRead(ppn) => {
+                self.ecount.data_reads += 1;
+                (self.ftl.geometry().chip_of(ppn), OpKind::Read)
+            }
+            FlashOp::MetaRead(m) => {
+                self.ecount.meta_reads += 1;
+                (engine::metadata_chip(m, self.chips), OpKind::Read)
+            }
+            FlashOp::MetaProgram(m) => {
+                self.ecount.meta_programs += 1;
+                (engine::metadata_chip(m, self.chips), OpKind::Program)
+            }
+        }
+    }
+
+    /// Schedules the current write's engine operations: each reaches its
+    /// chip at the request's arrival or when its page is hashed; gating
+    /// ones hold the request (`slot`) until they complete.
+    fn schedule_engine_ops(&mut self, t: Nanos, slot: u32, hashed: bool) {
+        let ops = std::mem::take(&mut self.eio.ops);
+        for o in &ops {
+            let at = match o.when {
+                When::Arrival => t,
+                When::Hashed(k) if hashed => self.hash_ready.get(k as usize).copied().unwrap_or(t),
+                When::Hashed(_) => t,
+            };
+            let (chip, kind) = self.engine_op_target(o.op);
+            let tag = if o.gates {
+                self.ecount.gating_reads += u64::from(kind == OpKind::Read);
+                self.inflight[slot as usize].remaining += 1;
+                slot
+            } else {
+                NO_TAG
+            };
+            self.schedule(PendingOp { at, chip, kind, slot: tag }, t);
+            let cost = if kind == OpKind::Read { self.t_read_out } else { self.t_in_prog };
+            self.reserve(chip, at, cost);
+        }
+        self.eio.ops = ops;
+    }
+
+    /// Offers an idle window to the engine and executes its background
+    /// work: remaps now (mapping state changes at processing time), flash
+    /// operations queued at their times (all after `now`, the last arrival).
+    fn run_idle(&mut self, window: IdleWindow, now: Nanos) {
+        if !self.engine.wants_idle() {
+            return;
+        }
+        self.sync_freed();
+        self.ecount.idle_windows += 1;
+        let mut bg = std::mem::take(&mut self.bg);
+        bg.ops.clear();
+        bg.remaps.clear();
+        self.engine.idle(&self.ftl, window, &mut bg);
+        for r in &bg.remaps {
+            let ok = r.from != r.to
+                && self.ftl.lookup(r.lpn) == Some(r.from)
+                && self.ftl.entry_live(r.to).is_some_and(|to| to.content == self.ftl.entry(r.from).content);
+            if ok {
+                self.ftl.pin(r.to);
+                self.ftl.map_pinned(r.lpn, r.to);
+                self.ecount.remaps += 1;
+            } else {
+                self.ecount.remaps_skipped += 1;
+            }
+        }
+        for &(at, op) in &bg.ops {
+            let (chip, kind) = self.engine_op_target(op);
+            self.ecount.background_ops += 1;
+            self.schedule(PendingOp { at: at.max(now), chip, kind, slot: NO_TAG }, now);
+        }
+        self.bg = bg;
+        self.sync_freed();
+    }
+
+    /// The engine's statistics plus the flash work executed for it.
+    fn engine_stats(&self) -> Vec<(&'static str, f64)> {
+        if self.ftl_index || !self.dedup {
+            return Vec::new();
+        }
+        let c = &self.ecount;
+        let mut v = self.engine.stats();
+        v.extend([
+            ("sim_engine_data_reads", c.data_reads as f64),
+            ("sim_engine_gating_reads", c.gating_reads as f64),
+            ("sim_engine_meta_reads", c.meta_reads as f64),
+            ("sim_engine_meta_programs", c.meta_programs as f64),
+            ("sim_engine_background_ops", c.background_ops as f64),
+            ("sim_engine_remaps", c.remaps as f64),
+            ("sim_engine_remaps_skipped", c.remaps_skipped as f64),
+            ("sim_engine_idle_windows", c.idle_windows as f64),
+        ]);
+        v
     }
 
     /// Adds work arriving at `at` to a chip's load estimate.
@@ -951,8 +1183,11 @@ impl<'w> Simulation<'w> {
             let unit = self.precondition_next % self.units;
             self.precondition_next = self.precondition_next.wrapping_add(1);
             let lpn = Lpn(r.lpn + k as u32);
-            let (e, _, gc) = self.ftl.program(unit, c, self.dedup)?;
+            let (e, _, gc) = self.ftl.program(unit, c, self.dedup && self.ftl_index)?;
             self.ftl.map_pinned(lpn, e);
+            if self.dedup && !self.ftl_index {
+                self.engine.preload(c, e);
+            }
             self.metrics.counters.programs.precondition += 1;
             if let Some(gc) = gc {
                 self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);

@@ -457,6 +457,49 @@ impl Timing {
         }
     }
 
+    /// Like [`Timing::fingerprint_request`] for a dedup engine
+    /// ([`crate::engine`]) that hashes a page in `t_fp` and only the pages
+    /// with `hashed[k]` (the others are ready at `t` and take no engine
+    /// time), under the same `hash_unit` / `hash_overlap` models.
+    pub fn fingerprint_pages(&mut self, t: Nanos, hashed: &[bool], t_fp: Nanos, ready: &mut Vec<Nanos>) {
+        ready.clear();
+        match self.hash_unit {
+            HashUnit::Page => {
+                for &h in hashed {
+                    if h {
+                        let e = self.free_engine();
+                        let done = t.max(self.hash_free[e]) + t_fp;
+                        self.hash_free[e] = done;
+                        ready.push(done);
+                    } else {
+                        ready.push(t);
+                    }
+                }
+            }
+            HashUnit::Request => {
+                if !hashed.contains(&true) {
+                    ready.resize(hashed.len(), t);
+                    return;
+                }
+                let e = self.free_engine();
+                let mut done = t.max(self.hash_free[e]);
+                for &h in hashed {
+                    if h {
+                        done += t_fp;
+                        ready.push(done);
+                    } else {
+                        ready.push(t);
+                    }
+                }
+                self.hash_free[e] = done;
+            }
+        }
+        if self.hash_overlap == HashOverlap::BeforeFlash {
+            let last = ready.iter().copied().max().unwrap_or(t);
+            ready.fill(last);
+        }
+    }
+
     /// Per chip: total time busy (sense/program/erase/transfer/holding data).
     pub fn chip_busy(&self) -> &[Nanos] {
         &self.acct.busy
@@ -525,7 +568,11 @@ impl Channel {
                     match c.phase {
                         Phase::Sense => c.phase = Phase::Held,
                         Phase::Out => {
-                            done.push((c.tag, c.until));
+                            // Untagged reads (a dedup engine's background
+                            // or metadata reads) report nothing.
+                            if c.tag != NO_TAG {
+                                done.push((c.tag, c.until));
+                            }
                             c.phase = Phase::Idle;
                         }
                         Phase::Program => {

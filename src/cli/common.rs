@@ -267,6 +267,11 @@ pub struct ConfigArgs {
     /// Override a config key, e.g. --set timing.read=25us --set policy.fad.rho=0.2 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Dedup engine: how duplicates are found and what finding them costs
+    /// (caftl, smartdedup, light-dedup; `dedupsim engines`); same as
+    /// --set dedup.engine=NAME. Parameters: --set engine.NAME.KEY=VALUE.
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
     /// Seed for content models and synthetic workloads (overrides the config's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -289,7 +294,17 @@ impl ConfigArgs {
             }
             (None, None) => None,
         };
-        let mut cfg = Config::load(source.as_deref(), &self.set)?;
+        let mut set = self.set.clone();
+        if let Some(e) = &self.engine {
+            if !dedupsim::engine::names().contains(&e.as_str()) {
+                anyhow::bail!(
+                    "--engine {e}: no dedup engine is called `{e}`; engines: {}",
+                    dedupsim::engine::names().join(", ")
+                );
+            }
+            set.push(format!("dedup.engine=\"{e}\""));
+        }
+        let mut cfg = Config::load(source.as_deref(), &set)?;
         if let Some(s) = self.seed {
             cfg.seed = s;
         }

@@ -30,6 +30,8 @@ enum Command {
     Config(ConfigCmd),
     /// List the available policies.
     Policies,
+    /// List the available dedup engines (--engine).
+    Engines,
     /// Reproduce a paper's evaluation (`reproduce fad`: FAD Section IV, Figs. 2-3 and 8-16).
     #[command(subcommand)]
     Reproduce(experiment::ReproduceCmd),
@@ -90,6 +92,13 @@ pub fn main() -> ExitCode {
             let mut s = String::new();
             for (n, d, _) in dedupsim::policy::REGISTRY {
                 s.push_str(&format!("{n:<18} {d}\n"));
+            }
+            common::out(&s)
+        }
+        Command::Engines => {
+            let mut s = String::new();
+            for (n, d, _) in dedupsim::engine::REGISTRY {
+                s.push_str(&format!("{n:<14} {d}\n"));
             }
             common::out(&s)
         }

@@ -108,7 +108,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
     let mut inputs = vec![("trace file", a.file.as_path())];
     inputs.extend(a.config.iter().map(|c| ("--config", c.as_path())));
     common::check_outputs(&inputs, &[("-o", &a.out)])?;
-    let cfg = ConfigArgs { preset: a.preset, config: a.config, set: a.set, seed: None }.load()?;
+    let cfg = ConfigArgs { preset: a.preset, config: a.config, set: a.set, engine: None, seed: None }.load()?;
     let page_size = if a.sectors { 512 } else { cfg.geometry.page_size };
     let per_page = u64::from(cfg.geometry.page_size / page_size);
     let opts = LoadOptions {

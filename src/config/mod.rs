@@ -172,6 +172,9 @@ pub struct DedupConfig {
     /// Whether a request's programs start as its pages are hashed
     /// (pipelined) or only once the whole request is hashed.
     pub hash_overlap: HashOverlap,
+    /// The dedup engine: how duplicates are found and what finding them
+    /// costs (`--engine`; [`crate::engine`]). `caftl` by default.
+    pub engine: String,
 }
 
 /// Labelled experiments of the reproduction (`[experiment]`): switches that
@@ -229,6 +232,9 @@ pub struct Config {
     /// Per-policy parameter tables (`[policy.fad]`, `[policy.har]`, ...),
     /// parsed by each policy into its own typed parameters.
     pub policy: toml::Table,
+    /// Per-engine parameter tables (`[engine.smartdedup]`, ...), parsed by
+    /// each dedup engine into its own typed parameters.
+    pub engine: toml::Table,
     /// Seed for every random choice of a run (content models, synthetic
     /// workloads, the FAD-SSDsim model's placement draws).
     pub seed: u64,
@@ -278,8 +284,10 @@ impl Config {
                 hash_engines: 1,
                 hash_unit: HashUnit::Page,
                 hash_overlap: HashOverlap::Pipelined,
+                engine: crate::engine::DEFAULT.to_string(),
             },
             policy: toml::Table::new(),
+            engine: toml::Table::new(),
             seed: 42,
             experiment: ExperimentConfig::default(),
         }
@@ -685,6 +693,8 @@ impl Config {
             }
         }
         raw::normalize_policy(self.policy.clone())?;
+        raw::normalize_engine_tables(self.engine.clone())?;
+        crate::engine::validate(self)?;
         Ok(())
     }
 

@@ -56,13 +56,13 @@ pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigErro
     let Some(&(section, keys)) = SCHEMA.iter().skip(1).find(|(s, _)| *s == head) else {
         return Err(unknown(key, "", &top_level));
     };
-    let min_depth = if section == "policy" { 3 } else { 2 };
+    let tables = section == "policy" || section == "engine";
+    let min_depth = if tables { 3 } else { 2 };
     if path.len() < min_depth {
-        let example =
-            if section == "policy" { "policy.<name>.<param>".to_string() } else { format!("{section}.{}", keys[0]) };
+        let example = if tables { format!("{section}.<name>.<param>") } else { format!("{section}.{}", keys[0]) };
         return Err(err(format!("`{key}` is a section; set one of its keys, e.g. {example}=<value>")));
     }
-    if section != "policy" && (path.len() > 2 || !keys.contains(&path[1])) {
+    if !tables && (path.len() > 2 || !keys.contains(&path[1])) {
         let mut e = unknown(key, section, keys);
         if path[1] == "page_transfer" {
             if let ConfigError::UnknownKey { valid, .. } = &mut e {

@@ -258,6 +258,10 @@ pub struct RawDedup {
     /// Optional, default `pipelined`; omitted when default, like `hash_unit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_overlap: Option<HashOverlap>,
+    /// Optional, default `caftl`: the dedup engine (`crate::engine`);
+    /// omitted when default, like `hash_unit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 /// `[experiment]`: labelled experiments (see [`ExperimentConfig`]).
@@ -309,6 +313,10 @@ pub struct RawConfig {
     /// `[policy.<name>]` parameter tables, passed through to the policies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<toml::Table>,
+    /// `[engine.<name>]` parameter tables, passed through to the dedup
+    /// engines (`crate::engine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<toml::Table>,
 }
 
 /// Keys accepted at the top level and in each section (the `--set` schema).
@@ -332,9 +340,10 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
     ("gc", &["min_free_blocks", "copyback", "wear_leveling", "rule"]),
     ("precondition", &["rule", "placement", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
-    ("dedup", &["fingerprint", "hash_engines", "hash_unit", "hash_overlap"]),
+    ("dedup", &["fingerprint", "hash_engines", "hash_unit", "hash_overlap", "engine"]),
     ("experiment", &["fad_ssdsim_model"]),
     ("policy", &[]),
+    ("engine", &[]),
 ];
 
 /// `Some` field-by-field overlay: `top`'s keys win.
@@ -390,13 +399,15 @@ impl RawConfig {
     /// from `base`. `name` is not inherited (a derived file is not its base);
     /// `base` is kept from `self` (the chain is resolved by the loader).
     pub fn overlay(self, base: RawConfig) -> RawConfig {
-        let policy = match (self.policy, base.policy) {
+        let merge = |top: Option<toml::Table>, base: Option<toml::Table>| match (top, base) {
             (Some(t), Some(mut b)) => {
                 merge_tables(&mut b, t);
                 Some(b)
             }
             (t, b) => t.or(b),
         };
+        let policy = merge(self.policy, base.policy);
+        let engine = merge(self.engine, base.engine);
         RawConfig {
             base: self.base,
             name: self.name,
@@ -436,12 +447,13 @@ impl RawConfig {
                 overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
             }),
             dedup: overlay_section(self.dedup, base.dedup, |t, b| {
-                overlay_fields!(t, b, RawDedup { fingerprint, hash_engines, hash_unit, hash_overlap })
+                overlay_fields!(t, b, RawDedup { fingerprint, hash_engines, hash_unit, hash_overlap, engine })
             }),
             experiment: overlay_section(self.experiment, base.experiment, |t, b| {
                 overlay_fields!(t, b, RawExperiment { fad_ssdsim_model })
             }),
             policy,
+            engine,
         }
     }
 
@@ -490,6 +502,8 @@ impl RawConfig {
         };
 
         let policy = normalize_policy(self.policy.unwrap_or_default())?;
+        let engine_params = normalize_engine_tables(self.engine.unwrap_or_default())?;
+        let engine = d.engine.clone().unwrap_or_else(|| crate::engine::DEFAULT.to_string());
 
         Ok(Config {
             name: self.name.unwrap_or_else(|| name.to_string()),
@@ -532,8 +546,10 @@ impl RawConfig {
                 hash_engines: need(d.hash_engines, "dedup.hash_engines")?,
                 hash_unit: d.hash_unit.unwrap_or_default(),
                 hash_overlap: d.hash_overlap.unwrap_or_default(),
+                engine,
             },
             policy,
+            engine: engine_params,
             seed: need(self.seed, "seed")?.0,
             experiment: ExperimentConfig { fad_ssdsim_model: x.fad_ssdsim_model.unwrap_or(false) },
         })
@@ -589,9 +605,11 @@ impl RawConfig {
                 hash_engines: Some(c.dedup.hash_engines),
                 hash_unit: (c.dedup.hash_unit != HashUnit::default()).then_some(c.dedup.hash_unit),
                 hash_overlap: (c.dedup.hash_overlap != HashOverlap::default()).then_some(c.dedup.hash_overlap),
+                engine: (c.dedup.engine != crate::engine::DEFAULT).then(|| c.dedup.engine.clone()),
             }),
             experiment: c.experiment.fad_ssdsim_model.then_some(RawExperiment { fad_ssdsim_model: Some(true) }),
             policy: (!c.policy.is_empty()).then(|| c.policy.clone()),
+            engine: (!c.engine.is_empty()).then(|| c.engine.clone()),
         }
     }
 
@@ -696,6 +714,40 @@ pub(crate) fn normalize_policy(policy: toml::Table) -> Result<toml::Table, Confi
     Ok(out)
 }
 
+/// Checks that every `[engine.<name>]` entry names a registered engine and
+/// is a table, and drops empty ones (an empty section means the defaults
+/// and hashes the same as none). The parameters themselves are checked when
+/// [`Config::validate`] builds each named engine.
+pub(crate) fn normalize_engine_tables(engine: toml::Table) -> Result<toml::Table, ConfigError> {
+    let mut out = toml::Table::new();
+    for (name, v) in engine {
+        if !crate::engine::names().contains(&name.as_str()) {
+            return Err(ConfigError::invalid(
+                format!("engine.{name}"),
+                format!(
+                    "[engine.{name}]: no dedup engine is called `{name}`; engines: {}",
+                    crate::engine::names().join(", ")
+                ),
+            ));
+        }
+        match v {
+            toml::Value::Table(t) if t.is_empty() => {}
+            toml::Value::Table(t) => {
+                out.insert(name, toml::Value::Table(t));
+            }
+            other => {
+                return Err(ConfigError::invalid(
+                    format!("engine.{name}"),
+                    format!(
+                        "engine.{name} = {other}: engine parameters go in a table, e.g. [engine.{name}] or --set engine.{name}.<param>=<value>"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -711,7 +763,7 @@ mod tests {
                 }
             }
             let text = if section.is_empty() { "bogus = 1".to_string() } else { format!("[{section}]\nbogus = 1") };
-            if section != "policy" {
+            if section != "policy" && section != "engine" {
                 assert!(RawConfig::parse(&text, "t").is_err(), "{section}");
             }
         }

@@ -250,6 +250,9 @@ pub struct Ftl {
     indexed: u64,
     /// Pages GC migrated that were shared (refs > 1), over the FTL's life.
     gc_moved_shared: u64,
+    /// Whether freed copies are logged in `freed` ([`Ftl::track_freed`]).
+    track_freed: bool,
+    freed: Vec<(ContentId, EntryId)>,
 }
 
 impl Ftl {
@@ -307,6 +310,8 @@ impl Ftl {
             live_entries: 0,
             indexed: 0,
             gc_moved_shared: 0,
+            track_freed: false,
+            freed: Vec::new(),
             geo,
         }
     }
@@ -430,6 +435,29 @@ impl Ftl {
         &self.entries[e as usize]
     }
 
+    /// The entry `e` if it is a live copy (some LPN maps to it).
+    #[inline]
+    pub fn entry_live(&self, e: EntryId) -> Option<&Entry> {
+        self.entries.get(e as usize).filter(|ent| ent.refs > 0)
+    }
+
+    /// Starts logging every freed copy (content, entry), for a dedup engine
+    /// that must forget its fingerprints ([`Ftl::take_freed`]).
+    pub fn track_freed(&mut self) {
+        self.track_freed = true;
+    }
+
+    /// The copies freed since the last call, in order.
+    pub fn take_freed(&mut self, out: &mut Vec<(ContentId, EntryId)>) {
+        out.append(&mut self.freed);
+    }
+
+    /// Whether freed copies are waiting in the log.
+    #[inline]
+    pub fn has_freed(&self) -> bool {
+        !self.freed.is_empty()
+    }
+
     /// The primary copy of `content` in the fingerprint index, if any.
     #[inline]
     pub fn find_duplicate(&self, content: ContentId) -> Option<EntryId> {
@@ -481,6 +509,9 @@ impl Ftl {
             }
             self.free_entries.push(e);
             self.live_entries -= 1;
+            if self.track_freed {
+                self.freed.push((ent.content, e));
+            }
         }
     }
 

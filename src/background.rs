@@ -1,0 +1,85 @@
+//! Background work at idle time: the rules that any engine (out-of-line
+//! deduplication) or policy (relocation) uses to place its work in the
+//! device's idle windows ([`crate::engine::IdleWindow`]).
+//!
+//! The simulator offers a window when no host request has arrived for an
+//! idle threshold; background work is then issued from the window's start,
+//! one item after another (a single background thread), at most `budget`
+//! items per `period` of simulated time (SmartDedup §3.4: "the number of
+//! blocks that it processes per period of time"), and never at or after the
+//! next host arrival. Work already issued is not preempted: a host request
+//! arriving while a background read or program occupies a chip waits for
+//! it, which is the interference the model is for.
+
+use crate::units::Nanos;
+
+/// Paces background items: a budget per period, one item at a time.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    period: Nanos,
+    budget: u32,
+    period_start: Nanos,
+    used: u32,
+}
+
+impl Pacer {
+    /// `budget` items per `period` (periods aligned to multiples of
+    /// `period` from time 0); a zero period or budget means unlimited.
+    pub fn new(period: Nanos, budget: u32) -> Pacer {
+        Pacer { period, budget, period_start: Nanos::ZERO, used: 0 }
+    }
+
+    fn unlimited(&self) -> bool {
+        self.period == Nanos::ZERO || self.budget == 0
+    }
+
+    /// When the next item may start, at or after `at`, inside the window
+    /// ending at `end` (`None`: no end); `None` when it would not start
+    /// before `end`. Takes one item of the budget.
+    pub fn start(&mut self, at: Nanos, end: Option<Nanos>) -> Option<Nanos> {
+        let mut x = at;
+        if !self.unlimited() {
+            let p = Nanos(x.0 / self.period.0 * self.period.0);
+            if p > self.period_start {
+                self.period_start = p;
+                self.used = 0;
+            }
+            if self.used >= self.budget {
+                x = self.period_start + self.period;
+                self.period_start = x;
+                self.used = 0;
+            }
+        }
+        if end.is_some_and(|e| x >= e) {
+            return None;
+        }
+        self.used += 1;
+        Some(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_holds_per_period_and_the_window_end_stops_work() {
+        let mut p = Pacer::new(Nanos::from_ms(1000), 2);
+        assert_eq!(p.start(Nanos::from_ms(10), None), Some(Nanos::from_ms(10)));
+        assert_eq!(p.start(Nanos::from_ms(11), None), Some(Nanos::from_ms(11)));
+        // The period's budget is spent: the next item waits for the next period.
+        assert_eq!(p.start(Nanos::from_ms(12), None), Some(Nanos::from_ms(1000)));
+        assert_eq!(p.start(Nanos::from_ms(1001), Some(Nanos::from_ms(2000))), Some(Nanos::from_ms(1001)));
+        assert_eq!(p.start(Nanos::from_ms(1002), Some(Nanos::from_ms(1500))), None);
+        // A new period restores the budget.
+        assert_eq!(p.start(Nanos::from_ms(2500), None), Some(Nanos::from_ms(2500)));
+    }
+
+    #[test]
+    fn zero_budget_is_unlimited() {
+        let mut p = Pacer::new(Nanos::from_ms(1), 0);
+        for k in 0..100 {
+            assert_eq!(p.start(Nanos(k), None), Some(Nanos(k)));
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Dedup engines: how duplicates are *found* and what finding them costs,
+//! beside the placement policy that decides where pages go.
+//!
+//! A write's pages go to the engine first ([`Engine::lookup`]): for each
+//! page it says whether the page is a duplicate and of which live physical
+//! copy ([`Verdict`]), whether the page was fingerprinted (it then takes the
+//! engine's hash time on the hash engines, [`Engine::hash_time`]), and which
+//! flash operations finding it needs ([`EngineIo`]: verify reads of a
+//! candidate's page, reads and programs of metadata pages). The policy then
+//! decides per page (reference the copy or program a new one), the FTL
+//! executes, and the engine learns the outcome ([`Engine::commit`]). Engines
+//! that work in the background ([`Engine::idle`]) are offered the device's
+//! idle windows ([`crate::background`]) and return flash operations and
+//! remaps ([`Background`]) that compete with host I/O on the chips.
+//!
+//! Every cost an engine charges is a real operation on the simulated chips:
+//! the simulator schedules it on the chip of the page (a data page's own
+//! chip; a metadata page's chip by [`metadata_chip`]) and counts it
+//! separately in the report (`engine_*` statistics). Metadata pages live in
+//! a reserved metadata area striped over all chips: they take chip and bus
+//! time but no data-area space (docs/engines.md, "Metadata on flash").
+//!
+//! Engines never mutate the FTL: they see it read-only and return verdicts,
+//! operations and remaps, which the simulator executes ("engines find, the
+//! FTL executes", like policies).
+//!
+//! Adding an engine = one file + one [`REGISTRY`] line.
+
+mod caftl;
+mod smartdedup;
+
+pub use caftl::Caftl;
+pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
+
+use crate::config::{Config, ConfigError};
+use crate::ftl::{EntryId, Ftl};
+use crate::units::{ContentId, Lpn, Nanos, Ppn};
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+/// The default engine: today's CAFTL-like unbounded in-DRAM index.
+pub const DEFAULT: &str = "caftl";
+
+/// One page of a write, as the engine sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WritePage {
+    pub lpn: Lpn,
+    pub content: ContentId,
+    /// A repeat of an earlier page of the same write: the simulator maps it
+    /// to that page's copy, and the engine's verdict on it is ignored.
+    pub repeat: bool,
+}
+
+/// What the engine found for one page.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No duplicate found (or not looked for): the page is new to the engine.
+    Unique,
+    /// A duplicate of this live copy.
+    Duplicate(EntryId),
+}
+
+/// A flash operation an engine asks for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FlashOp {
+    /// Read of a data page (a verify read, or reading a page to fingerprint
+    /// it out of line).
+    DataRead(Ppn),
+    /// Read of a metadata page (numbered in the engine's metadata area).
+    MetaRead(u64),
+    /// Program of a metadata page.
+    MetaProgram(u64),
+}
+
+/// When a write-path operation reaches its chip.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At the request's arrival (a speculative read issued before hashing).
+    Arrival,
+    /// When page `k`'s fingerprint is known.
+    Hashed(u32),
+}
+
+/// A write-path flash operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WriteOp {
+    pub when: When,
+    pub op: FlashOp,
+    /// The request completes only when this operation has (a read the
+    /// dedup decision waits for); otherwise it runs behind the request
+    /// (a buffered metadata write-back).
+    pub gates: bool,
+}
+
+/// What [`Engine::lookup`] and [`Engine::commit`] return for one write.
+#[derive(Clone, Debug, Default)]
+pub struct EngineIo {
+    /// One verdict per page (lookup only).
+    pub verdicts: Vec<Verdict>,
+    /// Per page: fingerprinted on the write path (takes the hash time).
+    pub hashed: Vec<bool>,
+    /// Flash operations.
+    pub ops: Vec<WriteOp>,
+}
+
+impl EngineIo {
+    /// Clears for a write of `pages` pages.
+    pub fn reset(&mut self, pages: usize) {
+        self.verdicts.clear();
+        self.hashed.clear();
+        self.ops.clear();
+        self.verdicts.reserve(pages);
+        self.hashed.reserve(pages);
+    }
+}
+
+/// An idle window offered to background work: the device has had no host
+/// arrival since `start` minus the idle threshold, and the next arrives at
+/// `end` (`None` after the last request).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IdleWindow {
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+}
+
+/// Remap `lpn` from copy `from` to copy `to` (same content): out-of-line
+/// deduplication. The simulator skips it if `lpn` no longer maps to `from`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Remap {
+    pub lpn: Lpn,
+    pub from: EntryId,
+    pub to: EntryId,
+}
+
+/// Background work returned by [`Engine::idle`].
+#[derive(Clone, Debug, Default)]
+pub struct Background {
+    /// Flash operations with the time each reaches its chip (inside the
+    /// window, non-decreasing).
+    pub ops: Vec<(Nanos, FlashOp)>,
+    /// Remaps, executed in order at the window's start (mapping state
+    /// changes at processing time; only timing is deferred).
+    pub remaps: Vec<Remap>,
+}
+
+/// A dedup engine. See the module doc.
+pub trait Engine: Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+
+    /// Whether the engine is the FTL's own fingerprint index (CAFTL): the
+    /// simulator then looks contents up in [`Ftl::find_duplicate`] directly
+    /// (the same answers as [`Engine::lookup`], without the indirection) and
+    /// indexes new copies in the FTL.
+    fn uses_ftl_index(&self) -> bool {
+        false
+    }
+
+    /// Per-page fingerprint time; `None` = `dedup.fingerprint`.
+    fn hash_time(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// Finds the duplicates of one write's pages (`io` was reset).
+    fn lookup(&mut self, ftl: &Ftl, pages: &[WritePage], io: &mut EngineIo);
+
+    /// The write was executed: page k maps to `entries[k]`, newly programmed
+    /// when `programmed[k]`. May add (non-gating or gating) operations to
+    /// `io.ops`.
+    fn commit(
+        &mut self,
+        _ftl: &Ftl,
+        _pages: &[WritePage],
+        _entries: &[EntryId],
+        _programmed: &[bool],
+        _io: &mut EngineIo,
+    ) {
+    }
+
+    /// A copy of `content` was written before the replay (preconditioning).
+    fn preload(&mut self, _content: ContentId, _entry: EntryId) {}
+
+    /// Copy `entry` of `content` was freed (its last sharer unmapped).
+    fn forget(&mut self, _content: ContentId, _entry: EntryId) {}
+
+    /// Whether the engine works at idle time (then the simulator offers it
+    /// idle windows of at least [`Engine::idle_threshold`]).
+    fn wants_idle(&self) -> bool {
+        false
+    }
+
+    /// How long the device must have seen no host arrival to count as idle.
+    fn idle_threshold(&self) -> Nanos {
+        Nanos::from_ms(10)
+    }
+
+    /// Background work for one idle window.
+    fn idle(&mut self, _ftl: &Ftl, _window: IdleWindow, _out: &mut Background) {}
+
+    /// Statistics for the report (`engine_stats`), including the counts of
+    /// the operations it charged.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Errors building an engine.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("unknown dedup engine '{name}'; available: {available}")]
+    Unknown { name: String, available: String },
+    #[error("invalid parameters for dedup engine '{engine}' ([engine.{engine}] / --set engine.{engine}.KEY=VALUE): {reason}")]
+    Params { engine: String, reason: String },
+}
+
+pub type Builder = fn(&Config) -> Result<Box<dyn Engine>, EngineError>;
+
+/// Every engine: name, description, constructor. One line per engine.
+pub const REGISTRY: &[(&str, &str, Builder)] = &[
+    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", |_| {
+        Ok(Box::new(Caftl))
+    }),
+    (
+        "smartdedup",
+        "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
+        SmartDedup::build,
+    ),
+];
+
+/// Builds the engine `cfg.dedup.engine` names.
+pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+    build_named(&cfg.dedup.engine, cfg)
+}
+
+/// Builds an engine by registry name.
+pub fn build_named(name: &str, cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+    REGISTRY
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, b)| b(cfg))
+        .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
+}
+
+/// Names of all registered engines, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _, _)| *n).collect()
+}
+
+/// Checks `dedup.engine` and every `[engine.<name>]` table by building the
+/// engines they name (unknown names and parameters are errors).
+pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
+    build(cfg).map_err(|e| ConfigError::invalid("dedup.engine", e.to_string()))?;
+    for name in cfg.engine.keys() {
+        build_named(name, cfg).map_err(|e| ConfigError::invalid(format!("engine.{name}"), e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Parses an engine's parameter table `[engine.<name>]` into `P` (missing
+/// table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
+pub fn params<P: DeserializeOwned + Default>(cfg: &Config, name: &str) -> Result<P, EngineError> {
+    match cfg.engine.get(name) {
+        None => Ok(P::default()),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| EngineError::Params { engine: name.to_string(), reason: e.to_string() }),
+    }
+}
+
+/// The chip holding metadata page `page`: the metadata area is striped over
+/// all chips by a fixed mix of the page number (so consecutive pages of one
+/// structure spread like data does).
+pub fn metadata_chip(page: u64, chips: u32) -> u32 {
+    (mix64(page) % u64::from(chips.max(1))) as u32
+}
+
+/// SplitMix64's finalizer: a fixed bijective mix of 64 bits, used for
+/// fingerprints of content ids and metadata placement.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Whether `e` is a live copy of `content` (engines validate what they
+/// remember against the FTL: a stored copy may have been freed since).
+#[inline]
+pub fn is_live_copy(ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
+    ftl.entry_live(e).is_some_and(|ent| ent.content == content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_builds_every_engine_with_defaults() {
+        let cfg = Config::fad_table1();
+        for name in names() {
+            let e = build_named(name, &cfg).unwrap();
+            assert_eq!(e.name(), name);
+        }
+        assert!(matches!(build_named("nope", &cfg), Err(EngineError::Unknown { .. })));
+    }
+
+    #[test]
+    fn unknown_engine_parameters_are_errors() {
+        let mut cfg = Config::fad_table1();
+        let mut t = toml::Table::new();
+        t.insert("memroy_mb".into(), toml::Value::Float(3.0));
+        cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
+        let e = validate(&cfg).unwrap_err().to_string();
+        assert!(e.contains("memroy_mb"), "{e}");
+    }
+
+    #[test]
+    fn metadata_pages_spread_over_the_chips() {
+        let mut seen = [0u32; 16];
+        for p in 0..1600 {
+            seen[metadata_chip(p, 16) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 60), "{seen:?}");
+    }
+}
+
+#[cfg(test)]
+mod engine_tests;

@@ -1,0 +1,901 @@
+//! SmartDedup (Yang et al., USENIX ATC'19, §3-4) as a dedup engine: a
+//! bounded two-level fingerprint store, in-line deduplication against the
+//! in-memory level, out-of-line deduplication against both levels at idle
+//! time, adaptive selectivity and the iDedup-style sequence filter.
+//!
+//! # Fingerprint stores (§3.2)
+//!
+//! * A fingerprint is a fixed 64-bit mix of the content id (content ids
+//!   stand for bytes; MD5's uniformity is what matters here). Its first
+//!   `prefix_bits` bits (default 14, the evaluation's setting, §4) select a
+//!   *group*, a leaf of the prefix tree.
+//! * **In-memory store**: per group, a list sorted by fingerprint; at most
+//!   `capacity` fingerprints in all, where `capacity = (memory - 2^prefix x
+//!   LEAF_BYTES) / FP_BYTES`. The per-entry and per-leaf sizes are derived
+//!   from §3.2's figures: 40 MB holds 1.3 M MD5 fingerprints with an 18-bit
+//!   index of 2.03 MB ((40 - 2.03) MB / 1.3 M = 29.2 B, rounded to
+//!   [`FP_BYTES`] = 30), and the index costs 2.03 MB / 2^18 = 7.7 B per leaf
+//!   plus the on-disk group's 4-byte PBN ([`LEAF_BYTES`] = 12). Default
+//!   memory 3 MB (§4: "3MB for in-memory fingerprint store"): 98,304
+//!   fingerprints.
+//! * **On-flash store**: per group, an array sorted by fingerprint in
+//!   ceil(n x 20 B / page size) metadata pages (16-byte MD5 + 4-byte PBN per
+//!   entry: a 4 KiB page holds 204, so a 256-entry group is 1-2 pages, as
+//!   §3.2 says). Reading a group reads all its pages; writing one back
+//!   reads and rewrites them (read-merge-write). These are timed metadata
+//!   reads and programs on the chips.
+//! * **Eviction** when the memory store is full (`eviction`):
+//!   `g-lru` (SmartDedup): the whole least-recently-used group (a group is
+//!   used when one of its fingerprints is matched or inserted) goes to
+//!   flash with one read-merge-write; `lru`: the single least-recently-used
+//!   fingerprint, with a read-merge-write of its group each time; `refcount`
+//!   (CAFTL's replacement, §4.2): the fingerprint whose copy has the fewest
+//!   references the engine has seen (1 + in-line hits; decrements by
+//!   overwrites of sharers are not observed, only the copy's death).
+//! * **Promotion**: a fingerprint that out-of-line dedup matches on flash is
+//!   promoted to memory alone (§3.2); its flash copy stays until the group
+//!   is next written back.
+//!
+//! # Hybrid deduplication (§3.3)
+//!
+//! * **In-line**: each page of a write is fingerprinted (`hash_us`, default
+//!   16 µs: MD5 of a 4 KB block on the Nexus 5X, §4) and looked up in the
+//!   in-memory store only. A hit is deduplicated (the policy may still
+//!   rewrite it). A miss is written normally, its fingerprint inserted in
+//!   memory (so recent data deduplicates in-line), and the page recorded in
+//!   the **skipped buffer** for out-of-line dedup. The buffer holds
+//!   `skipped_mb` (default 0.5 MB, §4) at 24 B per entry with a fingerprint
+//!   and 8 B without (§3.3: 22 K / 65 K entries in 0.5 MB); when full, new
+//!   entries are dropped and counted (a block device has no inode numbers
+//!   to fall back to, §3.3's overflow mode).
+//! * **Out-of-line**, at idle time (`crate::background`: idle after
+//!   `idle_ms`, at most `offline_pages` per `period_s`): each skipped page
+//!   still mapped as recorded is fingerprinted if in-line did not (a timed
+//!   data read + the hash), looked up in memory and then in its group on
+//!   flash (timed metadata reads); if another live copy with the same
+//!   fingerprint exists, the page and every page that in-line deduplicated
+//!   against it are remapped to that copy, which frees it. `drain_at_end`
+//!   processes what is left after the last request (untimed for latency).
+//!
+//! # Adaptive selectivity (§4.4) and the sequence filter (§4.5)
+//!
+//! * `adaptive = true`: the dedup ratio of the last `window` (150) write
+//!   requests is compared with the mean of the past `history` (30)
+//!   windows; lower cuts the fraction of requests fingerprinted in-line by
+//!   `down` (10%, floor `floor` 30%), higher raises it by `up` (30%, cap
+//!   100%). Requests not fingerprinted in-line are skipped pages without a
+//!   fingerprint. Off by default (§4: "enabled and evaluated only in
+//!   Section 4.4").
+//! * `threshold` T (iDedup): only runs of at least T consecutive duplicate
+//!   pages of a write are deduplicated; shorter runs are written normally
+//!   and not left to out-of-line dedup (which would undo the filter). On an
+//!   SSD "physically contiguous" has no seek meaning, so the run is over
+//!   the write's consecutive pages whatever the copies' addresses
+//!   (docs/engines.md). T = 1 is off.
+//!
+//! Not modelled: the page-cache index of the read path (a host-side cache,
+//! outside the device), and the reverse index's refcount updates (§3.4:
+//! under 0.5% of the write volume).
+
+use super::{
+    is_live_copy, mix64, params, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Remap, Verdict, When,
+    WriteOp, WritePage,
+};
+use crate::background::Pacer;
+use crate::config::Config;
+use crate::ftl::{EntryId, Ftl};
+use crate::units::{ContentId, Lpn, Nanos};
+use serde::Deserialize;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+/// Bytes of one in-memory fingerprint entry (§3.2; see the module doc).
+pub const FP_BYTES: u64 = 30;
+/// Bytes of one prefix-tree leaf with its on-flash group pointer (§3.2).
+pub const LEAF_BYTES: u64 = 12;
+/// Bytes of one on-flash fingerprint entry (16-byte MD5 + 4-byte PBN).
+pub const FLASH_FP_BYTES: u64 = 20;
+/// Skipped-buffer entry with / without its fingerprint (§3.3).
+pub const SKIPPED_BYTES_FP: u64 = 24;
+pub const SKIPPED_BYTES: u64 = 8;
+
+const MB: f64 = 1024.0 * 1024.0;
+const NIL: u32 = u32::MAX;
+
+/// Fingerprint eviction from the memory store.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Eviction {
+    /// Whole least-recently-used group (SmartDedup).
+    GLru,
+    /// Single least-recently-used fingerprint.
+    Lru,
+    /// Fewest references (CAFTL's replacement).
+    Refcount,
+}
+
+/// `[engine.smartdedup]` parameters; defaults are the paper's evaluation
+/// settings (§4) where it gives them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SmartDedupParams {
+    /// In-memory fingerprint store budget, MB (MiB).
+    pub memory_mb: f64,
+    /// Prefix bits of the fingerprint index (groups = 2^prefix_bits).
+    pub prefix_bits: u32,
+    /// Skipped-buffer budget, MB.
+    pub skipped_mb: f64,
+    pub eviction: Eviction,
+    /// Keep evicted fingerprints on flash (the two-level store); `false` =
+    /// in-line only (evicted fingerprints are lost, no out-of-line dedup).
+    pub on_flash: bool,
+    /// Out-of-line dedup at idle time.
+    pub offline: bool,
+    /// Out-of-line budget: skipped pages per period.
+    pub offline_pages: u32,
+    pub period_s: f64,
+    /// Idle threshold: no host arrival for this long.
+    pub idle_ms: f64,
+    /// Process the remaining skipped pages after the last request.
+    pub drain_at_end: bool,
+    /// Fingerprint time per page, µs (MD5 on the Nexus 5X: 16 µs).
+    pub hash_us: f64,
+    /// Adaptive selectivity (§4.4).
+    pub adaptive: bool,
+    pub window: u32,
+    pub history: u32,
+    pub down: f64,
+    pub up: f64,
+    pub floor: f64,
+    /// iDedup sequence threshold (1 = off).
+    pub threshold: u32,
+    /// Preconditioned data's fingerprints start in the on-flash store (the
+    /// device ran SmartDedup before the trace; memory starts cold). `false`:
+    /// both stores start empty (§4's experiments on fresh devices).
+    pub warm_start: bool,
+}
+
+impl Default for SmartDedupParams {
+    fn default() -> Self {
+        SmartDedupParams {
+            memory_mb: 3.0,
+            prefix_bits: 14,
+            skipped_mb: 0.5,
+            eviction: Eviction::GLru,
+            on_flash: true,
+            offline: true,
+            offline_pages: 256,
+            period_s: 1.0,
+            idle_ms: 10.0,
+            drain_at_end: false,
+            hash_us: 16.0,
+            adaptive: false,
+            window: 150,
+            history: 30,
+            down: 0.10,
+            up: 0.30,
+            floor: 0.30,
+            threshold: 1,
+            warm_start: true,
+        }
+    }
+}
+
+/// One in-memory fingerprint.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    fp: u64,
+    content: ContentId,
+    entry: EntryId,
+    group: u32,
+    /// Per-fingerprint LRU links (`lru`).
+    prev: u32,
+    next: u32,
+    /// References seen (`refcount`).
+    refs: u32,
+}
+
+/// One on-flash fingerprint.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct FlashFp {
+    fp: u64,
+    entry: EntryId,
+    content: ContentId,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Group {
+    /// In-memory fingerprints (node ids), sorted by fingerprint.
+    mem: Vec<u32>,
+    /// The on-flash array, sorted by fingerprint.
+    flash: Vec<FlashFp>,
+    /// Group LRU links (`g-lru`), NIL-terminated.
+    prev: u32,
+    next: u32,
+    in_lru: bool,
+}
+
+/// A page written without in-line deduplication.
+#[derive(Clone, Debug)]
+struct Skipped {
+    lpn: Lpn,
+    content: ContentId,
+    entry: EntryId,
+    fingerprinted: bool,
+}
+
+/// Intrusive doubly linked LRU list over `u32` ids (head = most recent).
+#[derive(Clone, Debug)]
+struct LruList {
+    head: u32,
+    tail: u32,
+}
+
+/// Counters reported as `engine_stats`.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    hashed_pages: u64,
+    inline_hits: u64,
+    inline_misses: u64,
+    unhashed_pages: u64,
+    filtered_pages: u64,
+    evictions: u64,
+    evicted_fps: u64,
+    meta_reads: u64,
+    meta_programs: u64,
+    offline_pages: u64,
+    offline_data_reads: u64,
+    offline_dedup_pages: u64,
+    offline_dropped: u64,
+    skipped_overflow: u64,
+    promotions: u64,
+    peak_mem_fps: u64,
+}
+
+/// SmartDedup. See the module doc.
+pub struct SmartDedup {
+    p: SmartDedupParams,
+    hash: Nanos,
+    capacity: u64,
+    skipped_bytes: u64,
+    per_page: u64,
+    /// Data read + transfer, the pacing estimate of one background read.
+    t_read: Nanos,
+    nodes: Vec<Node>,
+    free_nodes: Vec<u32>,
+    mem_count: u64,
+    groups: Vec<Group>,
+    group_lru: LruList,
+    node_lru: LruList,
+    by_refs: BTreeSet<(u32, u32)>,
+    skipped: VecDeque<Skipped>,
+    skipped_used: u64,
+    /// LPNs that in-line dedup mapped to a copy still in the skipped buffer.
+    sharers: HashMap<EntryId, Vec<Lpn>>,
+    pacer: Pacer,
+    // Adaptive selectivity.
+    selectivity: f64,
+    credit: f64,
+    win_pages: u64,
+    win_dups: u64,
+    win_requests: u32,
+    past: VecDeque<f64>,
+    /// Per page of the current write: verdict before the filter.
+    scratch: Vec<Verdict>,
+    stats: Stats,
+}
+
+impl SmartDedup {
+    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+        let p: SmartDedupParams = params(cfg, "smartdedup")?;
+        let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
+        if !(1..=24).contains(&p.prefix_bits) {
+            return Err(bad(format!("prefix_bits = {}: must be 1..=24", p.prefix_bits)));
+        }
+        let leaves = (1u64 << p.prefix_bits) * LEAF_BYTES;
+        let memory = p.memory_mb * MB;
+        if !memory.is_finite() || memory <= leaves as f64 {
+            return Err(bad(format!(
+                "memory_mb = {}: must exceed the prefix index ({} leaves x {LEAF_BYTES} B = {:.2} MB)",
+                p.memory_mb,
+                1u64 << p.prefix_bits,
+                leaves as f64 / MB
+            )));
+        }
+        for (k, v) in
+            [("skipped_mb", p.skipped_mb), ("period_s", p.period_s), ("idle_ms", p.idle_ms), ("hash_us", p.hash_us)]
+        {
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad(format!("{k} = {v}: must be a non-negative number")));
+            }
+        }
+        for (k, v) in [("down", p.down), ("up", p.up), ("floor", p.floor)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(bad(format!("{k} = {v}: must be in [0, 1]")));
+            }
+        }
+        if p.threshold == 0 || p.window == 0 || p.history == 0 {
+            return Err(bad("threshold, window and history must be at least 1".into()));
+        }
+        let capacity = ((memory - leaves as f64) / FP_BYTES as f64) as u64;
+        let groups = 1usize << p.prefix_bits;
+        Ok(Box::new(SmartDedup {
+            hash: Nanos((p.hash_us * 1e3).round() as u64),
+            capacity,
+            skipped_bytes: (p.skipped_mb * MB) as u64,
+            per_page: (u64::from(cfg.geometry.page_size) / FLASH_FP_BYTES).max(1),
+            t_read: cfg.timing.read + cfg.timing.page_transfer,
+            nodes: Vec::new(),
+            free_nodes: Vec::new(),
+            mem_count: 0,
+            groups: vec![Group { prev: NIL, next: NIL, ..Group::default() }; groups],
+            group_lru: LruList { head: NIL, tail: NIL },
+            node_lru: LruList { head: NIL, tail: NIL },
+            by_refs: BTreeSet::new(),
+            skipped: VecDeque::new(),
+            skipped_used: 0,
+            sharers: HashMap::new(),
+            pacer: Pacer::new(Nanos((p.period_s * 1e9) as u64), p.offline_pages),
+            selectivity: 1.0,
+            credit: 0.0,
+            win_pages: 0,
+            win_dups: 0,
+            win_requests: 0,
+            past: VecDeque::new(),
+            scratch: Vec::new(),
+            stats: Stats::default(),
+            p,
+        }))
+    }
+
+    /// The in-memory store's capacity in fingerprints.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    #[inline]
+    fn fingerprint(c: ContentId) -> u64 {
+        mix64(u64::from(c.0) ^ 0x5344_4544_5550) // "SDEDUP"
+    }
+
+    #[inline]
+    fn group_of(&self, fp: u64) -> u32 {
+        (fp >> (64 - self.p.prefix_bits)) as u32
+    }
+
+    /// Metadata pages of a group array of `n` fingerprints.
+    fn pages_of(&self, n: usize) -> u64 {
+        (n as u64).div_ceil(self.per_page)
+    }
+
+    /// Metadata page number of page `i` of group `g`'s array.
+    fn meta_page(g: u32, i: u64) -> u64 {
+        (u64::from(g) << 20) | i
+    }
+
+    // ----- LRU lists -----
+
+    fn group_unlink(&mut self, g: u32) {
+        let (prev, next) = (self.groups[g as usize].prev, self.groups[g as usize].next);
+        if prev != NIL {
+            self.groups[prev as usize].next = next;
+        } else {
+            self.group_lru.head = next;
+        }
+        if next != NIL {
+            self.groups[next as usize].prev = prev;
+        } else {
+            self.group_lru.tail = prev;
+        }
+        let gr = &mut self.groups[g as usize];
+        gr.prev = NIL;
+        gr.next = NIL;
+        gr.in_lru = false;
+    }
+
+    fn group_touch(&mut self, g: u32) {
+        if self.groups[g as usize].in_lru {
+            self.group_unlink(g);
+        }
+        let head = self.group_lru.head;
+        let gr = &mut self.groups[g as usize];
+        gr.next = head;
+        gr.prev = NIL;
+        gr.in_lru = true;
+        if head != NIL {
+            self.groups[head as usize].prev = g;
+        } else {
+            self.group_lru.tail = g;
+        }
+        self.group_lru.head = g;
+    }
+
+    fn node_unlink(&mut self, n: u32) {
+        let (prev, next) = (self.nodes[n as usize].prev, self.nodes[n as usize].next);
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
+        } else if self.node_lru.head == n {
+            self.node_lru.head = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else if self.node_lru.tail == n {
+            self.node_lru.tail = prev;
+        }
+        self.nodes[n as usize].prev = NIL;
+        self.nodes[n as usize].next = NIL;
+    }
+
+    fn node_touch(&mut self, n: u32) {
+        self.node_unlink(n);
+        let head = self.node_lru.head;
+        self.nodes[n as usize].next = head;
+        if head != NIL {
+            self.nodes[head as usize].prev = n;
+        } else {
+            self.node_lru.tail = n;
+        }
+        self.node_lru.head = n;
+    }
+
+    /// Marks node `n` (in group `g`) used: a hit or an insertion.
+    fn touch(&mut self, n: u32, g: u32) {
+        match self.p.eviction {
+            Eviction::GLru => self.group_touch(g),
+            Eviction::Lru => self.node_touch(n),
+            Eviction::Refcount => {}
+        }
+    }
+
+    // ----- memory store -----
+
+    /// The in-memory node holding `fp`, if any.
+    fn mem_find(&self, g: u32, fp: u64) -> Option<u32> {
+        let mem = &self.groups[g as usize].mem;
+        mem.binary_search_by_key(&fp, |&n| self.nodes[n as usize].fp).ok().map(|i| mem[i])
+    }
+
+    /// Removes node `n` from memory (not from flash).
+    fn mem_remove(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        let g = node.group;
+        let nodes = &self.nodes;
+        let mem = &mut self.groups[g as usize].mem;
+        if let Ok(i) = mem.binary_search_by_key(&node.fp, |&m| nodes[m as usize].fp) {
+            mem.remove(i);
+        }
+        match self.p.eviction {
+            Eviction::GLru => {
+                if self.groups[g as usize].mem.is_empty() && self.groups[g as usize].in_lru {
+                    self.group_unlink(g);
+                }
+            }
+            Eviction::Lru => self.node_unlink(n),
+            Eviction::Refcount => {
+                self.by_refs.remove(&(node.refs, n));
+            }
+        }
+        self.free_nodes.push(n);
+        self.mem_count -= 1;
+    }
+
+    /// Inserts `fp -> entry` in memory (replacing the entry of an existing
+    /// node), evicting first if the store is full; eviction write-backs go
+    /// to `ops` at `when`.
+    fn mem_insert(&mut self, fp: u64, content: ContentId, entry: EntryId, ops: &mut Vec<WriteOp>, when: When) {
+        let g = self.group_of(fp);
+        if let Some(n) = self.mem_find(g, fp) {
+            self.nodes[n as usize].entry = entry;
+            self.nodes[n as usize].content = content;
+            self.touch(n, g);
+            return;
+        }
+        while self.mem_count >= self.capacity {
+            if !self.evict(ops, when) {
+                return;
+            }
+        }
+        let node = Node { fp, content, entry, group: g, prev: NIL, next: NIL, refs: 1 };
+        let n = match self.free_nodes.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        let nodes = &self.nodes;
+        let mem = &mut self.groups[g as usize].mem;
+        let i = mem.partition_point(|&m| nodes[m as usize].fp < fp);
+        mem.insert(i, n);
+        self.mem_count += 1;
+        self.stats.peak_mem_fps = self.stats.peak_mem_fps.max(self.mem_count);
+        if self.p.eviction == Eviction::Refcount {
+            self.by_refs.insert((1, n));
+        }
+        self.touch(n, g);
+    }
+
+    /// Evicts per the policy; false if nothing could be evicted.
+    fn evict(&mut self, ops: &mut Vec<WriteOp>, when: When) -> bool {
+        let victims: Vec<u32> = match self.p.eviction {
+            Eviction::GLru => {
+                let g = self.group_lru.tail;
+                if g == NIL {
+                    return false;
+                }
+                self.groups[g as usize].mem.clone()
+            }
+            Eviction::Lru => match self.node_lru.tail {
+                NIL => return false,
+                n => vec![n],
+            },
+            Eviction::Refcount => match self.by_refs.iter().next() {
+                None => return false,
+                Some(&(_, n)) => vec![n],
+            },
+        };
+        let Some(&first) = victims.first() else { return false };
+        let g = self.nodes[first as usize].group;
+        self.stats.evictions += 1;
+        self.stats.evicted_fps += victims.len() as u64;
+        let moved: Vec<FlashFp> = victims
+            .iter()
+            .map(|&n| {
+                let node = self.nodes[n as usize];
+                FlashFp { fp: node.fp, entry: node.entry, content: node.content }
+            })
+            .collect();
+        for n in victims {
+            self.mem_remove(n);
+        }
+        if self.p.on_flash {
+            // One read-merge-write of the group's on-flash array.
+            let before = self.groups[g as usize].flash.len();
+            self.charge_group_read(g, before, ops, when);
+            let flash = &mut self.groups[g as usize].flash;
+            flash.extend(moved);
+            flash.sort_unstable();
+            flash.dedup();
+            let len = flash.len();
+            let after = self.pages_of(len);
+            for i in 0..after {
+                ops.push(WriteOp { when, op: FlashOp::MetaProgram(Self::meta_page(g, i)), gates: false });
+            }
+            self.stats.meta_programs += after;
+        }
+        true
+    }
+
+    fn charge_group_read(&mut self, g: u32, len: usize, ops: &mut Vec<WriteOp>, when: When) {
+        let pages = self.pages_of(len);
+        for i in 0..pages {
+            ops.push(WriteOp { when, op: FlashOp::MetaRead(Self::meta_page(g, i)), gates: false });
+        }
+        self.stats.meta_reads += pages;
+    }
+
+    // ----- skipped buffer -----
+
+    fn skip(&mut self, lpn: Lpn, content: ContentId, entry: EntryId, fingerprinted: bool) {
+        if !self.p.offline || !self.p.on_flash && fingerprinted {
+            // Without out-of-line dedup nothing reads the buffer; without
+            // the flash level a fingerprinted miss has nothing to find.
+            return;
+        }
+        let cost = if fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
+        if self.skipped_used + cost > self.skipped_bytes {
+            self.stats.skipped_overflow += 1;
+            return;
+        }
+        self.skipped_used += cost;
+        self.skipped.push_back(Skipped { lpn, content, entry, fingerprinted });
+        self.sharers.entry(entry).or_default();
+    }
+
+    /// Whether the next write request is fingerprinted in-line.
+    fn selected(&mut self) -> bool {
+        if !self.p.adaptive {
+            return true;
+        }
+        self.credit += self.selectivity;
+        if self.credit >= 1.0 - 1e-9 {
+            self.credit -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Adaptive selectivity bookkeeping after a write (§4.4).
+    fn observe(&mut self, pages: u64, dups: u64) {
+        if !self.p.adaptive {
+            return;
+        }
+        self.win_pages += pages;
+        self.win_dups += dups;
+        self.win_requests += 1;
+        if self.win_requests < self.p.window {
+            return;
+        }
+        let ratio = if self.win_pages == 0 { 0.0 } else { self.win_dups as f64 / self.win_pages as f64 };
+        if !self.past.is_empty() {
+            let mean = self.past.iter().sum::<f64>() / self.past.len() as f64;
+            if ratio < mean {
+                self.selectivity = (self.selectivity - self.p.down).max(self.p.floor);
+            } else if ratio > mean {
+                self.selectivity = (self.selectivity + self.p.up).min(1.0);
+            }
+        }
+        self.past.push_back(ratio);
+        if self.past.len() > self.p.history as usize {
+            self.past.pop_front();
+        }
+        self.win_pages = 0;
+        self.win_dups = 0;
+        self.win_requests = 0;
+    }
+
+    /// Another live copy of `fp`/`content` than `not`: memory first, then
+    /// the group's flash array (a timed read of its pages).
+    fn find_other(
+        &mut self,
+        ftl: &Ftl,
+        fp: u64,
+        content: ContentId,
+        not: EntryId,
+        at: Nanos,
+        out: &mut Background,
+    ) -> (Option<EntryId>, u64) {
+        let g = self.group_of(fp);
+        if let Some(n) = self.mem_find(g, fp) {
+            let e = self.nodes[n as usize].entry;
+            if e != not && is_live_copy(ftl, e, content) {
+                return (Some(e), 0);
+            }
+        }
+        if !self.p.on_flash || self.groups[g as usize].flash.is_empty() {
+            return (None, 0);
+        }
+        let pages = self.pages_of(self.groups[g as usize].flash.len());
+        for i in 0..pages {
+            out.ops.push((at, FlashOp::MetaRead(Self::meta_page(g, i))));
+        }
+        self.stats.meta_reads += pages;
+        let flash = &self.groups[g as usize].flash;
+        let start = flash.partition_point(|f| f.fp < fp);
+        let found = flash[start..]
+            .iter()
+            .take_while(|f| f.fp == fp)
+            .find(|f| f.entry != not && is_live_copy(ftl, f.entry, content))
+            .map(|f| f.entry);
+        (found, pages)
+    }
+}
+
+impl Engine for SmartDedup {
+    fn name(&self) -> &'static str {
+        "smartdedup"
+    }
+
+    fn hash_time(&self) -> Option<Nanos> {
+        Some(self.hash)
+    }
+
+    fn lookup(&mut self, ftl: &Ftl, pages: &[WritePage], io: &mut EngineIo) {
+        let selected = self.selected();
+        self.scratch.clear();
+        for p in pages {
+            if !selected || p.repeat {
+                io.hashed.push(selected);
+                self.scratch.push(Verdict::Unique);
+                continue;
+            }
+            io.hashed.push(true);
+            let fp = Self::fingerprint(p.content);
+            let g = self.group_of(fp);
+            let v = match self.mem_find(g, fp) {
+                Some(n) if is_live_copy(ftl, self.nodes[n as usize].entry, p.content) => {
+                    Verdict::Duplicate(self.nodes[n as usize].entry)
+                }
+                _ => Verdict::Unique,
+            };
+            self.scratch.push(v);
+        }
+        // The iDedup filter: runs of fewer than `threshold` duplicates are
+        // written normally.
+        let t = self.p.threshold as usize;
+        let mut k = 0;
+        while k < self.scratch.len() {
+            if self.scratch[k] == Verdict::Unique {
+                io.verdicts.push(Verdict::Unique);
+                k += 1;
+                continue;
+            }
+            let run = self.scratch[k..].iter().take_while(|v| matches!(v, Verdict::Duplicate(_))).count();
+            let keep = run >= t;
+            if !keep {
+                self.stats.filtered_pages += run as u64;
+            }
+            for j in k..k + run {
+                io.verdicts.push(if keep { self.scratch[j] } else { Verdict::Unique });
+            }
+            k += run;
+        }
+    }
+
+    fn commit(&mut self, ftl: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
+        let mut dups = 0;
+        for (k, p) in pages.iter().enumerate() {
+            let e = entries[k];
+            let when = When::Hashed(k as u32);
+            if p.repeat {
+                continue;
+            }
+            let hashed = io.hashed[k];
+            match (io.verdicts[k], programmed[k]) {
+                (Verdict::Duplicate(d), false) => {
+                    dups += 1;
+                    self.stats.inline_hits += 1;
+                    let fp = Self::fingerprint(p.content);
+                    let g = self.group_of(fp);
+                    if let Some(n) = self.mem_find(g, fp) {
+                        self.touch(n, g);
+                        if self.p.eviction == Eviction::Refcount {
+                            let r = self.nodes[n as usize].refs;
+                            self.by_refs.remove(&(r, n));
+                            self.nodes[n as usize].refs = r + 1;
+                            self.by_refs.insert((r + 1, n));
+                        }
+                    }
+                    if let Some(s) = self.sharers.get_mut(&d) {
+                        s.push(p.lpn);
+                    }
+                }
+                (Verdict::Duplicate(_), true) => {
+                    // A hit the policy rewrote: a second copy on purpose.
+                }
+                (Verdict::Unique, _) if hashed => {
+                    let fp = Self::fingerprint(p.content);
+                    let g = self.group_of(fp);
+                    let known = self
+                        .mem_find(g, fp)
+                        .is_some_and(|n| is_live_copy(ftl, self.nodes[n as usize].entry, p.content));
+                    if known {
+                        // A filtered duplicate: written again by design.
+                        continue;
+                    }
+                    self.stats.inline_misses += 1;
+                    let mut ops = std::mem::take(&mut io.ops);
+                    self.mem_insert(fp, p.content, e, &mut ops, when);
+                    io.ops = ops;
+                    self.skip(p.lpn, p.content, e, true);
+                }
+                (Verdict::Unique, _) => {
+                    self.stats.unhashed_pages += 1;
+                    self.skip(p.lpn, p.content, e, false);
+                }
+            }
+        }
+        self.stats.hashed_pages += io.hashed.iter().filter(|&&h| h).count() as u64;
+        self.observe(pages.len() as u64, dups);
+    }
+
+    fn preload(&mut self, content: ContentId, entry: EntryId) {
+        if self.p.warm_start && self.p.on_flash {
+            let fp = Self::fingerprint(content);
+            let g = self.group_of(fp) as usize;
+            let flash = &mut self.groups[g].flash;
+            let f = FlashFp { fp, entry, content };
+            let i = flash.partition_point(|x| *x < f);
+            flash.insert(i, f);
+        }
+    }
+
+    fn forget(&mut self, content: ContentId, entry: EntryId) {
+        let fp = Self::fingerprint(content);
+        let g = self.group_of(fp);
+        if let Some(n) = self.mem_find(g, fp) {
+            if self.nodes[n as usize].entry == entry {
+                self.mem_remove(n);
+            }
+        }
+        // The flash array's entry is dropped from the mirror; the array on
+        // flash is cleaned at its next write-back.
+        let flash = &mut self.groups[g as usize].flash;
+        let f = FlashFp { fp, entry, content };
+        if let Ok(i) = flash.binary_search(&f) {
+            flash.remove(i);
+        }
+        self.sharers.remove(&entry);
+    }
+
+    fn wants_idle(&self) -> bool {
+        self.p.offline && !self.skipped.is_empty()
+    }
+
+    fn idle_threshold(&self) -> Nanos {
+        Nanos((self.p.idle_ms * 1e6) as u64)
+    }
+
+    fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
+        let drain = window.end.is_none() && self.p.drain_at_end;
+        let mut x = window.start;
+        while let Some(s) = self.skipped.front().cloned() {
+            let at = if drain {
+                x
+            } else {
+                match self.pacer.start(x, window.end) {
+                    Some(at) => at,
+                    None => break,
+                }
+            };
+            self.skipped.pop_front();
+            self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
+            let sharers = self.sharers.remove(&s.entry).unwrap_or_default();
+            let live = is_live_copy(ftl, s.entry, s.content);
+            let mapped: Vec<Lpn> =
+                std::iter::once(s.lpn).chain(sharers).filter(|&l| ftl.lookup(l) == Some(s.entry)).collect();
+            if !live || mapped.is_empty() {
+                self.stats.offline_dropped += 1;
+                continue;
+            }
+            self.stats.offline_pages += 1;
+            let mut t = at;
+            if !s.fingerprinted {
+                out.ops.push((t, FlashOp::DataRead(ftl.entry(s.entry).ppn)));
+                self.stats.offline_data_reads += 1;
+                t += self.t_read + self.hash;
+            }
+            let fp = Self::fingerprint(s.content);
+            let (found, pages) = self.find_other(ftl, fp, s.content, s.entry, t, out);
+            t += Nanos(self.t_read.0 * pages);
+            let mut ops = Vec::new();
+            match found {
+                Some(to) => {
+                    for &lpn in &mapped {
+                        out.remaps.push(Remap { lpn, from: s.entry, to });
+                    }
+                    self.stats.offline_dedup_pages += mapped.len() as u64;
+                    if pages > 0 {
+                        self.stats.promotions += 1;
+                    }
+                    self.mem_insert(fp, s.content, to, &mut ops, When::Arrival);
+                }
+                None if !s.fingerprinted => self.mem_insert(fp, s.content, s.entry, &mut ops, When::Arrival),
+                None => {}
+            }
+            // Write-backs an insertion caused run at this item's time.
+            for op in ops {
+                out.ops.push((t, op.op));
+            }
+            x = t.max(at + Nanos(1));
+        }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.stats;
+        vec![
+            ("engine_capacity_fps", self.capacity as f64),
+            ("engine_peak_memory_fps", s.peak_mem_fps as f64),
+            ("engine_hashed_pages", s.hashed_pages as f64),
+            ("engine_unhashed_pages", s.unhashed_pages as f64),
+            ("engine_inline_hits", s.inline_hits as f64),
+            ("engine_inline_misses", s.inline_misses as f64),
+            ("engine_filtered_pages", s.filtered_pages as f64),
+            ("engine_evictions", s.evictions as f64),
+            ("engine_evicted_fps", s.evicted_fps as f64),
+            ("engine_meta_reads", s.meta_reads as f64),
+            ("engine_meta_programs", s.meta_programs as f64),
+            ("engine_offline_pages", s.offline_pages as f64),
+            ("engine_offline_data_reads", s.offline_data_reads as f64),
+            ("engine_offline_dedup_pages", s.offline_dedup_pages as f64),
+            ("engine_offline_dropped", s.offline_dropped as f64),
+            ("engine_skipped_overflow", s.skipped_overflow as f64),
+            ("engine_skipped_left", self.skipped.len() as f64),
+            ("engine_promotions", s.promotions as f64),
+            ("engine_selectivity", self.selectivity),
+        ]
+    }
+}
