@@ -20,6 +20,34 @@ pub enum ReproduceCmd {
     /// FAD (Lin et al.) Section IV: Figs. 2-3 and 8-16 on the nine Table II workloads, with
     /// results.csv/json, REPORT.md and plots (see docs/reproduce.md).
     Fad(FadArgs),
+    /// SmartDedup (Yang et al., ATC'19) §4.2 and §4.5: dedup ratio vs memory for G-LRU / LRU /
+    /// refcount eviction, the two-level store's gain, the iDedup filter (docs/engines.md).
+    Smartdedup(DeclaredArgs),
+}
+
+/// Options of a declared reproduction (`reproduce smartdedup`).
+#[derive(Args, Debug)]
+pub struct DeclaredArgs {
+    /// Output directory (default: out/<name>, or out/<name>-quick with --quick).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Scaled-down replicas (1/20 of Table II's I/O counts).
+    #[arg(long)]
+    quick: bool,
+    /// Replica scale in (0, 1] (overrides --quick's 0.05; default 0.2).
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Skip the PNG/SVG plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Parallel cells (default: all cores).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -237,7 +265,14 @@ impl Observer for Bar {
 }
 
 pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
-    let ReproduceCmd::Fad(mut a) = cmd;
+    let mut a = match cmd {
+        ReproduceCmd::Fad(a) => a,
+        ReproduceCmd::Smartdedup(a) => {
+            return reproduce_declared(&a, "smartdedup", |cfg, scale| {
+                dedupsim::experiment::smartdedup::declaration(cfg, scale)
+            })
+        }
+    };
     if let Some(aged) = a.aged {
         a.cfg.set.push(format!("precondition.aged={aged}"));
     }
@@ -437,6 +472,39 @@ fn check_out_dir(out: &std::path::Path) -> Result<()> {
             "--out {}: the directory is not empty and is not a previous output of dedupsim \
              (no cells/, results.csv or timing.json); choose an empty or new directory",
             out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs a declared reproduction (`experiment::declare`).
+fn reproduce_declared(
+    a: &DeclaredArgs,
+    name: &str,
+    declaration: impl Fn(&dedupsim::config::Config, f64) -> dedupsim::experiment::declare::Declaration,
+) -> Result<()> {
+    let cfg = a.cfg.load()?;
+    let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 0.2 });
+    if !(scale > 0.0 && scale <= 1.0) {
+        anyhow::bail!("--scale {scale} must be in (0, 1]");
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
+    check_out_dir(&out)?;
+    let decl = declaration(&cfg, scale);
+    let bar = Bar::new(a.quiet);
+    let result =
+        dedupsim::experiment::declare::run(&decl, &cfg, &out, a.jobs.unwrap_or(0), &bar, &command_line(), !a.no_plots);
+    bar.finish();
+    let outcome = result?;
+    if !a.quiet {
+        eprintln!(
+            "{} result rows on {} workloads; wrote {} and results.csv / results.json",
+            outcome.rows.len(),
+            outcome.workloads.len(),
+            out.join("REPORT.md").display()
         );
     }
     Ok(())

@@ -71,7 +71,13 @@
 //!   and not left to out-of-line dedup (which would undo the filter). On an
 //!   SSD "physically contiguous" has no seek meaning, so the run is over
 //!   the write's consecutive pages whatever the copies' addresses
-//!   (docs/engines.md). T = 1 is off.
+//!   (docs/engines.md). T = 1 is off. Fragmentation is counted as §4.5
+//!   does, in extents: a write's pages form one extent per run of pages
+//!   whose copies were written one after another (a freshly programmed run
+//!   is one extent; a deduplicated page starts a new one unless its copy
+//!   directly follows the previous page's); `engine_extents /
+//!   engine_writes` is the extent count relative to writing without dedup
+//!   (one extent per write).
 //!
 //! Not modelled: the page-cache index of the read path (a host-side cache,
 //! outside the device), and the reverse index's refcount updates (§3.4:
@@ -192,6 +198,8 @@ struct Node {
     next: u32,
     /// References seen (`refcount`).
     refs: u32,
+    /// Write order of the copy ([`SmartDedup::commit`]'s extent count).
+    seq: u32,
 }
 
 /// One on-flash fingerprint.
@@ -200,6 +208,7 @@ struct FlashFp {
     fp: u64,
     entry: EntryId,
     content: ContentId,
+    seq: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -249,6 +258,8 @@ struct Stats {
     skipped_overflow: u64,
     promotions: u64,
     peak_mem_fps: u64,
+    extents: u64,
+    writes: u64,
 }
 
 /// SmartDedup. See the module doc.
@@ -281,6 +292,9 @@ pub struct SmartDedup {
     past: VecDeque<f64>,
     /// Per page of the current write: verdict before the filter.
     scratch: Vec<Verdict>,
+    /// Write order of each live copy (extents), and the counter.
+    seq_of: HashMap<EntryId, u32>,
+    seq: u32,
     stats: Stats,
 }
 
@@ -342,6 +356,8 @@ impl SmartDedup {
             win_requests: 0,
             past: VecDeque::new(),
             scratch: Vec::new(),
+            seq_of: HashMap::new(),
+            seq: 0,
             stats: Stats::default(),
             p,
         }))
@@ -481,11 +497,21 @@ impl SmartDedup {
     /// Inserts `fp -> entry` in memory (replacing the entry of an existing
     /// node), evicting first if the store is full; eviction write-backs go
     /// to `ops` at `when`.
-    fn mem_insert(&mut self, fp: u64, content: ContentId, entry: EntryId, ops: &mut Vec<WriteOp>, when: When) {
+    #[allow(clippy::too_many_arguments)]
+    fn mem_insert(
+        &mut self,
+        fp: u64,
+        content: ContentId,
+        entry: EntryId,
+        seq: u32,
+        ops: &mut Vec<WriteOp>,
+        when: When,
+    ) {
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
             self.nodes[n as usize].entry = entry;
             self.nodes[n as usize].content = content;
+            self.nodes[n as usize].seq = seq;
             self.touch(n, g);
             return;
         }
@@ -494,7 +520,7 @@ impl SmartDedup {
                 return;
             }
         }
-        let node = Node { fp, content, entry, group: g, prev: NIL, next: NIL, refs: 1 };
+        let node = Node { fp, content, entry, group: g, prev: NIL, next: NIL, refs: 1, seq };
         let n = match self.free_nodes.pop() {
             Some(n) => {
                 self.nodes[n as usize] = node;
@@ -544,7 +570,7 @@ impl SmartDedup {
             .iter()
             .map(|&n| {
                 let node = self.nodes[n as usize];
-                FlashFp { fp: node.fp, entry: node.entry, content: node.content }
+                FlashFp { fp: node.fp, entry: node.entry, content: node.content, seq: node.seq }
             })
             .collect();
         for n in victims {
@@ -647,12 +673,12 @@ impl SmartDedup {
         not: EntryId,
         at: Nanos,
         out: &mut Background,
-    ) -> (Option<EntryId>, u64) {
+    ) -> (Option<(EntryId, u32)>, u64) {
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
             let e = self.nodes[n as usize].entry;
             if e != not && is_live_copy(ftl, e, content) {
-                return (Some(e), 0);
+                return (Some((e, self.nodes[n as usize].seq)), 0);
             }
         }
         if !self.p.on_flash || self.groups[g as usize].flash.is_empty() {
@@ -669,7 +695,7 @@ impl SmartDedup {
             .iter()
             .take_while(|f| f.fp == fp)
             .find(|f| f.entry != not && is_live_copy(ftl, f.entry, content))
-            .map(|f| f.entry);
+            .map(|f| (f.entry, f.seq));
         (found, pages)
     }
 }
@@ -727,6 +753,27 @@ impl Engine for SmartDedup {
 
     fn commit(&mut self, ftl: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
         let mut dups = 0;
+        // Extents (§4.5's fragmentation measure): a write's pages form one
+        // extent per run whose copies were written one after another.
+        let mut prev: Option<u32> = None;
+        let mut extents = 0u64;
+        for (k, p) in pages.iter().enumerate() {
+            let pos = if programmed[k] {
+                self.seq = self.seq.wrapping_add(1);
+                self.seq_of.insert(entries[k], self.seq);
+                Some(self.seq)
+            } else if p.repeat {
+                None
+            } else {
+                self.seq_of.get(&entries[k]).copied()
+            };
+            if pos.is_none() || prev.is_none() || pos != prev.map(|x| x.wrapping_add(1)) {
+                extents += 1;
+            }
+            prev = pos;
+        }
+        self.stats.extents += extents;
+        self.stats.writes += 1;
         for (k, p) in pages.iter().enumerate() {
             let e = entries[k];
             let when = When::Hashed(k as u32);
@@ -768,7 +815,8 @@ impl Engine for SmartDedup {
                     }
                     self.stats.inline_misses += 1;
                     let mut ops = std::mem::take(&mut io.ops);
-                    self.mem_insert(fp, p.content, e, &mut ops, when);
+                    let seq = self.seq_of.get(&e).copied().unwrap_or(0);
+                    self.mem_insert(fp, p.content, e, seq, &mut ops, when);
                     io.ops = ops;
                     self.skip(p.lpn, p.content, e, true);
                 }
@@ -783,11 +831,13 @@ impl Engine for SmartDedup {
     }
 
     fn preload(&mut self, content: ContentId, entry: EntryId) {
+        self.seq = self.seq.wrapping_add(1);
+        self.seq_of.insert(entry, self.seq);
         if self.p.warm_start && self.p.on_flash {
             let fp = Self::fingerprint(content);
             let g = self.group_of(fp) as usize;
             let flash = &mut self.groups[g].flash;
-            let f = FlashFp { fp, entry, content };
+            let f = FlashFp { fp, entry, content, seq: self.seq };
             let i = flash.partition_point(|x| *x < f);
             flash.insert(i, f);
         }
@@ -804,11 +854,13 @@ impl Engine for SmartDedup {
         // The flash array's entry is dropped from the mirror; the array on
         // flash is cleaned at its next write-back.
         let flash = &mut self.groups[g as usize].flash;
-        let f = FlashFp { fp, entry, content };
-        if let Ok(i) = flash.binary_search(&f) {
-            flash.remove(i);
+        let start = flash.partition_point(|f| f.fp < fp);
+        if let Some(i) = flash[start..].iter().take_while(|f| f.fp == fp).position(|f| f.entry == entry) {
+            flash.remove(start + i);
         }
         self.sharers.remove(&entry);
+        self.seq_of.remove(&entry);
+        let _ = content;
     }
 
     fn wants_idle(&self) -> bool {
@@ -853,7 +905,7 @@ impl Engine for SmartDedup {
             t += Nanos(self.t_read.0 * pages);
             let mut ops = Vec::new();
             match found {
-                Some(to) => {
+                Some((to, seq)) => {
                     for &lpn in &mapped {
                         out.remaps.push(Remap { lpn, from: s.entry, to });
                     }
@@ -861,9 +913,12 @@ impl Engine for SmartDedup {
                     if pages > 0 {
                         self.stats.promotions += 1;
                     }
-                    self.mem_insert(fp, s.content, to, &mut ops, When::Arrival);
+                    self.mem_insert(fp, s.content, to, seq, &mut ops, When::Arrival);
                 }
-                None if !s.fingerprinted => self.mem_insert(fp, s.content, s.entry, &mut ops, When::Arrival),
+                None if !s.fingerprinted => {
+                    let seq = self.seq_of.get(&s.entry).copied().unwrap_or(0);
+                    self.mem_insert(fp, s.content, s.entry, seq, &mut ops, When::Arrival)
+                }
                 None => {}
             }
             // Write-backs an insertion caused run at this item's time.
@@ -896,6 +951,8 @@ impl Engine for SmartDedup {
             ("engine_skipped_left", self.skipped.len() as f64),
             ("engine_promotions", s.promotions as f64),
             ("engine_selectivity", self.selectivity),
+            ("engine_extents", s.extents as f64),
+            ("engine_writes", s.writes as f64),
         ]
     }
 }

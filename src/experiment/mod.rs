@@ -31,11 +31,13 @@
 //! byte-identical `results.csv` / `results.json`. Timings go to `timing.json`
 //! ([`execute_in`]).
 
+pub mod declare;
 pub mod fad;
 pub mod gap;
 pub mod paper;
 pub mod replica;
 pub mod results;
+pub mod smartdedup;
 pub mod sweep;
 pub mod workload;
 

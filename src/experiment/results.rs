@@ -108,6 +108,7 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     let mut duration = 0.0;
     let mut moved = Transferred::default();
     let mut stats: BTreeMap<String, f64> = BTreeMap::new();
+    let mut engine_stats: BTreeMap<String, f64> = BTreeMap::new();
     let mut chips: Vec<ChipStats> = Vec::new();
     let mut wear: BTreeMap<u32, u64> = BTreeMap::new();
     let mut hashes: Vec<String> = Vec::new();
@@ -126,6 +127,14 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
         for (k, v) in &r.policy_stats {
             let e = stats.entry(k.clone()).or_insert(0.0);
             if k.contains("high_water") || k.contains("bytes") {
+                *e = e.max(*v);
+            } else {
+                *e += v;
+            }
+        }
+        for (k, v) in &r.engine_stats {
+            let e = engine_stats.entry(k.clone()).or_insert(0.0);
+            if k.contains("capacity") || k.contains("peak") || k.contains("selectivity") {
                 *e = e.max(*v);
             } else {
                 *e += v;
@@ -157,6 +166,7 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     m.counters = counters;
     m.dof = dof;
     m.policy_stats = stats;
+    m.engine_stats = engine_stats;
     m.chips = chips;
     m.wear = WearStats::from_histogram(&wear);
     m.histograms.read = read;
@@ -219,6 +229,12 @@ struct JsonRow<'a> {
     counters: &'a Counters,
     dof: &'a crate::metrics::DofStats,
     policy_stats: &'a BTreeMap<String, f64>,
+    /// The dedup engine and its statistics, for engines other than the
+    /// default `caftl` (so default runs' results are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    engine_stats: &'a BTreeMap<String, f64>,
     chips: &'a [ChipStats],
     wear: &'a WearStats,
     memory: &'a report::MemoryStats,
@@ -264,6 +280,8 @@ pub fn write(dir: &Path, rows: &[ResultRow]) -> Result<(), ExperimentError> {
             counters: &r.report.counters,
             dof: &r.report.dof,
             policy_stats: &r.report.policy_stats,
+            engine: (r.report.engine != crate::engine::DEFAULT).then_some(r.report.engine.as_str()),
+            engine_stats: &r.report.engine_stats,
             chips: &r.report.chips,
             wear: &r.report.wear,
             memory: &r.report.memory,
