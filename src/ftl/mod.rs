@@ -561,6 +561,35 @@ impl Ftl {
         Ok((e, ppn, gc))
     }
 
+    /// Moves live copy `e` to a new physical page in parallel unit `unit`
+    /// (ReoDedup's relocation inside the SSD, issue 11) and returns the old
+    /// and new physical pages plus GC work if the target plane fell below
+    /// its threshold. Every logical page sharing the copy follows at once:
+    /// LPNs map to the entry, not to the page, so moving a page shared by
+    /// any number of LPNs is one entry update (O(1)). The content, the
+    /// reference count and the fingerprint index are unchanged. The caller
+    /// charges the timed read of the old page and program of the new one.
+    pub fn relocate(&mut self, e: EntryId, unit: u32) -> Result<(Ppn, Ppn, Option<GcWork>), FtlError> {
+        let old = self.entries[e as usize].ppn;
+        debug_assert!(self.entries[e as usize].refs > 0, "relocating a free entry");
+        let planes = self.geo.unit_planes(unit);
+        let ptr = &mut self.unit_ptr[unit as usize];
+        let plane = planes[*ptr as usize % planes.len()];
+        *ptr = ptr.wrapping_add(1);
+        let new = self.alloc_page(plane)?;
+        self.p2e[old.0 as usize] = 0;
+        let b = self.geo.block_of(old) as usize;
+        self.blocks[b].valid -= 1;
+        self.p2e[new.0 as usize] = e + 1;
+        self.entries[e as usize].ppn = new;
+        let gc = if self.planes[plane as usize].free.len() < self.min_free {
+            self.collect_triggered(plane)?
+        } else {
+            None
+        };
+        Ok((old, new, gc))
+    }
+
     /// Sets (or clears) the unit where triggered collections are preferred
     /// to run; see the module doc. The simulator sets it from the policy
     /// before each write's programs.
@@ -798,6 +827,40 @@ mod tests {
 
     fn tiny() -> Config {
         Config::small_for_tests(2, 1, 16, 4)
+    }
+
+    /// Relocation moves a shared copy to another unit: every sharer reads
+    /// it from the new page, the old page is invalid, the invariants hold.
+    #[test]
+    fn relocation_moves_a_shared_copy_for_all_sharers() {
+        let mut ftl = Ftl::new(&tiny());
+        let (e, old, _) = ftl.program(0, ContentId(7), true).unwrap();
+        ftl.map_pinned(Lpn(0), e);
+        for l in 1..4 {
+            ftl.pin(e);
+            ftl.map_pinned(Lpn(l), e);
+        }
+        assert_eq!(ftl.entry(e).refs, 4);
+        assert_eq!(ftl.geometry().unit_of(old), 0);
+        let (from, to, gc) = ftl.relocate(e, 1).unwrap();
+        assert_eq!((from, gc), (old, None));
+        assert_eq!(ftl.geometry().unit_of(to), 1);
+        for l in 0..4 {
+            let m = ftl.lookup(Lpn(l)).unwrap();
+            assert_eq!(m, e);
+            assert_eq!(ftl.entry(m).ppn, to);
+            assert_eq!(ftl.entry(m).content, ContentId(7));
+        }
+        assert_eq!(ftl.entry(e).refs, 4);
+        assert_eq!(ftl.find_duplicate(ContentId(7)), Some(e));
+        assert_eq!(ftl.live_pages(), 1);
+        ftl.check_invariants().unwrap();
+        // Overwriting every sharer frees the relocated page, not the old one twice.
+        for l in 0..4 {
+            ftl.unmap(Lpn(l));
+        }
+        assert_eq!(ftl.live_pages(), 0);
+        ftl.check_invariants().unwrap();
     }
 
     /// Steering every live page to one unit overfills its planes: the FTL
