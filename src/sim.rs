@@ -84,7 +84,7 @@ use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
-use crate::policy::{Action, Dup, GcHint, PageInfo, Policy};
+use crate::policy::{Action, Dup, GcHint, PageInfo, PageLayout, Policy};
 use crate::timing::{OpKind, Timing, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op, Ppn};
 use crate::workload::{Request, Workload, NO_CONTENT};
@@ -321,6 +321,9 @@ pub struct Simulation<'w> {
     engine_fp: Nanos,
     chips: u32,
     ecount: EngineCounts,
+    /// The policy wants page layouts ([`Policy::wants_layout`]).
+    wants_layout: bool,
+    layout: Vec<PageLayout>,
 }
 
 /// Flash work the simulator executed for a dedup engine.
@@ -358,6 +361,7 @@ impl<'w> Simulation<'w> {
     ) -> Result<Self, SimError> {
         let mut ftl = Ftl::new(cfg);
         let ftl_index = engine.uses_ftl_index();
+        let wants_layout = policy.wants_layout();
         if policy.deduplicates() {
             if ftl_index {
                 ftl.reserve_index(workload.content_space);
@@ -435,6 +439,8 @@ impl<'w> Simulation<'w> {
             bg: Background::default(),
             chips: cfg.chips(),
             ecount: EngineCounts::default(),
+            wants_layout,
+            layout: Vec::new(),
         })
     }
 
@@ -853,7 +859,10 @@ impl<'w> Simulation<'w> {
             self.engine_lookup();
         }
 
-        // 2. The policy decides.
+        // 2. The policy decides (with the pages' layout if it asks).
+        if self.wants_layout {
+            self.page_layout();
+        }
         self.actions.clear();
         self.policy.place(&self.pages, self.units, &mut self.actions);
         if self.actions.len() != n {
@@ -1003,6 +1012,19 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.write_count += 1;
         }
         Ok(())
+    }
+
+    /// Tells the policy where the current write's pages and their logical
+    /// predecessors live now ([`crate::policy::PageLayout`]).
+    fn page_layout(&mut self) {
+        self.layout.clear();
+        for p in &self.pages {
+            let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
+            let old_unit = unit(&self.ftl, p.lpn.0);
+            let prev_unit = p.lpn.0.checked_sub(1).and_then(|l| unit(&self.ftl, l));
+            self.layout.push(PageLayout { old_unit, prev_unit });
+        }
+        self.policy.layout(&self.layout);
     }
 
     /// Applies the copies the FTL freed since the last call to the engine.

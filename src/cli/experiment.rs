@@ -23,6 +23,9 @@ pub enum ReproduceCmd {
     /// SmartDedup (Yang et al., ATC'19) §4.2 and §4.5: dedup ratio vs memory for G-LRU / LRU /
     /// refcount eviction, the two-level store's gain, the iDedup filter (docs/engines.md).
     Smartdedup(DeclaredArgs),
+    /// FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the
+    /// die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md).
+    Fast24(DeclaredArgs),
 }
 
 /// Options of a declared reproduction (`reproduce smartdedup`).
@@ -271,6 +274,12 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
             return reproduce_declared(&a, "smartdedup", |cfg, scale| {
                 dedupsim::experiment::smartdedup::declaration(cfg, scale)
             })
+        }
+        ReproduceCmd::Fast24(mut a) => {
+            if a.cfg.preset.is_none() && a.cfg.config.is_none() {
+                a.cfg.preset = Some("fast24-nvmevirt".into());
+            }
+            return reproduce_declared(&a, "fast24", |_, _| dedupsim::experiment::fast24::declaration());
         }
     };
     if let Some(aged) = a.aged {

@@ -306,6 +306,7 @@ const PRESET_LIST: &[(&str, &str)] = &[
     ("fad-table1", "FAD Table I: 8 ch x 2 chips x 10 planes, 80 GiB raw, 20% OP, SSDsim 25 ns/B bus"),
     ("fad-onfi800", "fad-table1 with a modern 800 MB/s ONFI channel (1.25 ns/B)"),
     ("tiny", "2 channels x 1 chip, 16 blocks x 8 pages per plane (1 MiB raw): for tests"),
+    ("fast24-nvmevirt", "FAST'24 (Jun et al.) emulated NVMe drive: 4 ch x 2 dies, 32 KB pages, 36/185 us, 800 MB/s"),
 ];
 
 /// The embedded TOML text of a preset (compiled in: no files needed at run time).
@@ -314,6 +315,7 @@ fn preset_text(name: &str) -> Option<&'static str> {
         "fad-table1" => include_str!("../../presets/fad-table1.toml"),
         "fad-onfi800" => include_str!("../../presets/fad-onfi800.toml"),
         "tiny" => include_str!("../../presets/tiny.toml"),
+        "fast24-nvmevirt" => include_str!("../../presets/fast24-nvmevirt.toml"),
         _ => return None,
     })
 }

@@ -33,6 +33,7 @@
 
 pub mod declare;
 pub mod fad;
+pub mod fast24;
 pub mod gap;
 pub mod paper;
 pub mod replica;
@@ -506,6 +507,6 @@ fn estimate_requests(def: &WorkloadDef) -> Option<u64> {
     match &def.spec {
         WorkloadSpec::Replica(_) => def.replica_spec().map(|s| s.requests),
         WorkloadSpec::Synth(s) => Some(s.requests),
-        WorkloadSpec::Trace(_) => None,
+        WorkloadSpec::Trace(_) | WorkloadSpec::Builtin(_) => None,
     }
 }

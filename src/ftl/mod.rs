@@ -582,11 +582,8 @@ impl Ftl {
         self.blocks[b].valid -= 1;
         self.p2e[new.0 as usize] = e + 1;
         self.entries[e as usize].ppn = new;
-        let gc = if self.planes[plane as usize].free.len() < self.min_free {
-            self.collect_triggered(plane)?
-        } else {
-            None
-        };
+        let gc =
+            if self.planes[plane as usize].free.len() < self.min_free { self.collect_triggered(plane)? } else { None };
         Ok((old, new, gc))
     }
 

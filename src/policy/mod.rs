@@ -14,12 +14,14 @@
 //! add one line to [`REGISTRY`].
 
 mod dedup;
+mod diehint;
 pub mod fad;
 mod fcrc;
 mod har;
 mod native;
 
 pub use dedup::Dedup;
+pub use diehint::DieHint;
 pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
@@ -60,6 +62,17 @@ pub struct PageInfo {
 }
 
 /// The policy's decision for one page.
+/// Where a written page's logical neighbourhood lives before the write,
+/// for placement hints (FAST'24's die-allocation hint, [`DieHint`]): the
+/// parallel unit of the page's current copy (an overwrite) and of the
+/// logical page before it (an append continues it). Computed by the
+/// simulator only for policies whose [`Policy::wants_layout`] is true.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageLayout {
+    pub old_unit: Option<u32>,
+    pub prev_unit: Option<u32>,
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Map the LPN to the duplicate's copy (only valid when `dup != None`).
@@ -132,6 +145,15 @@ pub trait Policy: Send {
     fn placement_free(&self) -> bool {
         false
     }
+
+    /// Whether the policy wants [`PageLayout`]s ([`Policy::layout`] is then
+    /// called before each [`Policy::place`]).
+    fn wants_layout(&self) -> bool {
+        false
+    }
+
+    /// The layout of the next write's pages, one per page.
+    fn layout(&mut self, _pages: &[PageLayout]) {}
 }
 
 /// The cyclic allocation pointer over parallel units (SSDsim's dynamic
@@ -187,6 +209,12 @@ pub const REGISTRY: &[(&str, &str, Builder)] = &[
         "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)",
         Fcrc::build,
     ),
+    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", |_| {
+        Ok(Box::new(DieHint::new(false)))
+    }),
+    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", |_| {
+        Ok(Box::new(DieHint::new(true)))
+    }),
     ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),
