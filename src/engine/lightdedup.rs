@@ -384,6 +384,9 @@ struct MetaCache {
     on_flash: HashSet<u64>,
     reads: u64,
     programs: u64,
+    /// Of which reverse-map pages.
+    rmap_reads: u64,
+    rmap_programs: u64,
 }
 
 impl MetaCache {
@@ -396,6 +399,8 @@ impl MetaCache {
             on_flash: HashSet::new(),
             reads: 0,
             programs: 0,
+            rmap_reads: 0,
+            rmap_programs: 0,
         }
     }
 
@@ -412,6 +417,7 @@ impl MetaCache {
         }
         if self.on_flash.contains(&page) {
             self.reads += 1;
+            self.rmap_reads += u64::from(page >= RMAP_BASE);
             ops.push(WriteOp { when, op: FlashOp::MetaRead(page), gates });
         }
         self.pages.insert(page, (self.stamp, write));
@@ -420,6 +426,7 @@ impl MetaCache {
             let Some((_, victim)) = self.lru.pop_first() else { break };
             if let Some((_, true)) = self.pages.remove(&victim) {
                 self.programs += 1;
+                self.rmap_programs += u64::from(victim >= RMAP_BASE);
                 self.on_flash.insert(victim);
                 ops.push(WriteOp { when, op: FlashOp::MetaProgram(victim), gates: false });
             }
@@ -866,6 +873,8 @@ impl Engine for LightDedup {
             ("engine_region_queue", self.alloc.queued() as f64),
             ("engine_meta_region_reads", self.cache.reads as f64),
             ("engine_meta_region_programs", self.cache.programs as f64),
+            ("engine_meta_rmap_reads", self.cache.rmap_reads as f64),
+            ("engine_meta_rmap_programs", self.cache.rmap_programs as f64),
             ("engine_dirty_cached", self.cache.dirty() as f64),
             ("engine_meta_read_bytes_per_block", read_b),
             ("engine_meta_write_bytes_per_block", write_b),
