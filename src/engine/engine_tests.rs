@@ -214,3 +214,257 @@ fn smartdedup_default_capacity() {
     let cap = e.stats().iter().find(|(k, _)| *k == "engine_capacity_fps").unwrap().1;
     assert_eq!(cap, 98_304.0);
 }
+
+// ----- Light-Dedup -----
+
+use super::lightdedup::{HALF, NEW_TRUST, REGION_ENTRIES};
+
+fn light(cfg: &Config, set: &[(&str, toml::Value)]) -> Box<dyn Engine> {
+    let mut cfg = cfg.clone();
+    let mut t = toml::Table::new();
+    for (k, v) in set {
+        t.insert(k.to_string(), v.clone());
+    }
+    cfg.engine.insert("light-dedup".into(), toml::Value::Table(t));
+    build_named("light-dedup", &cfg).unwrap()
+}
+
+/// A workload from (op, first LPN, contents or page count) steps, one
+/// request every `gap_us`.
+fn handmade(steps: &[(crate::units::Op, u32, Vec<u32>)], gap_us: u64) -> Prepared {
+    use crate::units::{Nanos, Op};
+    use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
+    let mut reqs = Vec::new();
+    let mut contents = Vec::new();
+    let mut space = 0;
+    for (i, (op, lpn, c)) in steps.iter().enumerate() {
+        let arrival = Nanos::from_us(gap_us * i as u64);
+        match op {
+            Op::Write => {
+                reqs.push(Request {
+                    arrival,
+                    op: Op::Write,
+                    lpn: *lpn,
+                    pages: c.len() as u32,
+                    content: contents.len() as u32,
+                });
+                for &x in c {
+                    space = space.max(x + 1);
+                    contents.push(ContentId(x));
+                }
+            }
+            _ => reqs.push(Request { arrival, op: *op, lpn: *lpn, pages: c[0], content: NO_CONTENT }),
+        }
+    }
+    let mut w = Workload::from_requests(Provenance::default(), reqs);
+    w.contents = contents;
+    w.content_space = space;
+    Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0 }
+}
+
+/// With collision probability 1 every page whose content has no stored
+/// copy collides with another live entry: a failed verify read, then
+/// written as a non-dedup page without an LMT entry (so its content's
+/// next copy is not found either). With 0 nothing fails.
+#[test]
+fn light_dedup_collisions_fail_verification_and_are_written() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[(Op::Write, 0, vec![1, 2, 3, 4]), (Op::Write, 10, vec![5, 6, 7, 8]), (Op::Write, 20, vec![1, 2, 9, 10])],
+        1000,
+    );
+    let out = run_with(&cfg, &p, "dedup", light(&cfg, &[("collision_probability", 1.0.into())]));
+    // The first write finds no stored entry to collide with (its own new
+    // entries are not stored yet): 4 entries. Every later page without a
+    // stored copy (5-8, then 9, 10) collides: a failed verify read, written
+    // without an entry. 1 and 2 are found and verified.
+    assert_eq!(stat(&out, "engine_failed_verifies"), 6.0);
+    assert_eq!(stat(&out, "engine_nodedup_pages"), 6.0);
+    assert_eq!(stat(&out, "engine_new_entries"), 4.0);
+    assert_eq!(out.metrics.counters.dedup_pages, 2);
+    assert_eq!(out.metrics.counters.programs.host_unique, 10);
+    assert_eq!(stat(&out, "sim_engine_data_reads"), 8.0, "6 failed verifies + 2 verifies of duplicates");
+    assert_eq!(
+        stat(&out, "sim_engine_gating_reads"),
+        stat(&out, "sim_engine_data_reads") + stat(&out, "sim_engine_meta_reads")
+    );
+    // A non-dedup page has no entry: its content's next copy is not found.
+    let p2 = handmade(&[(Op::Write, 0, vec![1, 2]), (Op::Write, 10, vec![3]), (Op::Write, 20, vec![3])], 1000);
+    let out = run_with(&cfg, &p2, "dedup", light(&cfg, &[("collision_probability", 1.0.into())]));
+    assert_eq!(stat(&out, "engine_failed_verifies"), 2.0);
+    assert_eq!(out.metrics.counters.dedup_pages, 0);
+    let out0 = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
+    assert_eq!(stat(&out0, "engine_failed_verifies"), 0.0);
+    assert_eq!(out0.metrics.counters.dedup_pages, 2);
+    assert_eq!(stat(&out0, "engine_new_entries"), 10.0);
+    // A larger run with collisions keeps every FTL invariant (--check).
+    let p = prepared("requests=3000,read=0.3,size=inv:8,footprint=32MiB,hot=0.4:8MiB", "zipf:a=0.2,dedup=0.5");
+    let out = run_with(&cfg, &p, "dedup", light(&cfg, &[("collision_probability", 0.3.into())]));
+    assert!(out.invariant_checks > 0);
+    assert!(stat(&out, "engine_failed_verifies") > 100.0);
+    assert_eq!(stat(&out, "engine_failed_verifies"), stat(&out, "engine_nodedup_pages"));
+}
+
+/// With no collisions Light-Dedup finds exactly CAFTL's duplicates
+/// (verification only confirms them), with or without speculation.
+#[test]
+fn light_dedup_without_collisions_finds_what_caftl_finds() {
+    let cfg = Config::fad_table1();
+    let p = prepared("requests=5000,read=0.3,size=inv:8,footprint=64MiB,hot=0.4:16MiB", "zipf:a=0.2,dedup=0.5");
+    let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
+    for spec in [true, false] {
+        let ld = run_with(&cfg, &p, "dedup", light(&cfg, &[("speculative", spec.into())]));
+        assert!(caftl.metrics.counters.dedup_pages > 500);
+        assert_eq!(ld.metrics.counters.dedup_pages, caftl.metrics.counters.dedup_pages, "speculative = {spec}");
+        assert_eq!(ld.metrics.counters.programs, caftl.metrics.counters.programs, "speculative = {spec}");
+        assert_eq!(stat(&ld, "engine_failed_verifies"), 0.0);
+        // Every duplicate found by the engine was verified by a read.
+        assert!(stat(&ld, "engine_verify_reads") >= stat(&ld, "engine_dup_pages"));
+    }
+}
+
+/// Writing a file and then the same contents again in order (a copy):
+/// the hints set while writing the file predict the copy, become trusted,
+/// and the copy's pages skip the hash and read their candidates at
+/// arrival, which lowers the write latency against `speculative = false`.
+#[test]
+fn light_dedup_sequential_copy_trusts_hints_and_speculates() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let n = 2000u32;
+    let mut steps = Vec::new();
+    for base in [0u32, 10_000] {
+        for k in (0..n).step_by(8) {
+            steps.push((Op::Write, base + k, (k..k + 8).collect::<Vec<_>>()));
+        }
+    }
+    let p = handmade(&steps, 2000);
+    let spec = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
+    let nospec = run_with(&cfg, &p, "dedup", light(&cfg, &[("speculative", false.into())]));
+    assert_eq!(spec.metrics.counters.dedup_pages, u64::from(n));
+    assert_eq!(nospec.metrics.counters.dedup_pages, u64::from(n));
+    // The copy's first pages build the stream trust (7 hits), then every
+    // hint is followed and right.
+    let followed = stat(&spec, "engine_hint_followed");
+    assert!(followed >= f64::from(n - 10), "{followed}");
+    assert_eq!(stat(&spec, "engine_hint_hit_rate"), 1.0);
+    assert_eq!(stat(&spec, "engine_speculative_reads"), followed);
+    assert_eq!(stat(&spec, "engine_skipped_hash_pages"), followed);
+    assert_eq!(stat(&nospec, "engine_speculative_reads"), 0.0);
+    assert_eq!(stat(&nospec, "engine_skipped_hash_pages"), 0.0);
+    // One run of n duplicate pages.
+    assert_eq!(stat(&spec, "engine_dup_run_pages_over_100"), f64::from(n));
+    assert_eq!(stat(&spec, "engine_dup_run_frac_over_10"), 1.0);
+    let (a, b) = (spec.metrics.write_latency.mean(), nospec.metrics.write_latency.mean());
+    assert!(a < b, "speculative {a} ns vs not {b} ns");
+}
+
+/// §5.5's aging pattern: write a lot, delete half at random, write as much
+/// new data again. The region-based LMT reuses half-free regions
+/// sequentially; the entry-based free list scatters new entries over the
+/// table: more metadata pages read and programmed per written block.
+#[test]
+fn light_dedup_region_layout_amplifies_less_when_aged() {
+    use crate::units::Op;
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let cfg = Config::fad_table1();
+    let n = 32_768u32;
+    let mut steps = Vec::new();
+    for k in (0..n).step_by(32) {
+        steps.push((Op::Write, k, (k..k + 32).collect::<Vec<_>>()));
+    }
+    let mut order: Vec<u32> = (0..n).collect();
+    order.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5));
+    for &l in &order[..n as usize / 2] {
+        steps.push((Op::Trim, l, vec![1]));
+    }
+    for k in (0..n / 2).step_by(32) {
+        steps.push((Op::Write, n + k, (n + k..n + k + 32).collect::<Vec<_>>()));
+    }
+    let p = handmade(&steps, 500);
+    let region = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
+    let entry = run_with(&cfg, &p, "dedup", light(&cfg, &[("layout", "entry".into())]));
+    for out in [&region, &entry] {
+        assert_eq!(stat(out, "engine_deleted_entries"), f64::from(n / 2));
+        assert_eq!(stat(out, "engine_live_entries"), f64::from(n));
+    }
+    let amp = |o: &RunOutput, k: &str| stat(o, k);
+    for k in ["engine_meta_read_amplification", "engine_meta_write_amplification"] {
+        assert!(amp(&region, k) < amp(&entry, k), "{k}: region {} vs entry {}", amp(&region, k), amp(&entry, k));
+    }
+}
+
+#[test]
+fn light_dedup_trust_degree_arithmetic() {
+    let mut h = Hint::NONE;
+    // No hint: none predicted; the entry seen becomes the hint, trust 4.
+    assert_eq!(h.update(Some(10), true), None);
+    assert_eq!(h, Hint { next: 10, trust: NEW_TRUST });
+    assert!(h.trusted(4) && !h.trusted(5));
+    // +1 on a correct prediction, capped at 7 (3 bits).
+    for want in [5, 6, 7, 7] {
+        assert_eq!(h.update(Some(10), true), Some(true));
+        assert_eq!(h.trust, want);
+    }
+    // −2 on a wrong one: 7 -> 5 -> 3 (no longer followed at 4) -> 1.
+    for want in [5, 3, 1] {
+        assert_eq!(h.update(Some(11), true), Some(false));
+        assert_eq!((h.next, h.trust), (10, want));
+    }
+    assert!(!h.trusted(4));
+    // Below 0: replaced by the entry seen, trust 4.
+    assert_eq!(h.update(Some(11), true), Some(false));
+    assert_eq!(h, Hint { next: 11, trust: NEW_TRUST });
+    // A page without an entry ends the chain once the hint drops below 0.
+    let mut h = Hint { next: 3, trust: 1 };
+    assert_eq!(h.update(None, true), Some(false));
+    assert_eq!(h, Hint::NONE);
+    // Without trust degrees a wrong hint is replaced at once.
+    let mut h = Hint { next: 3, trust: 7 };
+    assert_eq!(h.update(Some(4), false), Some(false));
+    assert_eq!(h, Hint { next: 4, trust: NEW_TRUST });
+}
+
+#[test]
+fn light_dedup_region_allocation_rules() {
+    let mut a = Allocator::new(Layout::Region);
+    // Entries are allocated sequentially in the Cur Region, then a new one.
+    let first: Vec<u32> = (0..REGION_ENTRIES + 1).map(|_| a.alloc()).collect();
+    assert_eq!(first, (0..REGION_ENTRIES + 1).collect::<Vec<_>>());
+    assert_eq!((a.regions(), a.cur()), (2, Some(1)));
+    // Freeing entries of full region 0: allocatable only when exactly 64
+    // (half) are free, then queued once.
+    for s in 0..HALF - 1 {
+        a.free(s);
+        assert_eq!(a.queued(), 0, "{} free", s + 1);
+    }
+    a.free(HALF - 1);
+    assert_eq!((a.queued(), a.used_in(0)), (1, REGION_ENTRIES - HALF));
+    a.free(HALF); // more free: not queued twice
+    assert_eq!(a.queued(), 1);
+    // Region 1 (the Cur Region) is filled first; then the queue's region 0
+    // is reused from its lowest free entry before any new region.
+    for _ in 0..REGION_ENTRIES - 1 {
+        a.alloc();
+    }
+    assert_eq!(a.used_in(1), REGION_ENTRIES);
+    assert_eq!(a.alloc(), 0);
+    assert_eq!((a.cur(), a.queued(), a.regions()), (Some(0), 0, 2));
+    assert_eq!(a.alloc(), 1);
+    // Deleting in the Cur Region does not queue it.
+    for s in HALF + 1..HALF + 4 {
+        a.free(s);
+    }
+    assert_eq!(a.queued(), 0);
+    // Entry-based: a LIFO free list, then the end of the table.
+    let mut e = Allocator::new(Layout::Entry);
+    for _ in 0..10 {
+        e.alloc();
+    }
+    e.free(3);
+    e.free(7);
+    assert_eq!((e.alloc(), e.alloc(), e.alloc()), (7, 3, 10));
+    assert_eq!(e.page_of(130), 1);
+}

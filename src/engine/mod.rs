@@ -27,9 +27,11 @@
 //! Adding an engine = one file + one [`REGISTRY`] line.
 
 mod caftl;
+mod lightdedup;
 mod smartdedup;
 
 pub use caftl::Caftl;
+pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams};
 pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
 
 use crate::config::{Config, ConfigError};
@@ -224,6 +226,11 @@ pub const REGISTRY: &[(&str, &str, Builder)] = &[
         "smartdedup",
         "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
         SmartDedup::build,
+    ),
+    (
+        "light-dedup",
+        "Light-Dedup (Qiu et al. ATC'23): xxHash + verify reads, trust-degree hints with speculative reads, region-based LMT on flash",
+        LightDedup::build,
     ),
 ];
 

@@ -1,0 +1,891 @@
+//! Light-Dedup (Qiu et al., USENIX ATC'23) as a dedup engine inside an SSD
+//! controller: a non-cryptographic fingerprint plus a verify read of every
+//! candidate (LRBI, §4.2-4.3), trust-degree hints that let a write skip the
+//! fingerprint and read its candidate speculatively (§4.3.2), and the
+//! Light-Meta-Table (LMT, §4.4) of 32-byte entries whose pages are read and
+//! programmed on flash.
+//!
+//! Light-Dedup is an NVM file system (NOVA on Optane DCPMM). Where the
+//! paper is NVM- or file-system-specific or silent, the choices below hold;
+//! docs/engines.md has the same table in short.
+//!
+//! # Identification (§4.2)
+//!
+//! * The fingerprint is a 64-bit xxHash of the block (§4.4: "8 bytes xxHash");
+//!   content ids stand for bytes, so it is a fixed 64-bit mix of the content
+//!   id and two different contents never share one by themselves. Its cost
+//!   is `hash_us` per page, default 0.31 µs (Table 1: xxHash of a 4 KiB block
+//!   takes 309.9 ns), on the controller's hash engines (`dedup.hash_engines`).
+//! * The in-DRAM index is the paper's *rhashtable*: fingerprint -> LMT entry,
+//!   unbounded, looked up at no cost (§4.1: "in-DRAM hash table indexing is
+//!   commonly efficient"; §6: < 1% of the data size in DRAM).
+//! * A candidate is verified by reading the stored page (a timed
+//!   [`FlashOp::DataRead`] on its chip, gating: the decision waits for it)
+//!   and comparing. Equal bytes: a duplicate. Different bytes (a hash
+//!   collision): the page is written as a *non-dedup* page with no LMT entry
+//!   (§4.2), so later lookups never find it.
+//! * Collisions are modelled: a lookup of a content with no stored copy
+//!   collides, with probability `collision_probability` (default 0; draws
+//!   are a fixed mix of `seed` and a counter, so runs are deterministic),
+//!   with a live entry chosen by the same draw; its page is read and
+//!   the comparison fails (`engine_failed_verifies`).
+//! * Reading the candidate's entry (its block number, §4.4) is a metadata
+//!   access (below). The simulator's [`When`] has no "after that operation":
+//!   a missed entry read and the verify read are issued at the same time,
+//!   so a region miss adds max(meta, data) read time, not their sum.
+//!
+//! # Hints and trust degrees (§4.3.2)
+//!
+//! * Every LMT entry has a hint: the entry expected to follow it and a
+//!   3-bit trust degree. After each page is deduplicated (or written), the
+//!   hint of the stream's previous entry is checked against the page's
+//!   entry: correct +1 (at most 7), wrong −2; a hint that falls below 0 is
+//!   replaced by the entry actually seen, with trust 4; an entry without a
+//!   hint gets one (trust 4). A hint is *followed* only at trust ≥
+//!   `threshold` (4) and when the stream's trust is at its maximum
+//!   `stream_trust` (7); the stream trust moves with the entries' (+1/−2,
+//!   within 0..=`stream_trust`). `trust = false` removes trust degrees: every
+//!   hint is followed and a wrong one is replaced at once (the paper's
+//!   "removing trust degree", 98.6% vs 60.0% hit rate on WebVMs).
+//! * A *stream* is per CPU in the paper; a block device sees no CPUs, so
+//!   the controller keeps one stream: the device's write sequence in
+//!   arrival order (the paper's single-thread trace replay). A page that
+//!   gets no entry (a non-dedup page) ends the chain (the next page has no
+//!   prediction).
+//! * Speculation (§4.3.2 SP; `speculative = true`): a page whose prediction
+//!   is followed skips the fingerprint and the index ("skip the fingerprint
+//!   calculations and indexing": `hashed = false`) and reads the predicted
+//!   entry's page at the request's arrival ([`When::Arrival`]) instead of
+//!   after the hash. If the bytes differ, the read was wasted
+//!   (`engine_wasted_speculative_reads`) and the page is hashed and looked
+//!   up normally; as above, the wasted read and the normal path overlap in
+//!   time instead of following each other. IBP and the prefetch of the
+//!   *next* block (PN/CBP) are CPU-cache techniques with no flash analogue
+//!   beyond issuing the read early.
+//!
+//! # LMT on flash (§3.3, §4.4)
+//!
+//! * Entries are 32 B (blocknr, fp, refcnt, hint). `layout = "region"`:
+//!   regions are 4 KiB metadata pages of 127 entries plus the 8-byte link
+//!   (§4.4); entries are allocated at the lowest free slot of the *Cur
+//!   Region*; a full Cur Region is evicted and the next comes from the
+//!   *Region Queue*, else a new region is appended. A region is allocatable
+//!   when at least 64 of its entries are free (the paper's "no more than
+//!   half used, 4 KiB/32 B/2 = 64"); a deletion that leaves exactly 64 free
+//!   puts the region back in the queue; regions are never returned.
+//!   `layout = "entry"` (NV-Dedup/LO-Dedup, §3.3): 128 entries per page
+//!   allocated from a LIFO free list of freed entries, else from the end
+//!   (fresh: sequential; aged: scattered).
+//! * The reverse map (block -> entry, 8 B per stored block, §4.2) is a
+//!   table of 512 entries per metadata page indexed by the FTL's copy id
+//!   (the block number of an SSD with a remapping FTL); written when an
+//!   entry is created, read and written when it is deleted.
+//! * A write-back cache of `region_cache` metadata pages (LMT regions and
+//!   reverse-map pages; default 64 pages = 256 KiB of controller DRAM, LRU)
+//!   stands for what the NVM's on-DIMM read/write-combining buffers do in
+//!   the paper: it is what lets the region layout's locality pay off. An
+//!   access to a page not cached reads it ([`FlashOp::MetaRead`]; gating
+//!   for the entry a duplicate's decision needs, behind the request for an
+//!   allocation's read-modify-write or a deletion) unless the page has
+//!   never been programmed; evicting a dirty page programs it
+//!   ([`FlashOp::MetaProgram`], behind the request). Metadata pages are
+//!   numbered in the engine's metadata area (striped over the chips by
+//!   [`super::metadata_chip`]). Dirty pages left in the cache at the end are
+//!   not flushed (`engine_dirty_cached`).
+//! * Per entry access: a duplicate reads its entry and increments the
+//!   refcount (write); a new page allocates an entry (write); a hint update
+//!   writes the previous entry. A freed copy (`forget`) clears its entry
+//!   (region write) and its reverse-map slot; these operations are issued
+//!   behind the next write. Refcount decrements by a sharer's overwrite are
+//!   not observed (the engine sees only a copy's death; the FTL keeps the
+//!   references).
+//! * Metadata amplification (Table 2, Table 4): metadata bytes read and
+//!   programmed (4 KiB per page operation) per written page (every page of
+//!   every write), over the ideal 40 B (32 B entry + 8 B reverse map, §3.3).
+//!   On flash a miss costs a 4 KiB page (128 entries) where Optane's costs a
+//!   256 B XPLine (8 entries): absolute amplifications are not comparable
+//!   to the paper's, only the ordering of the layouts is.
+//!
+//! # Other statistics
+//!
+//! `engine_dup_run_*`: the duplicate pages (found by the engine, in-write
+//! repeats included) by the length of the run of consecutive duplicate
+//! pages they belong to, a run continuing across writes while each page's
+//! LPN follows the previous page's (Fig. 8's "duplication continuousness",
+//! over the device's write sequence).
+//!
+//! `warm_start = true` (default): preconditioned data has LMT entries (the
+//! device ran Light-Dedup before), allocated in preload order with hints
+//! chained in that order, all on flash, cache cold.
+
+use super::{is_live_copy, mix64, params, Engine, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage};
+use crate::config::Config;
+use crate::ftl::{EntryId, Ftl};
+use crate::units::{ContentId, Nanos};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+/// Bytes of one LMT entry (§4.4).
+pub const ENTRY_BYTES: u64 = 32;
+/// Bytes of one reverse-map entry (§4.2).
+pub const RMAP_BYTES: u64 = 8;
+/// The ideal metadata bytes per written block (§3.3).
+pub const IDEAL_BYTES: u64 = ENTRY_BYTES + RMAP_BYTES;
+/// Entries per region: 4 KiB minus the 8-byte link, in 32-byte entries.
+pub const REGION_ENTRIES: u32 = 127;
+/// Free entries that make a region allocatable (§4.4: 4 KiB/32 B/2).
+pub const HALF: u32 = 64;
+/// Entries per metadata page in the entry-based layout (no links).
+pub const PAGE_ENTRIES: u32 = 128;
+/// Reverse-map entries per metadata page.
+pub const RMAP_PER_PAGE: u64 = 512;
+/// Trust degree of a new hint.
+pub const NEW_TRUST: u8 = 4;
+/// Maximum trust degree (3 bits).
+pub const MAX_TRUST: u8 = 7;
+
+const NIL: u32 = u32::MAX;
+/// Metadata page numbers: LMT pages from 0, reverse-map pages from here.
+const RMAP_BASE: u64 = 1 << 40;
+
+/// The LMT layout.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Light-Dedup's region-based layout (§4.4).
+    Region,
+    /// Free-list entry allocation (NV-Dedup, LO-Dedup; §3.3).
+    Entry,
+}
+
+/// `[engine.light-dedup]` parameters.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LightDedupParams {
+    /// xxHash time per page, µs (Table 1: 309.9 ns for 4 KiB).
+    pub hash_us: f64,
+    /// Probability that a lookup of a content with no stored copy matches
+    /// another entry's fingerprint (a collision the verify read catches).
+    pub collision_probability: f64,
+    /// Seed of the collision draws.
+    pub seed: u64,
+    /// Trust degrees on (§4.3.2); off = follow every hint.
+    pub trust: bool,
+    /// Trust degree at which a hint is followed.
+    pub threshold: u8,
+    /// Maximum (and required) stream trust.
+    pub stream_trust: u8,
+    /// Followed hints read the candidate at arrival and skip the hash.
+    pub speculative: bool,
+    pub layout: Layout,
+    /// Metadata pages cached in controller DRAM (write-back, LRU).
+    pub region_cache: u32,
+    /// Preconditioned data starts with LMT entries.
+    pub warm_start: bool,
+}
+
+impl Default for LightDedupParams {
+    fn default() -> Self {
+        LightDedupParams {
+            hash_us: 0.31,
+            collision_probability: 0.0,
+            seed: 0,
+            trust: true,
+            threshold: NEW_TRUST,
+            stream_trust: MAX_TRUST,
+            speculative: true,
+            layout: Layout::Region,
+            region_cache: 64,
+            warm_start: true,
+        }
+    }
+}
+
+/// A hint: the entry expected next and its trust degree (§4.4: 61 + 3 bits).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Hint {
+    pub next: u32,
+    pub trust: u8,
+}
+
+impl Hint {
+    pub const NONE: Hint = Hint { next: NIL, trust: 0 };
+
+    pub fn is_some(&self) -> bool {
+        self.next != NIL
+    }
+
+    /// Whether the hint is followed (trust degrees on).
+    pub fn trusted(&self, threshold: u8) -> bool {
+        self.is_some() && self.trust >= threshold
+    }
+
+    /// Checks the hint against the entry actually seen (`None`: a page
+    /// without entry) and updates it; returns whether it predicted right
+    /// (`None` if there was no hint). Without trust degrees a wrong hint
+    /// is replaced at once.
+    pub fn update(&mut self, actual: Option<u32>, trust: bool) -> Option<bool> {
+        let actual = actual.unwrap_or(NIL);
+        if !self.is_some() {
+            if actual != NIL {
+                *self = Hint { next: actual, trust: NEW_TRUST };
+            }
+            return None;
+        }
+        if self.next == actual {
+            self.trust = (self.trust + 1).min(MAX_TRUST);
+            return Some(true);
+        }
+        if !trust || self.trust < 2 {
+            // Below 0 (or no trust degrees): replaced by what was seen.
+            *self = if actual == NIL { Hint::NONE } else { Hint { next: actual, trust: NEW_TRUST } };
+        } else {
+            self.trust -= 2;
+        }
+        Some(false)
+    }
+}
+
+/// One LMT entry.
+#[derive(Copy, Clone, Debug)]
+struct Slot {
+    content: ContentId,
+    /// The FTL copy (blocknr); NIL while free or not yet bound.
+    entry: EntryId,
+    used: bool,
+    hint: Hint,
+}
+
+const FREE_SLOT: Slot = Slot { content: ContentId(0), entry: NIL, used: false, hint: Hint::NONE };
+
+/// One region of the region-based layout.
+#[derive(Copy, Clone, Debug, Default)]
+struct Region {
+    /// Bit i: entry i used.
+    bits: u128,
+    used: u32,
+    queued: bool,
+}
+
+/// LMT entry allocation (§4.4 and the entry-based baseline).
+#[derive(Clone, Debug)]
+pub struct Allocator {
+    layout: Layout,
+    regions: Vec<Region>,
+    cur: Option<u32>,
+    queue: VecDeque<u32>,
+    free: Vec<u32>,
+    high: u32,
+}
+
+impl Allocator {
+    pub fn new(layout: Layout) -> Self {
+        Allocator { layout, regions: Vec::new(), cur: None, queue: VecDeque::new(), free: Vec::new(), high: 0 }
+    }
+
+    /// Entries per metadata page.
+    pub fn per_page(&self) -> u32 {
+        match self.layout {
+            Layout::Region => REGION_ENTRIES,
+            Layout::Entry => PAGE_ENTRIES,
+        }
+    }
+
+    /// The metadata page of entry `slot`.
+    pub fn page_of(&self, slot: u32) -> u64 {
+        u64::from(slot / self.per_page())
+    }
+
+    /// Regions (metadata pages) ever allocated.
+    pub fn regions(&self) -> u64 {
+        match self.layout {
+            Layout::Region => self.regions.len() as u64,
+            Layout::Entry => u64::from(self.high.div_ceil(PAGE_ENTRIES)),
+        }
+    }
+
+    /// Regions waiting in the Region Queue.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The current region.
+    pub fn cur(&self) -> Option<u32> {
+        self.cur
+    }
+
+    /// Used entries of region `r`.
+    pub fn used_in(&self, r: u32) -> u32 {
+        self.regions.get(r as usize).map_or(0, |g| g.used)
+    }
+
+    /// Allocates an entry.
+    pub fn alloc(&mut self) -> u32 {
+        match self.layout {
+            Layout::Entry => self.free.pop().unwrap_or_else(|| {
+                self.high += 1;
+                self.high - 1
+            }),
+            Layout::Region => loop {
+                if let Some(c) = self.cur {
+                    let g = &mut self.regions[c as usize];
+                    if g.used < REGION_ENTRIES {
+                        let i = (!g.bits).trailing_zeros();
+                        g.bits |= 1u128 << i;
+                        g.used += 1;
+                        return c * REGION_ENTRIES + i;
+                    }
+                    // Full: evict the Cur Region.
+                    self.cur = None;
+                }
+                let next = match self.queue.pop_front() {
+                    Some(r) => {
+                        self.regions[r as usize].queued = false;
+                        r
+                    }
+                    None => {
+                        self.regions.push(Region::default());
+                        (self.regions.len() - 1) as u32
+                    }
+                };
+                self.cur = Some(next);
+            },
+        }
+    }
+
+    /// Frees entry `slot`.
+    pub fn free(&mut self, slot: u32) {
+        match self.layout {
+            Layout::Entry => self.free.push(slot),
+            Layout::Region => {
+                let r = slot / REGION_ENTRIES;
+                let g = &mut self.regions[r as usize];
+                let bit = 1u128 << (slot % REGION_ENTRIES);
+                debug_assert!(g.bits & bit != 0);
+                g.bits &= !bit;
+                g.used -= 1;
+                if REGION_ENTRIES - g.used == HALF && !g.queued && self.cur != Some(r) {
+                    g.queued = true;
+                    self.queue.push_back(r);
+                }
+            }
+        }
+    }
+}
+
+/// Write-back LRU cache of metadata pages.
+#[derive(Clone, Debug)]
+struct MetaCache {
+    cap: usize,
+    stamp: u64,
+    pages: HashMap<u64, (u64, bool)>,
+    lru: BTreeMap<u64, u64>,
+    /// Pages ever programmed (or holding preloaded entries).
+    on_flash: HashSet<u64>,
+    reads: u64,
+    programs: u64,
+    /// Of which reverse-map pages.
+    rmap_reads: u64,
+    rmap_programs: u64,
+}
+
+impl MetaCache {
+    fn new(cap: usize) -> Self {
+        MetaCache {
+            cap,
+            stamp: 0,
+            pages: HashMap::new(),
+            lru: BTreeMap::new(),
+            on_flash: HashSet::new(),
+            reads: 0,
+            programs: 0,
+            rmap_reads: 0,
+            rmap_programs: 0,
+        }
+    }
+
+    /// Accesses `page`, adding the flash operations a miss and an eviction
+    /// cost to `ops`.
+    fn access(&mut self, page: u64, write: bool, gates: bool, when: When, ops: &mut Vec<WriteOp>) {
+        self.stamp += 1;
+        if let Some((s, dirty)) = self.pages.get_mut(&page) {
+            self.lru.remove(s);
+            *s = self.stamp;
+            *dirty |= write;
+            self.lru.insert(self.stamp, page);
+            return;
+        }
+        if self.on_flash.contains(&page) {
+            self.reads += 1;
+            self.rmap_reads += u64::from(page >= RMAP_BASE);
+            ops.push(WriteOp { when, op: FlashOp::MetaRead(page), gates });
+        }
+        self.pages.insert(page, (self.stamp, write));
+        self.lru.insert(self.stamp, page);
+        while self.pages.len() > self.cap {
+            let Some((_, victim)) = self.lru.pop_first() else { break };
+            if let Some((_, true)) = self.pages.remove(&victim) {
+                self.programs += 1;
+                self.rmap_programs += u64::from(victim >= RMAP_BASE);
+                self.on_flash.insert(victim);
+                ops.push(WriteOp { when, op: FlashOp::MetaProgram(victim), gates: false });
+            }
+        }
+    }
+
+    fn dirty(&self) -> usize {
+        self.pages.values().filter(|(_, d)| *d).count()
+    }
+}
+
+/// Counters reported as `engine_stats`.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    pages: u64,
+    hashed_pages: u64,
+    skipped_hash: u64,
+    predictions: u64,
+    hint_hits: u64,
+    followed: u64,
+    followed_hits: u64,
+    speculative_reads: u64,
+    wasted_speculative: u64,
+    verify_reads: u64,
+    failed_verifies: u64,
+    nodedup_pages: u64,
+    dup_pages: u64,
+    new_entries: u64,
+    deleted_entries: u64,
+    /// Duplicate pages by run length: 1, 2-4, 5-10, 11-100, > 100.
+    runs: [u64; 5],
+}
+
+/// Light-Dedup. See the module doc.
+pub struct LightDedup {
+    p: LightDedupParams,
+    hash: Nanos,
+    slots: Vec<Slot>,
+    index: HashMap<u64, u32>,
+    entry_slot: HashMap<EntryId, u32>,
+    alloc: Allocator,
+    cache: MetaCache,
+    /// The stream's previous entry and its trust.
+    last: Option<u32>,
+    stream: u8,
+    draws: u64,
+    /// Copies freed since the last lookup (applied with the FTL in view).
+    freed: Vec<(ContentId, EntryId)>,
+    /// Per page of the current write: its entry (new ones bound in commit).
+    cur_slots: Vec<Option<u32>>,
+    new_slot: Vec<bool>,
+    /// The open run of duplicate pages: length and the next LPN expected.
+    run: u64,
+    run_next: u32,
+    stats: Stats,
+}
+
+impl LightDedup {
+    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(Self::new(params(cfg, "light-dedup")?)?))
+    }
+
+    pub fn new(p: LightDedupParams) -> Result<Self, EngineError> {
+        let bad = |reason: String| EngineError::Params { engine: "light-dedup".into(), reason };
+        if !p.hash_us.is_finite() || p.hash_us < 0.0 {
+            return Err(bad(format!("hash_us = {}: must be a non-negative number", p.hash_us)));
+        }
+        if !(0.0..=1.0).contains(&p.collision_probability) {
+            return Err(bad(format!("collision_probability = {}: must be in [0, 1]", p.collision_probability)));
+        }
+        if p.threshold > MAX_TRUST || !(1..=MAX_TRUST).contains(&p.stream_trust) {
+            return Err(bad(format!(
+                "threshold = {}, stream_trust = {}: must be in 0..=7 and 1..=7 (3-bit trust degrees)",
+                p.threshold, p.stream_trust
+            )));
+        }
+        if p.region_cache == 0 {
+            return Err(bad("region_cache must be at least 1 page".into()));
+        }
+        Ok(LightDedup {
+            hash: Nanos((p.hash_us * 1e3).round() as u64),
+            slots: Vec::new(),
+            index: HashMap::new(),
+            entry_slot: HashMap::new(),
+            alloc: Allocator::new(p.layout),
+            cache: MetaCache::new(p.region_cache as usize),
+            last: None,
+            stream: 0,
+            draws: 0,
+            freed: Vec::new(),
+            cur_slots: Vec::new(),
+            new_slot: Vec::new(),
+            run: 0,
+            run_next: u32::MAX,
+            stats: Stats::default(),
+            p,
+        })
+    }
+
+    #[inline]
+    fn fingerprint(c: ContentId) -> u64 {
+        mix64(u64::from(c.0) ^ 0x7878_4841_5348) // "xxHASH"
+    }
+
+    fn lmt_page(&self, slot: u32) -> u64 {
+        self.alloc.page_of(slot)
+    }
+
+    fn rmap_page(e: EntryId) -> u64 {
+        RMAP_BASE + u64::from(e) / RMAP_PER_PAGE
+    }
+
+    fn new_slot(&mut self, content: ContentId) -> u32 {
+        let s = self.alloc.alloc();
+        if self.slots.len() <= s as usize {
+            self.slots.resize(s as usize + 1, FREE_SLOT);
+        }
+        self.slots[s as usize] = Slot { content, entry: NIL, used: true, hint: Hint::NONE };
+        self.index.insert(Self::fingerprint(content), s);
+        self.stats.new_entries += 1;
+        s
+    }
+
+    fn delete_slot(&mut self, s: u32, ops: &mut Vec<WriteOp>) {
+        let slot = self.slots[s as usize];
+        let fp = Self::fingerprint(slot.content);
+        if self.index.get(&fp) == Some(&s) {
+            self.index.remove(&fp);
+        }
+        if slot.entry != NIL && self.entry_slot.get(&slot.entry) == Some(&s) {
+            self.entry_slot.remove(&slot.entry);
+            self.cache.access(Self::rmap_page(slot.entry), true, false, When::Arrival, ops);
+        }
+        self.cache.access(self.lmt_page(s), true, false, When::Arrival, ops);
+        self.slots[s as usize] = FREE_SLOT;
+        self.alloc.free(s);
+        self.stats.deleted_entries += 1;
+    }
+
+    /// The live FTL copy behind entry `s`, if any.
+    fn live(&self, ftl: &Ftl, s: u32) -> Option<EntryId> {
+        let slot = self.slots.get(s as usize)?;
+        (slot.used && slot.entry != NIL && is_live_copy(ftl, slot.entry, slot.content)).then_some(slot.entry)
+    }
+
+    /// A deterministic uniform draw in [0, 1).
+    fn draw(&mut self) -> f64 {
+        self.draws += 1;
+        (mix64(self.p.seed ^ mix64(self.draws)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A live entry other than for `content`, chosen by a draw.
+    fn collision_victim(&mut self, ftl: &Ftl, content: ContentId) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let n = self.slots.len();
+        let start = (self.draw() * n as f64) as usize % n;
+        (0..n.min(4096))
+            .map(|i| ((start + i) % n) as u32)
+            .find(|&s| self.slots[s as usize].content != content && self.live(ftl, s).is_some())
+    }
+
+    /// Checks the stream's previous hint against `cur` and moves on.
+    fn advance(&mut self, cur: Option<u32>, ops: &mut Vec<WriteOp>, when: When) {
+        if let Some(l) = self.last {
+            let before = self.slots[l as usize].hint;
+            let mut h = before;
+            let was_followed = self.followed(&h);
+            let outcome = h.update(cur, self.p.trust);
+            if let Some(ok) = outcome {
+                self.stats.predictions += 1;
+                if ok {
+                    self.stats.hint_hits += 1;
+                    self.stream = (self.stream + 1).min(self.p.stream_trust);
+                } else {
+                    self.stream = self.stream.saturating_sub(2);
+                }
+                if was_followed {
+                    self.stats.followed += 1;
+                    self.stats.followed_hits += u64::from(ok);
+                }
+            }
+            if h != before {
+                self.slots[l as usize].hint = h;
+                let page = self.lmt_page(l);
+                self.cache.access(page, true, false, when, ops);
+            }
+        }
+        self.last = cur;
+    }
+
+    fn followed(&self, h: &Hint) -> bool {
+        if !self.p.trust {
+            return h.is_some();
+        }
+        h.trusted(self.p.threshold) && self.stream >= self.p.stream_trust
+    }
+
+    /// Records page k's duplicate status in the run-length histogram.
+    fn run_step(&mut self, lpn: u32, dup: bool) {
+        if self.run > 0 && (!dup || lpn != self.run_next) {
+            self.close_run();
+        }
+        if dup {
+            self.run += 1;
+            self.run_next = lpn.wrapping_add(1);
+        }
+    }
+
+    fn close_run(&mut self) {
+        let b = Self::bucket(self.run);
+        self.stats.runs[b] += self.run;
+        self.run = 0;
+    }
+
+    fn bucket(len: u64) -> usize {
+        match len {
+            0..=1 => 0,
+            2..=4 => 1,
+            5..=10 => 2,
+            11..=100 => 3,
+            _ => 4,
+        }
+    }
+
+    fn apply_freed(&mut self, ftl: &Ftl, ops: &mut Vec<WriteOp>) {
+        let freed = std::mem::take(&mut self.freed);
+        for &(c, e) in &freed {
+            if is_live_copy(ftl, e, c) {
+                // The copy id was reused for the same content since.
+                continue;
+            }
+            if let Some(&s) = self.entry_slot.get(&e) {
+                if self.slots[s as usize].content == c {
+                    self.delete_slot(s, ops);
+                }
+            }
+        }
+        self.freed = freed;
+        self.freed.clear();
+    }
+}
+
+impl Engine for LightDedup {
+    fn name(&self) -> &'static str {
+        "light-dedup"
+    }
+
+    fn hash_time(&self) -> Option<Nanos> {
+        Some(self.hash)
+    }
+
+    fn lookup(&mut self, ftl: &Ftl, pages: &[WritePage], io: &mut EngineIo) {
+        let mut ops = std::mem::take(&mut io.ops);
+        self.apply_freed(ftl, &mut ops);
+        self.cur_slots.clear();
+        self.new_slot.clear();
+        for (k, p) in pages.iter().enumerate() {
+            self.stats.pages += 1;
+            let at_hash = When::Hashed(k as u32);
+            if p.repeat {
+                // Mapped to an earlier page of this write by the simulator.
+                let first = pages[..k].iter().position(|q| q.content == p.content && !q.repeat);
+                let cur = first.and_then(|f| self.cur_slots[f]);
+                io.hashed.push(true);
+                io.verdicts.push(Verdict::Unique);
+                self.stats.hashed_pages += 1;
+                self.cur_slots.push(cur);
+                self.new_slot.push(false);
+                self.advance(cur, &mut ops, at_hash);
+                self.run_step(p.lpn.0, true);
+                continue;
+            }
+            // 1. The stream's prediction.
+            let hint = self.last.map_or(Hint::NONE, |l| self.slots[l as usize].hint);
+            let mut found: Option<(u32, EntryId)> = None;
+            let mut hashed = true;
+            if self.p.speculative && hint.is_some() && self.followed(&hint) {
+                let s = hint.next;
+                if let Some(e) = self.live(ftl, s) {
+                    self.stats.speculative_reads += 1;
+                    self.stats.verify_reads += 1;
+                    let page = self.lmt_page(s);
+                    self.cache.access(page, false, true, When::Arrival, &mut ops);
+                    ops.push(WriteOp { when: When::Arrival, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                    if self.slots[s as usize].content == p.content {
+                        found = Some((s, e));
+                        hashed = false;
+                    } else {
+                        self.stats.wasted_speculative += 1;
+                    }
+                }
+            }
+            // 2. Fingerprint, index, verify.
+            let mut nodedup = false;
+            if found.is_none() {
+                let fp = Self::fingerprint(p.content);
+                match self.index.get(&fp).copied() {
+                    Some(s) if self.live(ftl, s).is_some() => {
+                        let e = self.slots[s as usize].entry;
+                        self.stats.verify_reads += 1;
+                        let page = self.lmt_page(s);
+                        self.cache.access(page, false, true, at_hash, &mut ops);
+                        ops.push(WriteOp { when: at_hash, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                        found = Some((s, e));
+                    }
+                    _ => {
+                        if self.p.collision_probability > 0.0 && self.draw() < self.p.collision_probability {
+                            if let Some(v) = self.collision_victim(ftl, p.content) {
+                                let e = self.slots[v as usize].entry;
+                                self.stats.verify_reads += 1;
+                                self.stats.failed_verifies += 1;
+                                let page = self.lmt_page(v);
+                                self.cache.access(page, false, true, at_hash, &mut ops);
+                                ops.push(WriteOp {
+                                    when: at_hash,
+                                    op: FlashOp::DataRead(ftl.entry(e).ppn),
+                                    gates: true,
+                                });
+                                nodedup = true;
+                            }
+                        }
+                    }
+                }
+            }
+            if hashed {
+                self.stats.hashed_pages += 1;
+            } else {
+                self.stats.skipped_hash += 1;
+            }
+            io.hashed.push(hashed);
+            // 3. The outcome and the entry it touches.
+            let cur = match found {
+                Some((s, e)) => {
+                    // refcnt + 1 in the entry just read.
+                    let page = self.lmt_page(s);
+                    self.cache.access(page, true, false, at_hash, &mut ops);
+                    io.verdicts.push(Verdict::Duplicate(e));
+                    self.stats.dup_pages += 1;
+                    self.new_slot.push(false);
+                    Some(s)
+                }
+                None if nodedup => {
+                    io.verdicts.push(Verdict::Unique);
+                    self.stats.nodedup_pages += 1;
+                    self.new_slot.push(false);
+                    None
+                }
+                None => {
+                    // A stale index entry (its copy died unseen) is dropped.
+                    if let Some(old) = self.index.get(&Self::fingerprint(p.content)).copied() {
+                        self.delete_slot(old, &mut ops);
+                    }
+                    let s = self.new_slot(p.content);
+                    let page = self.lmt_page(s);
+                    self.cache.access(page, true, false, at_hash, &mut ops);
+                    io.verdicts.push(Verdict::Unique);
+                    self.new_slot.push(true);
+                    Some(s)
+                }
+            };
+            self.cur_slots.push(cur);
+            self.advance(cur, &mut ops, at_hash);
+            self.run_step(p.lpn.0, found.is_some());
+        }
+        io.ops = ops;
+    }
+
+    fn commit(&mut self, _ftl: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
+        let mut ops = std::mem::take(&mut io.ops);
+        for k in 0..pages.len() {
+            if !self.new_slot[k] {
+                continue;
+            }
+            let Some(s) = self.cur_slots[k] else { continue };
+            debug_assert!(programmed[k]);
+            let e = entries[k];
+            if let Some(old) = self.entry_slot.insert(e, s) {
+                // The FTL reused a dead copy's id before its death reached us.
+                if old != s && self.slots[old as usize].used && self.slots[old as usize].entry == e {
+                    self.slots[old as usize].entry = NIL;
+                    self.delete_slot(old, &mut ops);
+                    self.entry_slot.insert(e, s);
+                }
+            }
+            self.slots[s as usize].entry = e;
+            self.cache.access(Self::rmap_page(e), true, false, When::Hashed(k as u32), &mut ops);
+        }
+        io.ops = ops;
+    }
+
+    fn preload(&mut self, content: ContentId, entry: EntryId) {
+        if !self.p.warm_start || self.index.contains_key(&Self::fingerprint(content)) {
+            return;
+        }
+        let s = self.new_slot(content);
+        self.slots[s as usize].entry = entry;
+        self.entry_slot.insert(entry, s);
+        self.cache.on_flash.insert(self.lmt_page(s));
+        self.cache.on_flash.insert(Self::rmap_page(entry));
+        if let Some(l) = self.last {
+            self.slots[l as usize].hint = Hint { next: s, trust: NEW_TRUST };
+        }
+        self.last = Some(s);
+        self.stats.new_entries -= 1;
+    }
+
+    fn forget(&mut self, content: ContentId, entry: EntryId) {
+        self.freed.push((content, entry));
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.stats;
+        let mut runs = s.runs;
+        if self.run > 0 {
+            runs[Self::bucket(self.run)] += self.run;
+        }
+        let dup_run_pages: u64 = runs.iter().sum();
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let page = 4096.0;
+        let read_b = ratio(self.cache.reads, s.pages) * page;
+        let write_b = ratio(self.cache.programs, s.pages) * page;
+        vec![
+            ("engine_pages", s.pages as f64),
+            ("engine_hashed_pages", s.hashed_pages as f64),
+            ("engine_skipped_hash_pages", s.skipped_hash as f64),
+            ("engine_dup_pages", s.dup_pages as f64),
+            ("engine_nodedup_pages", s.nodedup_pages as f64),
+            ("engine_hint_predictions", s.predictions as f64),
+            ("engine_hint_hits", s.hint_hits as f64),
+            ("engine_hint_misses", (s.predictions - s.hint_hits) as f64),
+            ("engine_hint_followed", s.followed as f64),
+            ("engine_hint_followed_hits", s.followed_hits as f64),
+            ("engine_hint_hit_rate", ratio(s.followed_hits, s.followed)),
+            ("engine_speculative_reads", s.speculative_reads as f64),
+            ("engine_wasted_speculative_reads", s.wasted_speculative as f64),
+            ("engine_verify_reads", s.verify_reads as f64),
+            ("engine_failed_verifies", s.failed_verifies as f64),
+            ("engine_new_entries", s.new_entries as f64),
+            ("engine_deleted_entries", s.deleted_entries as f64),
+            ("engine_live_entries", self.entry_slot.len() as f64),
+            ("engine_regions", self.alloc.regions() as f64),
+            ("engine_region_queue", self.alloc.queued() as f64),
+            ("engine_meta_region_reads", self.cache.reads as f64),
+            ("engine_meta_region_programs", self.cache.programs as f64),
+            ("engine_meta_rmap_reads", self.cache.rmap_reads as f64),
+            ("engine_meta_rmap_programs", self.cache.rmap_programs as f64),
+            ("engine_dirty_cached", self.cache.dirty() as f64),
+            ("engine_meta_read_bytes_per_block", read_b),
+            ("engine_meta_write_bytes_per_block", write_b),
+            ("engine_meta_read_amplification", read_b / IDEAL_BYTES as f64),
+            ("engine_meta_write_amplification", write_b / IDEAL_BYTES as f64),
+            ("engine_dup_run_pages_1", runs[0] as f64),
+            ("engine_dup_run_pages_2_4", runs[1] as f64),
+            ("engine_dup_run_pages_5_10", runs[2] as f64),
+            ("engine_dup_run_pages_11_100", runs[3] as f64),
+            ("engine_dup_run_pages_over_100", runs[4] as f64),
+            ("engine_dup_run_frac_over_10", ratio(runs[3] + runs[4], dup_run_pages)),
+        ]
+    }
+}
