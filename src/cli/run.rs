@@ -181,7 +181,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
-    let prepared = runner::prepare(workload, &a.workload.content, cfg.seed, cfg.precondition.rule)?;
+    // Contents are drawn only if some policy reads them (not for `-p native`).
+    let need = runner::need_content(&cfg, &policies)?;
+    let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
