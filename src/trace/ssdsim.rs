@@ -182,6 +182,49 @@ mod tests {
     use super::*;
     use crate::workload::{Request, NO_CONTENT};
 
+    /// The byte-level fast path accepts only lines the general parser reads
+    /// to the identical record, and leaves every other line (and so every
+    /// error message) to it.
+    #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let general = |line: &str| {
+            let f = Fields::ws(line, NAMES);
+            f.require(5)?;
+            let (time, volume) = (f.u64(0)?, f.u32(1)?);
+            let (offset, size) = (f.sectors_as_bytes(2)?, f.sectors_as_bytes(3)?);
+            let op = match f.str(4)? {
+                "1" => Op::Read,
+                "0" => Op::Write,
+                _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
+            };
+            check_extent(offset, size)?;
+            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None })
+        };
+        let accepted = ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 extra fields", "007 0 0 1 1"];
+        for line in accepted {
+            let fast = parse_disksim_fast(line.as_bytes()).expect(line);
+            assert_eq!(Ok(fast.clone()), general(line), "{line}");
+            assert_eq!(parse_line(line), Ok(Some(fast)));
+        }
+        let declined = [
+            "0 0 0 8",
+            "0 0 0 8 2",
+            "0 0 0 8 01",
+            "0 0 0 8 1x",
+            "+1 0 0 8 1",
+            "0 4294967296 0 8 1",
+            "18446744073709551616 0 0 8 1",
+            "0 0 36028797018963968 8 1",
+            "0 0 36028797018963967 1 1",
+            "0\u{a0}0 0 8 1",
+            "0 0 0 8 1\u{b}",
+        ];
+        for line in declined {
+            assert!(parse_disksim_fast(line.as_bytes()).is_none(), "{line}");
+            assert_eq!(parse_line(line), general(line).map(Some), "{line}");
+        }
+    }
+
     fn workload(reqs: &[(u64, Op, u32, u32)]) -> Workload {
         let requests = reqs
             .iter()
