@@ -254,6 +254,9 @@ pub struct Timing {
     copyback: bool,
     channels: Vec<Channel>,
     n_channels: u32,
+    /// Per global chip: (channel, chip within the channel), looked up
+    /// instead of a division and a remainder per operation.
+    loc: Vec<(u32, u32)>,
     hash_free: Vec<Nanos>,
     acct: Accounting,
     done: Vec<(u32, Nanos)>,
@@ -291,6 +294,7 @@ impl Timing {
             copyback: cfg.gc.copyback,
             channels: vec![channel; g.channels as usize],
             n_channels: g.channels,
+            loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
@@ -305,7 +309,7 @@ impl Timing {
     #[inline]
     pub fn submit_read(&mut self, chip: u32, at: Nanos, ppn: u32, tag: u32) {
         if self.rules.shortcut {
-            let h = (chip % self.n_channels) as usize;
+            let h = self.loc[chip as usize].0 as usize;
             let ch = &mut self.channels[h];
             ch.advance(at, h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
             if ch.waiting_reads.get(&ppn).is_some_and(|&n| n > 0) {
@@ -328,8 +332,8 @@ impl Timing {
 
     #[inline]
     fn submit_op(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, ppn: u32) {
-        let h = chip % self.n_channels;
-        let local = (chip / self.n_channels) as usize;
+        let (h, local) = self.loc[chip as usize];
+        let local = local as usize;
         let ch = &mut self.channels[h as usize];
         ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
         ch.now = ch.now.max(at);
