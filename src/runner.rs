@@ -13,8 +13,8 @@ use crate::content::{try_assign_content, ContentError, ContentModel};
 use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::sim::{RunOptions, SimError, Simulation};
-use crate::units::Op;
-use crate::workload::{PreconditionRule, Workload};
+use crate::units::{ContentId, Op};
+use crate::workload::{PreconditionRule, Workload, NO_CONTENT};
 use thiserror::Error;
 
 /// Errors of a run.
@@ -26,6 +26,10 @@ pub enum RunError {
     Sim(#[from] SimError),
     #[error("content model: {0}")]
     Content(#[from] ContentError),
+    /// A deduplicating policy on a workload prepared without contents
+    /// ([`prepare_for`] with `need_content = false`).
+    #[error("policy {0} deduplicates, but the workload was prepared without page contents")]
+    NoContents(String),
 }
 
 /// A workload ready to replay: preconditioning added, every write has content.
@@ -38,11 +42,64 @@ pub struct Prepared {
     /// Realized dedup rate of every written page's content, preconditioning
     /// included (what a calibrated content model targets): 1 - distinct/pages.
     pub content_dedup_rate: f64,
+    /// Whether writes carry drawn (or the trace's) contents; `false` when
+    /// [`prepare_for`] skipped them because no policy of the run reads them.
+    pub contents_drawn: bool,
+}
+
+/// The content model string of a workload prepared without contents.
+pub const CONTENTS_NOT_DRAWN: &str = "none (not drawn: no policy of this run deduplicates)";
+
+/// Whether any of `policies` reads page contents (deduplicates). Only
+/// `native` does not; unknown names are an error.
+pub fn need_content(cfg: &Config, policies: &[String]) -> Result<bool, RunError> {
+    for p in policies {
+        if policy::build(p, cfg)?.deduplicates() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Adds preconditioning by `rule` and assigns content to every write that
 /// has none, with `model` and `seed` (deterministic).
-pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64, rule: PreconditionRule) -> Result<Prepared, RunError> {
+pub fn prepare(w: Workload, model: &ContentModel, seed: u64, rule: PreconditionRule) -> Result<Prepared, RunError> {
+    prepare_for(w, model, seed, rule, true)
+}
+
+/// [`prepare`], skipping the content model when `need_content` is false
+/// (see [`need_content`]) and the workload carries no content of its own.
+///
+/// Drawing Zipf content ids for every written page (and counting the
+/// realized rate) costs about as much as parsing a text trace, and a policy
+/// that does not deduplicate never looks at them: every write then points
+/// at one shared run of placeholder ids (`ContentId(0)`), the report says
+/// [`CONTENTS_NOT_DRAWN`] with a 0% rate, and [`run_one`] refuses a
+/// deduplicating policy on such a workload. Every simulated result of a
+/// non-deduplicating policy is the same either way.
+pub fn prepare_for(
+    mut w: Workload,
+    model: &ContentModel,
+    seed: u64,
+    rule: PreconditionRule,
+    need_content: bool,
+) -> Result<Prepared, RunError> {
+    let any_content = w.requests.iter().any(|r| r.op == Op::Write && r.content != NO_CONTENT);
+    if !need_content && !any_content {
+        w.add_precondition_with(rule);
+        let longest = w.requests.iter().filter(|r| r.op == Op::Write).map(|r| r.pages).max().unwrap_or(0);
+        w.contents = vec![ContentId(0); longest as usize];
+        w.content_space = u32::from(longest > 0);
+        for r in w.requests.iter_mut().filter(|r| r.op == Op::Write) {
+            r.content = 0;
+        }
+        return Ok(Prepared {
+            workload: w,
+            content_model: CONTENTS_NOT_DRAWN.to_string(),
+            content_dedup_rate: 0.0,
+            contents_drawn: false,
+        });
+    }
     let had_content = w.requests.iter().any(|r| r.op == Op::Write) && w.has_content();
     w.add_precondition_with(rule);
     try_assign_content(&mut w, model, seed)?;
@@ -56,7 +113,7 @@ pub fn prepare(mut w: Workload, model: &ContentModel, seed: u64, rule: Precondit
     } else {
         crate::content::realized_dedup_rate(&w)
     };
-    Ok(Prepared { workload: w, content_model, content_dedup_rate })
+    Ok(Prepared { workload: w, content_model, content_dedup_rate, contents_drawn: true })
 }
 
 /// Replays `prepared` through policy `policy` and builds its report.
@@ -68,6 +125,9 @@ pub fn run_one(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RunReport, RunError> {
     let p = policy::build(policy, cfg)?;
+    if p.deduplicates() && !prepared.contents_drawn {
+        return Err(RunError::NoContents(policy.to_string()));
+    }
     let sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
     let out = sim.run(progress)?;
     let meta = RunMeta {
@@ -103,5 +163,30 @@ mod tests {
         let p = prepare(w, &model, 42, PreconditionRule::AllReads).unwrap();
         assert_eq!(p.content_dedup_rate, 0.0);
         assert!(crate::content::realized_dedup_rate(&p.workload) > 0.2, "the mixed rate would not be 0");
+    }
+
+    /// Without contents Native simulates exactly the same (only the
+    /// workload's content description differs), and a deduplicating policy
+    /// refuses such a workload.
+    #[test]
+    fn native_runs_the_same_without_contents() {
+        let cfg = Config::preset("fad-table1").unwrap();
+        let mut spec = crate::synth::SynthSpec::default_small();
+        spec.requests = 3000;
+        let w = crate::synth::generate(&spec, 7).unwrap();
+        let model = ContentModel::default();
+        let rule = PreconditionRule::AllReads;
+        let with = prepare_for(w.clone(), &model, 7, rule, true).unwrap();
+        let without = prepare_for(w, &model, 7, rule, false).unwrap();
+        assert!(!without.contents_drawn && without.workload.contents.len() <= 16);
+        let opts = RunOptions::default();
+        let a = run_one(&cfg, &with, "native", &opts, &mut |_, _| {}).unwrap();
+        let mut b = run_one(&cfg, &without, "native", &opts, &mut |_, _| {}).unwrap();
+        assert_eq!((b.content_model.as_str(), b.content_dedup_rate), (CONTENTS_NOT_DRAWN, 0.0));
+        (b.content_model, b.content_dedup_rate) = (a.content_model.clone(), a.content_dedup_rate);
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+        assert!(matches!(run_one(&cfg, &without, "dedup", &opts, &mut |_, _| {}), Err(RunError::NoContents(_))));
+        assert!(need_content(&cfg, &["native".into(), "fad".into()]).unwrap());
+        assert!(!need_content(&cfg, &["native".into()]).unwrap());
     }
 }

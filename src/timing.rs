@@ -214,6 +214,8 @@ struct Channel {
     chips: Vec<Chip>,
     /// Operations waiting in the chips' queues (a fast "nothing to start").
     queued: u32,
+    /// Chips in `Phase::Held` (a fast "nothing wants the bus").
+    held: u32,
     /// End of the earliest running timed phase (`Nanos::MAX`-like when none),
     /// cached by `settle`.
     next: Nanos,
@@ -252,6 +254,9 @@ pub struct Timing {
     copyback: bool,
     channels: Vec<Channel>,
     n_channels: u32,
+    /// Per global chip: (channel, chip within the channel), looked up
+    /// instead of a division and a remainder per operation.
+    loc: Vec<(u32, u32)>,
     hash_free: Vec<Nanos>,
     acct: Accounting,
     done: Vec<(u32, Nanos)>,
@@ -276,6 +281,7 @@ impl Timing {
             bus_free: Nanos::ZERO,
             chips: vec![Chip::new(); g.chips_per_channel as usize],
             queued: 0,
+            held: 0,
             next: NEVER,
             waiting_reads: HashMap::new(),
         };
@@ -288,6 +294,7 @@ impl Timing {
             copyback: cfg.gc.copyback,
             channels: vec![channel; g.channels as usize],
             n_channels: g.channels,
+            loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
@@ -302,7 +309,7 @@ impl Timing {
     #[inline]
     pub fn submit_read(&mut self, chip: u32, at: Nanos, ppn: u32, tag: u32) {
         if self.rules.shortcut {
-            let h = (chip % self.n_channels) as usize;
+            let h = self.loc[chip as usize].0 as usize;
             let ch = &mut self.channels[h];
             ch.advance(at, h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
             if ch.waiting_reads.get(&ppn).is_some_and(|&n| n > 0) {
@@ -325,8 +332,8 @@ impl Timing {
 
     #[inline]
     fn submit_op(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, ppn: u32) {
-        let h = chip % self.n_channels;
-        let local = (chip / self.n_channels) as usize;
+        let (h, local) = self.loc[chip as usize];
+        let local = local as usize;
         let ch = &mut self.channels[h as usize];
         ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
         ch.now = ch.now.max(at);
@@ -545,12 +552,19 @@ impl Channel {
     }
 
     /// Ends the phases due at `now` and makes every decision due at `now`,
-    /// until nothing changes.
+    /// until nothing changes. The common "nothing ends, nothing waits" case
+    /// is decided here, inlined into the callers, from three counters.
+    #[inline]
     fn settle(&mut self, h: u32, n: u32, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
-        let now = self.now;
-        if self.next > now && self.queued == 0 && !self.chips.iter().any(|c| c.phase == Phase::Held) {
+        if self.next > self.now && self.queued == 0 && self.held == 0 {
             return; // nothing ends, nothing waits
         }
+        self.settle_due(h, n, r, acct, done);
+    }
+
+    /// `Channel::settle` when something may end or wait.
+    fn settle_due(&mut self, h: u32, n: u32, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
+        let now = self.now;
         // One pass suffices: phase ends (1) only make chips held or idle;
         // starts (2) only need idle chips; a bus grant (3) needs held or
         // idle chips and leaves the bus busy; and no phase lasts 0 ns, so
@@ -566,7 +580,10 @@ impl Channel {
                 while c.timed() && c.until <= now {
                     changed = true;
                     match c.phase {
-                        Phase::Sense => c.phase = Phase::Held,
+                        Phase::Sense => {
+                            c.phase = Phase::Held;
+                            self.held += 1;
+                        }
                         Phase::Out => {
                             // Untagged reads (a dedup engine's background
                             // or metadata reads) report nothing.
@@ -651,6 +668,7 @@ impl Channel {
                         // Held since `until`; busy from sense start to transfer end.
                         acct.busy[chip] += now + r.t_xfer - (c.until - r.t_read);
                         c.phase = Phase::Out;
+                        self.held -= 1;
                         if r.shortcut {
                             if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
                                 *n -= 1;
@@ -684,7 +702,7 @@ impl Channel {
             if changed || self.next <= now {
                 let chips = self.chips.iter().filter(|c| c.timed()).map(|c| c.until).min().unwrap_or(NEVER);
                 // The bus freeing is an event only if someone may want it.
-                let waiting = self.queued > 0 || self.chips.iter().any(|c| c.phase == Phase::Held);
+                let waiting = self.queued > 0 || self.held > 0;
                 self.next = if waiting && self.bus_free > now { chips.min(self.bus_free) } else { chips };
             }
         }

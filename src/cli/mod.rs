@@ -2,6 +2,7 @@
 //! (bad input, invalid config, simulation error), 2 usage error (clap).
 //! A closed stdout pipe (e.g. `| head`) is not an error.
 
+mod bench;
 mod common;
 mod experiment;
 mod run;

@@ -181,7 +181,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
-    let prepared = runner::prepare(workload, &a.workload.content, cfg.seed, cfg.precondition.rule)?;
+    // Contents are drawn only if some policy reads them (not for `-p native`).
+    let need = runner::need_content(&cfg, &policies)?;
+    let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
@@ -233,6 +235,17 @@ pub struct BenchArgs {
     /// Content model for the benchmark's writes.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
     content: ContentModel,
+    /// Time end to end on this trace file instead (load + prepare + replay per policy,
+    /// as `run --trace FILE -p POLICY` does them), beside the replay alone.
+    #[arg(long, short = 't', value_name = "FILE", conflicts_with = "parsers")]
+    trace: Option<PathBuf>,
+    /// With --trace: its format (default: auto-detect).
+    #[arg(long, requires = "trace")]
+    format: Option<dedupsim::trace::TraceFormat>,
+    /// Time every trace format's parser instead: the benchmark workload (--requests) written in
+    /// each format to a temporary directory and loaded back (MB/s, requests/s).
+    #[arg(long)]
+    parsers: bool,
     #[command(flatten)]
     cfg: ConfigArgs,
     #[command(flatten)]
@@ -251,6 +264,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let cfg = a.cfg.load()?;
     let policies = policy_list(&a.policy)?;
     a.memory.check(&cfg, 1, false)?;
+    if a.parsers || a.trace.is_some() {
+        let mut o = match &a.trace {
+            Some(path) => super::bench::trace_file(&cfg, path, a.format, &policies, &a.content, a.repeat)?,
+            None => super::bench::parsers(&cfg, a.requests, &a.content, a.repeat)?,
+        };
+        if let Some(m) = peak_rss_mib() {
+            let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
+        }
+        return common::out(&o);
+    }
     let mut spec = SynthSpec::benchmark();
     spec.requests = a.requests;
     let t0 = Instant::now();

@@ -528,8 +528,10 @@ impl Ftl {
     ) -> Result<(EntryId, Ppn, Option<GcWork>), FtlError> {
         let planes = self.geo.unit_planes(unit);
         let ptr = &mut self.unit_ptr[unit as usize];
-        let plane = planes[*ptr as usize % planes.len()];
-        *ptr = ptr.wrapping_add(1);
+        let plane = planes[*ptr as usize];
+        // Kept reduced (no division per page): the plane sequence of a
+        // counter taken modulo the unit's plane count.
+        *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
         let ppn = self.alloc_page(plane)?;
         let e = match self.free_entries.pop() {
             Some(e) => {

@@ -235,7 +235,9 @@ impl Driver<'_> {
     /// Moves newly parsed records to the output, applying the filters.
     fn drain(&mut self) {
         for (line, r) in self.scratch.drain(..) {
-            if self.seen.insert(r.volume) {
+            // Consecutive records are nearly always on the last new
+            // volume's device: skip the set then.
+            if self.volumes.last() != Some(&r.volume) && self.seen.insert(r.volume) {
                 self.volumes.push(r.volume);
             }
             if r.size == 0 {
@@ -268,7 +270,7 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     }
     let mut head: Vec<(u64, String)> = Vec::new();
     while head.len() < DETECT_LINES {
-        match lines.next_line().map_err(line_err)? {
+        match lines.next_line().map_err(line_err)?.map(|(n, t)| (n, t.to_owned())) {
             Some((n, t)) if !t.trim().is_empty() => {
                 // Native lines carry content lists: allow them their length
                 // as soon as the header says what the file is.
@@ -314,14 +316,15 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
         seen: HashSet::new(),
         volumes: Vec::new(),
     };
-    let mut head = head.into_iter();
-    while !d.full() {
-        let next = match head.next() {
-            Some(x) => Some(x),
-            None => lines.next_line().map_err(line_err)?,
-        };
-        let Some((n, text)) = next else { break };
+    for (n, text) in head {
+        if d.full() {
+            break;
+        }
         d.line(n, &text)?;
+    }
+    while !d.full() {
+        let Some((n, text)) = lines.next_line().map_err(line_err)? else { break };
+        d.line(n, text)?;
     }
     d.parser.finish(&mut d.scratch);
     d.drain();
@@ -514,15 +517,24 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     // Volume ranges, in order of first appearance.
     let mut order: Vec<(u32, u64, u64)> = Vec::new(); // (volume, first line, max end)
     let mut index: HashMap<u32, usize> = HashMap::new();
+    // The previous record's volume and its slot: consecutive records are
+    // nearly always on one volume, so the map is rarely consulted.
+    let mut last: Option<(u32, usize)> = None;
     for (line, r) in &records {
         let end = r.offset + r.size;
-        match index.get(&r.volume) {
-            Some(&i) => order[i].2 = order[i].2.max(end),
-            None => {
-                index.insert(r.volume, order.len());
-                order.push((r.volume, *line, end));
-            }
-        }
+        let i = match last {
+            Some((v, i)) if v == r.volume => i,
+            _ => match index.get(&r.volume) {
+                Some(&i) => i,
+                None => {
+                    index.insert(r.volume, order.len());
+                    order.push((r.volume, *line, end));
+                    order.len() - 1
+                }
+            },
+        };
+        order[i].2 = order[i].2.max(end);
+        last = Some((r.volume, i));
     }
     let mut bases: HashMap<u32, u64> = HashMap::new();
     let mut volumes = Vec::with_capacity(order.len());
@@ -550,6 +562,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     let mut contents: Vec<ContentId> = Vec::new();
     let mut requests: Vec<Request> = Vec::with_capacity(records.len());
     let mut span = 0u64;
+    let mut last_base: Option<(u32, u64)> = None;
     for (line, r) in &records {
         let line = *line;
         let mut abs = r.time;
@@ -560,7 +573,11 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         }
         prev = abs;
         let t = abs - t0;
-        let base = bases.get(&r.volume).copied().unwrap_or(0);
+        let base = match last_base {
+            Some((v, b)) if v == r.volume => b,
+            _ => bases.get(&r.volume).copied().unwrap_or(0),
+        };
+        last_base = Some((r.volume, base));
         let pages = pages_covered(r.offset, r.size, ps);
         let lpn = base.checked_add(r.offset / ps).ok_or_else(|| TraceError::AddressOverflow {
             path: pb(),

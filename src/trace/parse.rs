@@ -9,7 +9,6 @@
 use super::{PageHash, TraceRecord};
 use crate::units::SECTOR;
 use md5::{Digest, Md5};
-use std::borrow::Cow;
 use std::io::{self, BufRead};
 
 /// Granularity of [`PageHash`]es in [`TraceRecord::content`]: one per 4 KiB page.
@@ -112,13 +111,15 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub(crate) struct LineReader<R> {
     reader: R,
     buf: Vec<u8>,
+    /// The current line when it is not valid UTF-8 (replaced characters).
+    lossy: String,
     line_no: u64,
     limit: usize,
 }
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(reader: R) -> Self {
-        LineReader { reader, buf: Vec::with_capacity(256), line_no: 0, limit: MAX_LINE }
+        LineReader { reader, buf: Vec::with_capacity(256), lossy: String::new(), line_no: 0, limit: MAX_LINE }
     }
 
     /// Sets the longest line accepted from now on.
@@ -140,7 +141,7 @@ impl<R: BufRead> LineReader<R> {
             if chunk.is_empty() {
                 return Ok(!self.buf.is_empty());
             }
-            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
             };
@@ -158,7 +159,10 @@ impl<R: BufRead> LineReader<R> {
     }
 
     /// The next line and its 1-based number, or `None` at end of input.
-    pub fn next_line(&mut self) -> Result<Option<(u64, String)>, LineError> {
+    /// The text borrows the reader's buffer (no allocation per line: a
+    /// valid UTF-8 line is used in place; only a line with invalid bytes is
+    /// copied, with replacement characters).
+    pub fn next_line(&mut self) -> Result<Option<(u64, &str)>, LineError> {
         if !self.read_bounded()? {
             return Ok(None);
         }
@@ -167,9 +171,12 @@ impl<R: BufRead> LineReader<R> {
             self.buf.pop();
         }
         let bytes = if self.line_no == 1 { self.buf.strip_prefix(BOM).unwrap_or(&self.buf) } else { &self.buf };
-        let text = match String::from_utf8_lossy(bytes) {
-            Cow::Borrowed(s) => s.to_owned(),
-            Cow::Owned(s) => s,
+        let text = match std::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => {
+                self.lossy = String::from_utf8_lossy(bytes).into_owned();
+                &self.lossy
+            }
         };
         Ok(Some((self.line_no, text)))
     }
@@ -458,7 +465,7 @@ mod tests {
         r.set_limit(limit);
         let mut out = Vec::new();
         while let Some((_, t)) = r.next_line()? {
-            out.push(t);
+            out.push(t.to_owned());
         }
         Ok(out)
     }

@@ -36,6 +36,9 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
 /// sector(512 B) size(sectors) op(1 = read, 0 = write)`; `names` label the
 /// five fields in error messages.
 pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Result<Option<TraceRecord>, String> {
+    if let Some(r) = parse_disksim_fast(line.as_bytes()) {
+        return Ok(Some(r));
+    }
     let f = Fields::ws(line, names);
     f.require(5)?;
     let time = f.u64(0)?;
@@ -49,6 +52,45 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
     };
     check_extent(offset, size)?;
     Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
+}
+
+/// The common case of [`parse_disksim`], read straight from the line's
+/// bytes with no allocation: five fields of ASCII digits separated by
+/// spaces or tabs (anything may follow), each in range, op exactly `0` or
+/// `1`. Anything else (other whitespace, signs, overflow, a bad op) is
+/// `None` and goes to the general parser, which then returns the same
+/// record or its precise error: this path only accepts lines the general
+/// one parses to the identical record.
+#[inline]
+fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let mut v = [0u64; 5];
+    let mut i = 0;
+    let mut last_len = 0;
+    for x in v.iter_mut() {
+        while i < b.len() && blank(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            *x = x.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            i += 1;
+        }
+        if i == start || b.get(i).is_some_and(|&c| !blank(c)) {
+            return None;
+        }
+        last_len = i - start;
+    }
+    let op = match (last_len, v[4]) {
+        (1, 1) => Op::Read,
+        (1, 0) => Op::Write,
+        _ => return None,
+    };
+    let volume = u32::try_from(v[1]).ok()?;
+    let offset = v[2].checked_mul(SECTOR)?;
+    let size = v[3].checked_mul(SECTOR)?;
+    offset.checked_add(size)?;
+    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None })
 }
 
 /// The largest sector address (exclusive end of a request) SSDsim can hold:
@@ -139,6 +181,49 @@ pub fn write_ssdsim<W: Write>(w: &Workload, page_size: u32, out: W) -> Result<Ss
 mod tests {
     use super::*;
     use crate::workload::{Request, NO_CONTENT};
+
+    /// The byte-level fast path accepts only lines the general parser reads
+    /// to the identical record, and leaves every other line (and so every
+    /// error message) to it.
+    #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let general = |line: &str| {
+            let f = Fields::ws(line, NAMES);
+            f.require(5)?;
+            let (time, volume) = (f.u64(0)?, f.u32(1)?);
+            let (offset, size) = (f.sectors_as_bytes(2)?, f.sectors_as_bytes(3)?);
+            let op = match f.str(4)? {
+                "1" => Op::Read,
+                "0" => Op::Write,
+                _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
+            };
+            check_extent(offset, size)?;
+            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None })
+        };
+        let accepted = ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 extra fields", "007 0 0 1 1"];
+        for line in accepted {
+            let fast = parse_disksim_fast(line.as_bytes()).expect(line);
+            assert_eq!(Ok(fast.clone()), general(line), "{line}");
+            assert_eq!(parse_line(line), Ok(Some(fast)));
+        }
+        let declined = [
+            "0 0 0 8",
+            "0 0 0 8 2",
+            "0 0 0 8 01",
+            "0 0 0 8 1x",
+            "+1 0 0 8 1",
+            "0 4294967296 0 8 1",
+            "18446744073709551616 0 0 8 1",
+            "0 0 36028797018963968 8 1",
+            "0 0 36028797018963967 1 1",
+            "0\u{a0}0 0 8 1",
+            "0 0 0 8 1\u{b}",
+        ];
+        for line in declined {
+            assert!(parse_disksim_fast(line.as_bytes()).is_none(), "{line}");
+            assert_eq!(parse_line(line), general(line).map(Some), "{line}");
+        }
+    }
 
     fn workload(reqs: &[(u64, Op, u32, u32)]) -> Workload {
         let requests = reqs

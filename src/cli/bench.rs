@@ -1,0 +1,257 @@
+//! `dedupsim bench --trace FILE` (end to end on a trace file) and
+//! `dedupsim bench --parsers` (each trace format's parser speed).
+//!
+//! Both time single-threaded work in this process on [`clock`] (the
+//! thread's CPU time on Linux, so that time the scheduler gives other
+//! processes on a shared machine does not count), in interleaved rounds (so
+//! that a slow interval hits every entry alike), and report the best and
+//! the median round.
+
+use anyhow::{Context, Result};
+use dedupsim::config::Config;
+use dedupsim::content::ContentModel;
+use dedupsim::runner;
+use dedupsim::sim::RunOptions;
+use dedupsim::synth::{self, SynthSpec};
+use dedupsim::trace::{self, LoadOptions, TraceFormat};
+use dedupsim::units::Op;
+use dedupsim::workload::Workload;
+use std::fmt::Write as _;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Seconds of this thread's CPU time (Linux), else of wall-clock time
+/// since the first call; see [`clock_name`].
+fn clock() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime only writes the timespec it is given.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        }
+    }
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+/// What [`clock`] measures, for table headers.
+fn clock_name() -> &'static str {
+    if cfg!(target_os = "linux") {
+        "CPU seconds of the thread"
+    } else {
+        "wall-clock seconds"
+    }
+}
+
+/// Best and median of a list of seconds.
+fn best_median(t: &[f64]) -> (f64, f64) {
+    let mut s = t.to_vec();
+    s.sort_by(f64::total_cmp);
+    (s[0], s[s.len() / 2])
+}
+
+/// What `run --trace FILE --format F -p POLICY` does, timed per phase:
+/// load (read, parse, page-align), prepare (preconditioning; content only
+/// if the policy deduplicates) and the replay with its report. Returns
+/// (load, prepare, replay) seconds and the timed requests.
+fn end_to_end(
+    cfg: &Config,
+    path: &Path,
+    opts: &LoadOptions,
+    content: &ContentModel,
+    policy: &str,
+) -> Result<([f64; 3], usize)> {
+    let t0 = clock();
+    let loaded = trace::load(path, opts)?;
+    let t1 = clock();
+    let need = runner::need_content(cfg, &[policy.to_string()])?;
+    let prepared = runner::prepare_for(loaded.workload, content, cfg.seed, cfg.precondition.rule, need)?;
+    let t2 = clock();
+    runner::run_one(cfg, &prepared, policy, &RunOptions::default(), &mut |_, _| {})?;
+    let t3 = clock();
+    Ok(([t1 - t0, t2 - t1, t3 - t2], prepared.workload.timed().len()))
+}
+
+/// `bench --trace FILE`: end-to-end time per policy (load + prepare +
+/// replay, as `run` does them in one process), beside the replay alone.
+pub fn trace_file(
+    cfg: &Config,
+    path: &Path,
+    format: Option<TraceFormat>,
+    policies: &[String],
+    content: &ContentModel,
+    rounds: u32,
+) -> Result<String> {
+    let opts = LoadOptions {
+        format,
+        page_size: cfg.geometry.page_size,
+        capacity_pages: Some(cfg.logical_pages()),
+        ..LoadOptions::default()
+    };
+    let bytes = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?.len();
+    let mut times: Vec<Vec<[f64; 3]>> = vec![Vec::new(); policies.len()];
+    let mut requests = 0;
+    for _ in 0..rounds.max(1) {
+        for (i, p) in policies.iter().enumerate() {
+            let (t, n) = end_to_end(cfg, path, &opts, content, p)?;
+            times[i].push(t);
+            requests = n;
+        }
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "end to end on {} ({:.1} MB, {requests} requests): load (read + parse + align), prepare \
+         (preconditioning; content only for deduplicating policies), replay; {}, best and median of {} rounds\n",
+        path.display(),
+        bytes as f64 / 1e6,
+        clock_name(),
+        rounds.max(1)
+    );
+    let _ = writeln!(
+        o,
+        "| policy | end to end best (s) | median (s) | load (s) | prepare (s) | replay (s) | requests/s end to end |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
+    for (i, p) in policies.iter().enumerate() {
+        let total: Vec<f64> = times[i].iter().map(|t| t.iter().sum()).collect();
+        let (best, median) = best_median(&total);
+        let phase = |k: usize| best_median(&times[i].iter().map(|t| t[k]).collect::<Vec<_>>()).0;
+        let _ = writeln!(
+            o,
+            "| {p} | {best:.3} | {median:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
+            phase(0),
+            phase(1),
+            phase(2),
+            requests as f64 / best
+        );
+    }
+    Ok(o)
+}
+
+/// A temporary directory removed on drop (the benchmark's trace files).
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One request of the benchmark workload as a line of `format` (FIU: one
+/// line per 4 KiB page), with arbitrary but well-formed ignored fields.
+fn write_request(out: &mut impl Write, f: TraceFormat, t: u64, op: Op, lpn: u64, pages: u64, ps: u64) -> Result<()> {
+    let (off, size) = (lpn * ps, pages * ps);
+    let (lsn, sectors) = (off / 512, size / 512);
+    let read = op == Op::Read;
+    let (s, ns) = (t / 1_000_000_000, t % 1_000_000_000);
+    match f {
+        TraceFormat::Ssdsim | TraceFormat::Mqsim => writeln!(out, "{t} 0 {lsn} {sectors} {}", u8::from(read))?,
+        TraceFormat::Msr => writeln!(
+            out,
+            "{},hm,0,{},{off},{size},2833",
+            128_166_372_000_000_000 + t / 100,
+            if read { "Read" } else { "Write" }
+        )?,
+        TraceFormat::Umass => writeln!(out, "0,{lsn},{size},{},{s}.{:06}", if read { 'r' } else { 'w' }, ns / 1000)?,
+        TraceFormat::Systor => {
+            writeln!(out, "{}.{ns:09},0.000100000,{},0,{off},{size}", 1_455_591_804 + s, if read { 'R' } else { 'W' })?
+        }
+        TraceFormat::Tencent => {
+            writeln!(out, "{}.{ns:09},{lsn},{sectors},{},1063", 1_538_323_200 + s, u8::from(!read))?
+        }
+        TraceFormat::LibCacheSim => writeln!(out, "1,{},{},{size},{lsn}", t / 1000, if read { 40 } else { 42 })?,
+        TraceFormat::Fiu | TraceFormat::FiuHomes => {
+            for k in 0..size / 4096 {
+                let lba = (off + k * 4096) / 512;
+                write!(out, "{t} 4270 rpc.mountd {lba} 8 {} 6 0 ", if read { 'R' } else { 'W' })?;
+                let digests = if f == TraceFormat::FiuHomes { 8 } else { 1 };
+                for d in 0..digests {
+                    write!(out, "{:032x}", (u128::from(lba) << 8 | d) * 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)?;
+                }
+                writeln!(out)?;
+            }
+        }
+        TraceFormat::Native => unreachable!("written by write_native_workload"),
+    }
+    Ok(())
+}
+
+/// Writes `w` as a `format` trace file (header lines where the format has one).
+fn write_trace(w: &Workload, f: TraceFormat, ps: u32, path: &Path) -> Result<()> {
+    let mut out = BufWriter::new(std::fs::File::create(path)?);
+    if f == TraceFormat::Native {
+        trace::write_native_workload(w, ps, &mut out)?;
+    } else {
+        match f {
+            TraceFormat::Systor => writeln!(out, "Timestamp,Response,IOType,LUN,Offset,Size")?,
+            TraceFormat::LibCacheSim => writeln!(out, "version,time,op,size,lbn")?,
+            _ => {}
+        }
+        for r in w.requests.iter().filter(|r| r.op != Op::Trim) {
+            write_request(&mut out, f, r.arrival.0, r.op, u64::from(r.lpn), u64::from(r.pages), u64::from(ps))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `bench --parsers`: the benchmark workload (`requests` requests, content
+/// drawn for the native format's content column) written in every format
+/// into a temporary directory, then each loaded with `trace::load` (read,
+/// parse, page-align: what `run --trace` does before preparing), best and
+/// median of `rounds` interleaved rounds, in MB/s of file and requests/s
+/// (and lines/s: FIU has one line per 4 KiB page).
+pub fn parsers(cfg: &Config, requests: u64, content: &ContentModel, rounds: u32) -> Result<String> {
+    let mut spec = SynthSpec::benchmark();
+    spec.requests = requests;
+    spec.page_size = cfg.geometry.page_size;
+    let mut w = synth::generate(&spec, cfg.seed)?;
+    dedupsim::content::try_assign_content(&mut w, content, cfg.seed)?;
+    let dir = TempDir(std::env::temp_dir().join(format!("dedupsim-bench-parsers-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).with_context(|| format!("{}", dir.0.display()))?;
+    let mut files = Vec::new();
+    for f in TraceFormat::ALL {
+        let path = dir.0.join(format!("bench.{f}"));
+        write_trace(&w, f, cfg.geometry.page_size, &path).with_context(|| format!("{}", path.display()))?;
+        let bytes = std::fs::metadata(&path)?.len();
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(std::fs::File::open(&path)?)).count();
+        files.push((f, path, bytes, lines));
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); files.len()];
+    let mut loaded_requests = vec![0usize; files.len()];
+    for _ in 0..rounds.max(1) {
+        for (i, (f, path, _, _)) in files.iter().enumerate() {
+            let opts = LoadOptions { format: Some(*f), page_size: cfg.geometry.page_size, ..LoadOptions::default() };
+            let t = clock();
+            let loaded = trace::load(path, &opts).with_context(|| format!("{}", path.display()))?;
+            times[i].push(clock() - t);
+            loaded_requests[i] = loaded.workload.requests.len();
+        }
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "trace parsers: the benchmark workload ({requests} requests) in each format, `trace::load` \
+         (read + parse + page-align, one thread); {}, best and median of {} rounds\n",
+        clock_name(),
+        rounds.max(1)
+    );
+    let _ = writeln!(o, "| format | file (MB) | lines | best (s) | median (s) | MB/s | requests/s | lines/s |");
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, (f, _, bytes, lines)) in files.iter().enumerate() {
+        let (best, median) = best_median(&times[i]);
+        let _ = writeln!(
+            o,
+            "| {f} | {:.1} | {lines} | {best:.3} | {median:.3} | {:.0} | {:.2} M | {:.2} M |",
+            *bytes as f64 / 1e6,
+            *bytes as f64 / 1e6 / best,
+            loaded_requests[i] as f64 / best / 1e6,
+            *lines as f64 / best / 1e6
+        );
+    }
+    Ok(o)
+}
