@@ -691,27 +691,13 @@ fn unknown_policy_table(name: &str) -> ConfigError {
 /// ignored) and drops empty ones, so an empty `[policy.fad]` section means
 /// the same as no section (the policy's defaults) and hashes the same.
 pub(crate) fn normalize_policy(policy: toml::Table) -> Result<toml::Table, ConfigError> {
-    let mut out = toml::Table::new();
-    for (name, v) in policy {
-        if !policy_tables().iter().any(|(t, _)| *t == name) {
-            return Err(unknown_policy_table(&name));
+    normalize_tables("policy", policy, |name| {
+        if policy_tables().iter().any(|(t, _)| *t == name) {
+            Ok(())
+        } else {
+            Err(unknown_policy_table(name))
         }
-        match v {
-            toml::Value::Table(t) if t.is_empty() => {}
-            toml::Value::Table(t) => {
-                out.insert(name, toml::Value::Table(t));
-            }
-            other => {
-                return Err(ConfigError::invalid(
-                    format!("policy.{name}"),
-                    format!(
-                        "policy.{name} = {other}: policy parameters go in a table, e.g. [policy.{name}] or --set policy.{name}.<param>=<value>"
-                    ),
-                ))
-            }
-        }
-    }
-    Ok(out)
+    })
 }
 
 /// Checks that every `[engine.<name>]` entry names a registered engine and
@@ -719,17 +705,31 @@ pub(crate) fn normalize_policy(policy: toml::Table) -> Result<toml::Table, Confi
 /// and hashes the same as none). The parameters themselves are checked when
 /// [`Config::validate`] builds each named engine.
 pub(crate) fn normalize_engine_tables(engine: toml::Table) -> Result<toml::Table, ConfigError> {
-    let mut out = toml::Table::new();
-    for (name, v) in engine {
-        if !crate::engine::names().contains(&name.as_str()) {
-            return Err(ConfigError::invalid(
+    normalize_tables("engine", engine, |name| {
+        if crate::engine::names().contains(&name) {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(
                 format!("engine.{name}"),
                 format!(
                     "[engine.{name}]: no dedup engine is called `{name}`; engines: {}",
                     crate::engine::names().join(", ")
                 ),
-            ));
+            ))
         }
+    })
+}
+
+/// `[section.<name>]` parameter tables: every name must pass `known`, every
+/// value must be a table; empty tables are dropped.
+fn normalize_tables(
+    section: &str,
+    tables: toml::Table,
+    known: impl Fn(&str) -> Result<(), ConfigError>,
+) -> Result<toml::Table, ConfigError> {
+    let mut out = toml::Table::new();
+    for (name, v) in tables {
+        known(&name)?;
         match v {
             toml::Value::Table(t) if t.is_empty() => {}
             toml::Value::Table(t) => {
@@ -737,9 +737,9 @@ pub(crate) fn normalize_engine_tables(engine: toml::Table) -> Result<toml::Table
             }
             other => {
                 return Err(ConfigError::invalid(
-                    format!("engine.{name}"),
+                    format!("{section}.{name}"),
                     format!(
-                        "engine.{name} = {other}: engine parameters go in a table, e.g. [engine.{name}] or --set engine.{name}.<param>=<value>"
+                        "{section}.{name} = {other}: {section} parameters go in a table, e.g. [{section}.{name}] or --set {section}.{name}.<param>=<value>"
                     ),
                 ))
             }
