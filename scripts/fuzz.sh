@@ -24,12 +24,11 @@ mkdir -p logs
 for t in "${targets[@]}"; do
   echo "== $t: $RUNS runs"
   mkdir -p "corpus/$t"
-  start=$(date +%s)
   cargo +nightly fuzz run -s none -a "$t" "corpus/$t" -- \
     -runs="$RUNS" -max_total_time="$MAX_TIME" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     > "logs/$t.log" 2>&1 || { echo "$t: FAILED (fuzz/logs/$t.log)"; tail -30 "logs/$t.log"; exit 1; }
-  secs=$(( $(date +%s) - start ))
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "logs/$t.log" | grep -o '[0-9]*$')
+  # libFuzzer's own count and time (the build before it is not counted).
+  read -r execs secs < <(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 \2/p' "logs/$t.log")
   files=$(find "corpus/$t" -type f | wc -l)
   bytes=$(find "corpus/$t" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
   load=$(cut -d' ' -f1-3 /proc/loadavg)
