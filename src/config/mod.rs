@@ -451,6 +451,12 @@ impl Config {
     /// Loads TOML text as if it were a file called `name` (relative `base`
     /// paths resolve against the current directory).
     pub fn from_toml_str(text: &str, name: &str) -> Result<Config, ConfigError> {
+        Config::from_toml_str_with_overrides(text, name, &[])
+    }
+
+    /// [`Config::from_toml_str`] with `--set` overrides applied to the text
+    /// before its base is laid under it, as [`Config::load`] does for a file.
+    pub fn from_toml_str_with_overrides(text: &str, name: &str, overrides: &[String]) -> Result<Config, ConfigError> {
         Doc {
             origin: name.to_string(),
             name: name.to_string(),
@@ -458,7 +464,7 @@ impl Config {
             dir: None,
             text: text.to_string(),
         }
-        .load(&[])
+        .load(overrides)
     }
 
     /// The CLI entry point: `preset_or_file` names an existing file (a file

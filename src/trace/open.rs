@@ -29,13 +29,18 @@ pub enum Compression {
 pub fn open(path: &Path) -> Result<Box<dyn BufRead>, TraceError> {
     let io_err = |source| TraceError::Io { path: path.to_path_buf(), source };
     let file = File::open(path).map_err(io_err)?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let compression = sniff(&mut reader).map_err(io_err)?;
-    Ok(match compression {
+    decompress(BufReader::with_capacity(1 << 16, file)).map_err(io_err)
+}
+
+/// [`open`] for bytes already being read (a file, a pipe, memory): sniffs
+/// the compression from the first bytes and wraps the reader in the
+/// matching decoder (or returns it as is).
+pub fn decompress<'a, R: BufRead + 'a>(mut reader: R) -> std::io::Result<Box<dyn BufRead + 'a>> {
+    Ok(match sniff(&mut reader)? {
         Compression::None => Box::new(reader),
         Compression::Gzip => Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(reader))),
         Compression::Zstd => {
-            let dec = zstd::stream::read::Decoder::with_buffer(reader).map_err(io_err)?;
+            let dec = zstd::stream::read::Decoder::with_buffer(reader)?;
             Box::new(BufReader::with_capacity(1 << 16, dec))
         }
     })
@@ -51,4 +56,27 @@ pub fn sniff(reader: &mut impl BufRead) -> std::io::Result<Compression> {
     } else {
         Compression::None
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn decompress_sniffs_gzip_zstd_and_plain() {
+        let text = b"0 0 303567 7 0\n26214000 0 303574 7 1\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let zst = zstd::encode_all(&text[..], 0).unwrap();
+        for input in [text.to_vec(), gz, zst] {
+            let mut out = Vec::new();
+            decompress(&input[..]).unwrap().read_to_end(&mut out).unwrap();
+            assert_eq!(out, text);
+        }
+        // A truncated stream is an error, not a panic.
+        let mut out = Vec::new();
+        assert!(decompress(&[0x28, 0xb5, 0x2f, 0xfd, 0x00][..]).and_then(|mut r| r.read_to_end(&mut out)).is_err());
+    }
 }

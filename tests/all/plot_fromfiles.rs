@@ -417,7 +417,7 @@ fn from_files_cli_writes_a_replayable_trace() {
     let root = dir.path().join("tree");
     make_tree(&root);
     let out = dir.path().join("files.trace");
-    let assert = assert_cmd::Command::cargo_bin("dedupsim")
+    let assert = crate::support::Command::cargo_bin("dedupsim")
         .unwrap()
         .args(["trace", "from-files"])
         .arg(&root)
@@ -434,7 +434,7 @@ fn from_files_cli_writes_a_replayable_trace() {
     assert_eq!(loaded.workload.requests.len(), 14);
     assert_eq!(loaded.workload.requests[1].arrival, Nanos(50_000));
     assert_eq!(loaded.workload.content_space, 6);
-    assert_cmd::Command::cargo_bin("dedupsim")
+    crate::support::Command::cargo_bin("dedupsim")
         .unwrap()
         .args(["run", "--preset", "tiny", "--policy", "dedup", "--quiet", "--trace"])
         .arg(&out)
@@ -443,7 +443,7 @@ fn from_files_cli_writes_a_replayable_trace() {
     // An output inside the scanned tree is not scanned on the next run.
     let inside = root.join("self.trace");
     let run_inside = || {
-        assert_cmd::Command::cargo_bin("dedupsim")
+        crate::support::Command::cargo_bin("dedupsim")
             .unwrap()
             .args(["trace", "from-files", "-q", "-o"])
             .arg(&inside)
@@ -453,7 +453,7 @@ fn from_files_cli_writes_a_replayable_trace() {
         std::fs::read(&inside).unwrap()
     };
     assert_eq!(run_inside(), run_inside());
-    assert_cmd::Command::cargo_bin("dedupsim")
+    crate::support::Command::cargo_bin("dedupsim")
         .unwrap()
         .args(["trace", "from-files", "--read-phase", "zipf:0", "-o"])
         .arg(&out)

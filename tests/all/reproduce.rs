@@ -558,7 +558,7 @@ seed = [1, 2]
         let shard_out = dir.path().join("shards");
         let lines = s.job_lines(&plan, &shard_out, "dedupsim");
         assert_eq!(lines.len(), plan.cells.len());
-        let bin = assert_cmd::cargo::cargo_bin("dedupsim");
+        let bin = crate::support::cargo_bin("dedupsim");
         for line in &lines {
             let words = split_shell(line);
             assert_eq!(words[0], "dedupsim");

@@ -4,7 +4,7 @@
 //! Pages are described directly as the simulator would describe them
 //! ([`PageInfo`] with [`Dup`]); group (container) ids are `ppn / G`.
 
-mod common;
+use crate::common;
 
 use dedupsim::config::Config;
 use dedupsim::policy::{self, Action, Dup, Fcrc, FcrcMode, FcrcParams, Har, HarParams, PageInfo, Policy};

@@ -17,7 +17,7 @@
 //! page, and asserts those fractions: a property that never reaches GC
 //! would prove little about it.
 
-mod common;
+use crate::common;
 
 use dedupsim::config::Config;
 use dedupsim::ftl::Ftl;

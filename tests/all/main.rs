@@ -1,0 +1,17 @@
+//! The integration tests, as one test binary (`cargo test --test all`; one
+//! binary links once instead of once per file). Each module is one former
+//! `tests/*.rs` file; filter by module, e.g. `cargo test --release --test all
+//! trace_formats::`.
+
+mod common;
+mod support;
+
+mod cli;
+mod cli_trace_input;
+mod config;
+mod ftl_props;
+mod har_fcrc;
+mod plot_fromfiles;
+mod reproduce;
+mod synth_content;
+mod trace_formats;
