@@ -163,7 +163,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 3001;
-    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0 };
+    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true };
     let tiny = [("memory_mb", 0.02.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &tiny));
     assert_eq!(out.metrics.counters.dedup_pages, 0, "in-line must miss: the fingerprint was evicted");
@@ -194,7 +194,7 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 10;
-    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0 };
+    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true };
     let dedup_at = |t: u32| {
         let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("threshold", (t as i64).into())]));
         (out.metrics.counters.dedup_pages, stat(&out, "engine_filtered_pages"))
@@ -259,7 +259,7 @@ fn handmade(steps: &[(crate::units::Op, u32, Vec<u32>)], gap_us: u64) -> Prepare
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = space;
-    Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0 }
+    Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true }
 }
 
 /// With collision probability 1 every page whose content has no stored

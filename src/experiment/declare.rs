@@ -65,6 +65,8 @@ pub struct Figure {
     pub metric: Metric,
     /// (series name, [(x, variant label)]).
     pub series: Vec<(String, Vec<(f64, String)>)>,
+    /// The workloads (labels) the figure shows; empty = all.
+    pub only: Vec<String>,
 }
 
 /// One of the paper's claims, with what dedupsim measured for it.
@@ -128,7 +130,12 @@ impl Outcome {
 
     /// Mean of `metric` of `variant` over the workloads that ran it.
     pub fn mean(&self, variant: &str, metric: Metric) -> Option<f64> {
-        let v: Vec<f64> = self.workloads.iter().filter_map(|w| self.value(w, variant, metric)).collect();
+        self.mean_over(&self.workloads, variant, metric)
+    }
+
+    /// Mean of `metric` of `variant` over `workloads` (those that ran it).
+    pub fn mean_over(&self, workloads: &[String], variant: &str, metric: Metric) -> Option<f64> {
+        let v: Vec<f64> = workloads.iter().filter_map(|w| self.value(w, variant, metric)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 }
@@ -195,13 +202,14 @@ pub fn write_report(
         let _ = writeln!(md, "| {} | {} | {} |", c.section, c.paper, (c.measure)(o));
     }
     for f in &decl.figures {
+        let shown: Vec<String> = if f.only.is_empty() { o.workloads.clone() } else { f.only.clone() };
         let _ = writeln!(md, "\n## {} ({})\n", f.title, f.source);
         if plots {
             let series: Vec<(String, Vec<(f64, f64)>)> = f
                 .series
                 .iter()
                 .map(|(name, pts)| {
-                    let p = pts.iter().filter_map(|(x, v)| o.mean(v, f.metric).map(|y| (*x, y))).collect();
+                    let p = pts.iter().filter_map(|(x, v)| o.mean_over(&shown, v, f.metric).map(|y| (*x, y))).collect();
                     (name.clone(), p)
                 })
                 .filter(|(_, p): &(String, Vec<(f64, f64)>)| !p.is_empty())
@@ -218,19 +226,19 @@ pub fn write_report(
         }
         let _ = writeln!(md, "{} by {}:\n", f.metric.label, f.x_label);
         let _ = write!(md, "| series | {} |", f.x_label);
-        for w in &o.workloads {
+        for w in &shown {
             let _ = write!(md, " {w} |");
         }
         let _ = writeln!(md, " mean |");
-        let _ = writeln!(md, "|---|---:|{}---:|", "---:|".repeat(o.workloads.len()));
+        let _ = writeln!(md, "|---|---:|{}---:|", "---:|".repeat(shown.len()));
         for (name, pts) in &f.series {
             for (x, v) in pts {
                 let _ = write!(md, "| {name} | {} |", fmt_value(*x));
-                for w in &o.workloads {
+                for w in &shown {
                     let cell = o.value(w, v, f.metric).map_or("–".to_string(), fmt_value);
                     let _ = write!(md, " {cell} |");
                 }
-                let mean = o.mean(v, f.metric).map_or("–".to_string(), fmt_value);
+                let mean = o.mean_over(&shown, v, f.metric).map_or("–".to_string(), fmt_value);
                 let _ = writeln!(md, " {mean} |");
             }
         }
@@ -274,6 +282,7 @@ mod tests {
                 x_label: "x",
                 metric,
                 series: vec![("s".into(), vec![(0.0, "plain".into()), (1.0, "dedup".into())])],
+                only: Vec::new(),
             }],
             claims: vec![Claim {
                 section: "§0",

@@ -147,6 +147,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             x_label: "memory (MB)",
             metric: INLINE,
             series: memory_series(),
+            only: Vec::new(),
         },
         Figure {
             stem: "metadata_io_vs_memory",
@@ -155,6 +156,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             x_label: "memory (MB)",
             metric: META_IO,
             series: memory_series(),
+            only: Vec::new(),
         },
         Figure {
             stem: "two_level_store",
@@ -166,6 +168,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
                 ("in-line only".into(), vec![(1.0, "inline-only@1MB".into()), (10.0, "inline-only@10MB".into())]),
                 ("two-level (G-LRU)".into(), vec![(1.0, mem_label("g-lru", 1.0)), (10.0, mem_label("g-lru", 10.0))]),
             ],
+            only: Vec::new(),
         },
         Figure {
             stem: "fig12_threshold_dedup",
@@ -174,6 +177,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             x_label: "threshold",
             metric: INLINE,
             series: vec![("G-LRU, 3 MB".into(), (1..=4).map(|t| (t as f64, thr_label(t))).collect())],
+            only: Vec::new(),
         },
         Figure {
             stem: "fig12_threshold_fragmentation",
@@ -182,6 +186,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             x_label: "threshold",
             metric: FRAGMENTATION,
             series: vec![("G-LRU, 3 MB".into(), (1..=4).map(|t| (t as f64, thr_label(t))).collect())],
+            only: Vec::new(),
         },
     ];
     let at3 = |ev: &str| mem_label(ev, DEFAULT_MB);

@@ -80,7 +80,11 @@ fn other_presets() {
     assert_eq!(tiny.spare_blocks_per_plane(), 4);
 
     let names: Vec<&str> = Config::presets().iter().map(|p| p.0).collect();
-    assert_eq!(names, ["fad-table1", "fad-onfi800", "tiny"]);
+    assert_eq!(names, ["fad-table1", "fad-onfi800", "tiny", "fast24-nvmevirt"]);
+    let f24 = Config::preset("fast24-nvmevirt").unwrap();
+    assert_eq!((f24.geometry.channels, f24.geometry.chips_per_channel, f24.geometry.page_size), (4, 2, 32768));
+    assert_eq!((f24.timing.read, f24.timing.program), (Nanos::from_us(36), Nanos::from_us(185)));
+    assert_eq!(f24.timing.transfer_ps_per_byte, 1_250);
     for (name, desc) in Config::presets() {
         assert!(!desc.is_empty());
         assert!(Config::preset_source(name).unwrap().contains('#'));
