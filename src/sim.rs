@@ -217,6 +217,8 @@ pub enum SimError {
     BadReference { policy: String, page: usize },
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error("dedup engine '{engine}' returned {verdicts} verdicts and {hashed} hash flags for a {want}-page write")]
+    BadEngine { engine: String, verdicts: usize, hashed: usize, want: usize },
 }
 
 /// Options of one run.
@@ -857,6 +859,14 @@ impl<'w> Simulation<'w> {
         let engine_path = dedup && !self.ftl_index;
         if engine_path {
             self.engine_lookup();
+            if self.eio.verdicts.len() != n || self.eio.hashed.len() != n {
+                return Err(SimError::BadEngine {
+                    engine: self.engine.name().into(),
+                    verdicts: self.eio.verdicts.len(),
+                    hashed: self.eio.hashed.len(),
+                    want: n,
+                });
+            }
         }
 
         // 2. The policy decides (with the pages' layout if it asks).

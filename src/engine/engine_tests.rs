@@ -468,3 +468,22 @@ fn light_dedup_region_allocation_rules() {
     assert_eq!((e.alloc(), e.alloc(), e.alloc()), (7, 3, 10));
     assert_eq!(e.page_of(130), 1);
 }
+
+/// An engine that answers for fewer pages than the write has is an error
+/// naming it, not a panic.
+#[test]
+fn a_short_engine_answer_is_an_error() {
+    struct Mute;
+    impl Engine for Mute {
+        fn name(&self) -> &'static str {
+            "mute"
+        }
+        fn lookup(&mut self, _: &Ftl, _: &[WritePage], _: &mut EngineIo) {}
+    }
+    let cfg = Config::fad_table1();
+    let p = prepared("requests=200,read=0,footprint=64MiB,hot=0.4:16MiB", "zipf:a=0.2,dedup=0.5");
+    let pol = crate::policy::build("dedup", &cfg).unwrap();
+    let sim = Simulation::with_engine(&cfg, &p.workload, pol, Box::new(Mute), RunOptions::default()).unwrap();
+    let e = sim.run(&mut |_, _| {}).err().expect("must fail").to_string();
+    assert!(e.contains("dedup engine 'mute' returned 0 verdicts"), "{e}");
+}
