@@ -484,6 +484,6 @@ fn a_short_engine_answer_is_an_error() {
     let p = prepared("requests=200,read=0,footprint=64MiB,hot=0.4:16MiB", "zipf:a=0.2,dedup=0.5");
     let pol = crate::policy::build("dedup", &cfg).unwrap();
     let sim = Simulation::with_engine(&cfg, &p.workload, pol, Box::new(Mute), RunOptions::default()).unwrap();
-    let e = sim.run(&mut |_, _| {}).err().expect("must fail").to_string();
+    let e = sim.run(&mut |_, _| {}).expect_err("must fail").to_string();
     assert!(e.contains("dedup engine 'mute' returned 0 verdicts"), "{e}");
 }
