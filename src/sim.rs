@@ -841,18 +841,7 @@ impl<'w> Simulation<'w> {
                 None if !dedup => Dup::None,
                 // Another engine answers for the whole write below.
                 None if !self.ftl_index => Dup::None,
-                None => match self.ftl.find_duplicate(c) {
-                    Some(e) => {
-                        let ent = self.ftl.entry(e);
-                        Dup::Existing {
-                            entry: e,
-                            unit: self.ftl.geometry().unit_of(ent.ppn),
-                            refs: ent.refs,
-                            ppn: ent.ppn,
-                        }
-                    }
-                    None => Dup::None,
-                },
+                None => self.ftl.find_duplicate(c).map_or(Dup::None, |e| self.existing(e)),
             };
             self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
         }
@@ -987,7 +976,9 @@ impl<'w> Simulation<'w> {
             };
             self.entry_of.push(e);
             self.unit_of_page.push(unit);
-            self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
+            if engine_path {
+                self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
+            }
             if self.opts.check {
                 self.shadow[p.lpn.0 as usize] = p.content.0 + 1;
             }
@@ -1060,18 +1051,20 @@ impl<'w> Simulation<'w> {
         }));
         self.eio.reset(self.pages.len());
         self.engine.lookup(&self.ftl, &self.wpages, &mut self.eio);
-        for (p, v) in self.pages.iter_mut().zip(&self.eio.verdicts) {
-            if let (Verdict::Duplicate(e), Dup::None) = (*v, p.dup) {
-                if let Some(ent) = self.ftl.entry_live(e) {
-                    p.dup = Dup::Existing {
-                        entry: e,
-                        unit: self.ftl.geometry().unit_of(ent.ppn),
-                        refs: ent.refs,
-                        ppn: ent.ppn,
-                    };
+        for k in 0..self.pages.len().min(self.eio.verdicts.len()) {
+            if let (Verdict::Duplicate(e), Dup::None) = (self.eio.verdicts[k], self.pages[k].dup) {
+                if self.ftl.entry_live(e).is_some() {
+                    self.pages[k].dup = self.existing(e);
                 }
             }
         }
+    }
+
+    /// A page's duplicate: the live copy `e` as the policy sees it.
+    #[inline]
+    fn existing(&self, e: EntryId) -> Dup {
+        let ent = self.ftl.entry(e);
+        Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
     }
 
     /// The chip of an engine's flash operation and the operation kind.

@@ -440,28 +440,7 @@ impl Timing {
     /// `request` unit and several engines a later request can be ready
     /// before an earlier one.
     pub fn fingerprint_request(&mut self, t: Nanos, pages: usize, ready: &mut Vec<Nanos>) {
-        ready.clear();
-        match self.hash_unit {
-            HashUnit::Page => {
-                for _ in 0..pages {
-                    let done = self.fingerprint(t);
-                    ready.push(done);
-                }
-            }
-            HashUnit::Request => {
-                let e = self.free_engine();
-                let mut done = t.max(self.hash_free[e]);
-                for _ in 0..pages {
-                    done += self.t_fp;
-                    ready.push(done);
-                }
-                self.hash_free[e] = done;
-            }
-        }
-        if self.hash_overlap == HashOverlap::BeforeFlash {
-            let last = ready.iter().copied().max().unwrap_or(t);
-            ready.fill(last);
-        }
+        self.hash_pages(t, pages, |_| true, self.t_fp, ready);
     }
 
     /// Like [`Timing::fingerprint_request`] for a dedup engine
@@ -469,11 +448,25 @@ impl Timing {
     /// with `hashed[k]` (the others are ready at `t` and take no engine
     /// time), under the same `hash_unit` / `hash_overlap` models.
     pub fn fingerprint_pages(&mut self, t: Nanos, hashed: &[bool], t_fp: Nanos, ready: &mut Vec<Nanos>) {
+        self.hash_pages(t, hashed.len(), |k| hashed[k], t_fp, ready);
+    }
+
+    /// The hash engine models of both entry points: `pages` pages of which
+    /// those with `hashed(k)` take `t_fp` each.
+    #[inline]
+    fn hash_pages(
+        &mut self,
+        t: Nanos,
+        pages: usize,
+        hashed: impl Fn(usize) -> bool,
+        t_fp: Nanos,
+        ready: &mut Vec<Nanos>,
+    ) {
         ready.clear();
         match self.hash_unit {
             HashUnit::Page => {
-                for &h in hashed {
-                    if h {
+                for k in 0..pages {
+                    if hashed(k) {
                         let e = self.free_engine();
                         let done = t.max(self.hash_free[e]) + t_fp;
                         self.hash_free[e] = done;
@@ -484,14 +477,14 @@ impl Timing {
                 }
             }
             HashUnit::Request => {
-                if !hashed.contains(&true) {
-                    ready.resize(hashed.len(), t);
+                if !(0..pages).any(&hashed) {
+                    ready.resize(pages, t);
                     return;
                 }
                 let e = self.free_engine();
                 let mut done = t.max(self.hash_free[e]);
-                for &h in hashed {
-                    if h {
+                for k in 0..pages {
+                    if hashed(k) {
                         done += t_fp;
                         ready.push(done);
                     } else {
