@@ -216,16 +216,16 @@ pub fn declaration() -> Declaration {
         "One die reads a 32 KB page in 36 µs plus 41 µs on its 800 MB/s channel: about 425 MB/s. Four channels cap any file at 3.2 GB/s, so a file spread evenly over the 8 dies is channel-bound.".into(),
         "Fig. 8 is the `gap-G` workloads (64 one-page reads issued together, start points G pages apart), measured by their burst throughput (data over the slowest read's latency) in the claim above. Not reproduced: the real drives' measurements.".into(),
     ];
-    Declaration {
-        name: "fast24".into(),
-        title: "Die-level collisions and the die-allocation hint (Jun et al., FAST'24)".into(),
-        source: "Y. Jun, S. Park, J.-U. Kang, S.-H. Kim, E. Seo, \"We Ain't Afraid of No File Fragmentation: Causes and Prevention of Its Performance Impact on Modern Flash SSDs\", USENIX FAST'24 (slides)".into(),
+    Declaration::standard(
+        "fast24",
+        "Die-level collisions and the die-allocation hint (Jun et al., FAST'24)",
+        "Y. Jun, S. Park, J.-U. Kang, S.-H. Kim, E. Seo, \"We Ain't Afraid of No File Fragmentation: Causes and Prevention of Its Performance Impact on Modern Flash SSDs\", USENIX FAST'24 (slides)",
         workloads,
         variants,
         figures,
         claims,
         notes,
-    }
+    )
 }
 
 #[cfg(test)]

@@ -16,9 +16,10 @@
 //! are config overrides of the cell, with the baseline's arrivals, so
 //! only the factor changes.
 
+use super::declare::{self, Workload};
 use super::replica::{self, DedupTarget, Load, TableRow};
 use super::workload::{WorkloadDef, WorkloadSpec};
-use super::{CellRecord, ExperimentError, Plan};
+use super::CellRecord;
 use crate::config::Config;
 use crate::workload::FileRule;
 use std::collections::HashMap;
@@ -135,27 +136,25 @@ pub fn scale(main_scale: f64) -> f64 {
     main_scale.min(replica::QUICK_SCALE)
 }
 
-/// Adds every variant's workloads and cells for `row` to `plan`.
-pub fn add_cells(
-    plan: &mut Plan,
-    base: &Config,
-    row: &'static TableRow,
-    main_scale: f64,
-) -> Result<(), ExperimentError> {
+/// Every variant's workload for `row`, hidden from the report's tables,
+/// running the gap policies with the variant's overrides.
+pub fn workloads(base: &Config, row: &'static TableRow, main_scale: f64) -> Vec<Workload> {
     let device = replica::ReplicaDevice::of(base);
-    for v in variants() {
-        let mut def = WorkloadDef::new(WorkloadSpec::Replica(replica::ReplicaRef { row, scale: scale(main_scale) }));
-        def.label = label(row, &v);
-        def.device = device;
-        def.utilization = v.load.for_row(row, &device);
-        def.files = v.files;
-        def.dedup_target = v.dedup_target;
-        let w = plan.add_workload(def)?;
-        for p in POLICIES {
-            plan.add_cell(w, p, &v.set, base)?;
-        }
-    }
-    Ok(())
+    variants()
+        .into_iter()
+        .map(|v| {
+            let mut def =
+                WorkloadDef::new(WorkloadSpec::Replica(replica::ReplicaRef { row, scale: scale(main_scale) }));
+            def.label = label(row, &v);
+            def.device = device;
+            def.utilization = v.load.for_row(row, &device);
+            def.files = v.files;
+            def.dedup_target = v.dedup_target;
+            let set: Vec<(&str, String)> = v.set.iter().map(|(k, x)| (k.as_str(), x.clone())).collect();
+            let cells = POLICIES.iter().map(|p| declare::Variant::new(*p, p, &set)).collect();
+            Workload { shown: false, ..Workload::new(def, cells) }
+        })
+        .collect()
 }
 
 /// Per variant: the mean over workloads of (Dedup vs Native, FAD vs Dedup)

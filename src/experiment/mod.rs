@@ -4,8 +4,9 @@
 //! ```text
 //! Plan (workloads, cells) --execute()--> CellRecord per cell (<out>/cells/*.json)
 //!        |                                      |
-//!   fad::plan (Section IV)            results::write (results.csv / .json)
-//!   sweep::plan (TOML grid)           fad::write_report (REPORT.md + plots)
+//!   declare::Declaration::plan        results::write (results.csv / .json)
+//!   (reproduce fad, smartdedup, ...)  declare::write_report (REPORT.md + plots)
+//!   sweep::plan (TOML grid)
 //! ```
 //!
 //! * A **cell** is one run: a workload, a policy and the config overrides

@@ -8,65 +8,43 @@
 //! (`mean_w (x_w / y_w − 1)`), which is what "reduces ... by X% on average"
 //! most naturally means.
 
-/// One published claim.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Claim {
-    /// Figure (or section) it belongs to, e.g. "Fig. 8".
-    pub figure: &'static str,
-    /// What is compared, in words.
-    pub what: &'static str,
-    /// Which statistic: the average over workloads, a named workload's
-    /// value, or the largest reduction or increase over workloads.
-    pub stat: Stat,
-    /// The subject scheme (registry name) and the reference scheme.
-    pub subject: &'static str,
-    pub reference: &'static str,
-    /// The metric compared.
-    pub metric: Metric,
-    /// Published change in percent.
-    pub percent: f64,
-    /// Where the paper states it.
-    pub source: &'static str,
+use super::declare::{Comparison, Metric, Stat};
+use crate::report::RunReport;
+
+/// One published claim: a [`Comparison`] of two schemes (registry names).
+pub type Claim = Comparison;
+
+fn read_mean(r: &RunReport) -> f64 {
+    r.summary.read.mean_us
+}
+fn write_mean(r: &RunReport) -> f64 {
+    r.summary.write.mean_us
+}
+fn read_p99(r: &RunReport) -> f64 {
+    r.summary.read.p99_us
+}
+fn read_p999(r: &RunReport) -> f64 {
+    r.summary.read.p999_us
+}
+fn dof(r: &RunReport) -> f64 {
+    r.summary.dof_read
+}
+fn write_volume(r: &RunReport) -> f64 {
+    r.summary.write_volume_pages as f64
 }
 
-/// How a claim aggregates over workloads.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Stat {
-    /// Arithmetic mean of per-workload changes.
-    Mean,
-    /// The change on one workload (Table II key).
-    On(&'static str),
-    /// The largest reduction (most negative change) over workloads.
-    MaxReduction,
-    /// The largest increase over workloads.
-    MaxIncrease,
-}
-
-/// A per-run metric.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
-    ReadMean,
-    WriteMean,
-    ReadP99,
-    ReadP999,
-    /// Mean DOF over read requests.
-    Dof,
-    /// Host pages programmed (unique + rewrites).
-    WriteVolume,
-}
-
-impl Metric {
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::ReadMean => "avg read latency",
-            Metric::WriteMean => "avg write latency",
-            Metric::ReadP99 => "P99 read latency",
-            Metric::ReadP999 => "P99.9 read latency",
-            Metric::Dof => "DOF",
-            Metric::WriteVolume => "write volume",
-        }
-    }
-}
+/// Mean read latency (µs).
+pub const READ_MEAN: Metric = Metric { name: "read_mean", label: "avg read latency", get: read_mean };
+/// Mean write latency (µs).
+pub const WRITE_MEAN: Metric = Metric { name: "write_mean", label: "avg write latency", get: write_mean };
+/// P99 read latency (µs).
+pub const READ_P99: Metric = Metric { name: "read_p99", label: "P99 read latency", get: read_p99 };
+/// P99.9 read latency (µs).
+pub const READ_P999: Metric = Metric { name: "read_p999", label: "P99.9 read latency", get: read_p999 };
+/// Mean DOF over read requests.
+pub const DOF: Metric = Metric { name: "dof", label: "DOF", get: dof };
+/// Host pages programmed (unique + rewrites).
+pub const WRITE_VOLUME: Metric = Metric { name: "write_volume", label: "write volume", get: write_volume };
 
 /// Builds a [`Claim`] from positional fields (keeps the table below short).
 #[allow(clippy::too_many_arguments)]
@@ -80,39 +58,21 @@ const fn c(
     percent: f64,
     source: &'static str,
 ) -> Claim {
-    Claim { figure, what, stat, subject, reference, metric, percent, source }
+    Comparison { figure, what, stat, subject, reference, metric, percent, source }
 }
 
 /// All claims, in figure order.
 pub const CLAIMS: &[Claim] = &[
-    c("Fig. 2", "Deduplication vs Native, DOF", Stat::Mean, "dedup", "native", Metric::Dof, 47.7, "§II-C"),
-    c(
-        "Fig. 2",
-        "Deduplication vs Native, DOF on mds1",
-        Stat::On("mds1"),
-        "dedup",
-        "native",
-        Metric::Dof,
-        76.0,
-        "§II-C",
-    ),
-    c(
-        "Fig. 3",
-        "Deduplication vs Native, avg read latency",
-        Stat::Mean,
-        "dedup",
-        "native",
-        Metric::ReadMean,
-        47.0,
-        "§II-C",
-    ),
+    c("Fig. 2", "Deduplication vs Native, DOF", Stat::Mean, "dedup", "native", DOF, 47.7, "§II-C"),
+    c("Fig. 2", "Deduplication vs Native, DOF on mds1", Stat::On("mds1"), "dedup", "native", DOF, 76.0, "§II-C"),
+    c("Fig. 3", "Deduplication vs Native, avg read latency", Stat::Mean, "dedup", "native", READ_MEAN, 47.0, "§II-C"),
     c(
         "Fig. 3",
         "Deduplication vs Native, avg read latency on mds1 (largest)",
         Stat::On("mds1"),
         "dedup",
         "native",
-        Metric::ReadMean,
+        READ_MEAN,
         75.6,
         "§II-C",
     ),
@@ -122,23 +82,23 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad",
         "dedup",
-        Metric::ReadMean,
+        READ_MEAN,
         -34.1,
         "Abstract, §IV-B",
     ),
-    c("Fig. 8", "FAD vs HAR, avg read latency", Stat::Mean, "fad", "har", Metric::ReadMean, -22.2, "Abstract, §IV-B"),
-    c("Fig. 8", "FAD vs FCRC, avg read latency", Stat::Mean, "fad", "fcrc", Metric::ReadMean, -15.8, "Abstract, §IV-B"),
-    c("Fig. 9", "FAD vs Deduplication, avg write latency", Stat::Mean, "fad", "dedup", Metric::WriteMean, 0.1, "§IV-B"),
-    c("Fig. 9", "FAD vs HAR, avg write latency", Stat::Mean, "fad", "har", Metric::WriteMean, -0.6, "§IV-B"),
-    c("Fig. 9", "FAD vs FCRC, avg write latency", Stat::Mean, "fad", "fcrc", Metric::WriteMean, -93.4, "§IV-B"),
-    c("Fig. 10", "FAD-RPO vs Deduplication, DOF", Stat::Mean, "fad-rpo", "dedup", Metric::Dof, -23.0, "§IV-B"),
+    c("Fig. 8", "FAD vs HAR, avg read latency", Stat::Mean, "fad", "har", READ_MEAN, -22.2, "Abstract, §IV-B"),
+    c("Fig. 8", "FAD vs FCRC, avg read latency", Stat::Mean, "fad", "fcrc", READ_MEAN, -15.8, "Abstract, §IV-B"),
+    c("Fig. 9", "FAD vs Deduplication, avg write latency", Stat::Mean, "fad", "dedup", WRITE_MEAN, 0.1, "§IV-B"),
+    c("Fig. 9", "FAD vs HAR, avg write latency", Stat::Mean, "fad", "har", WRITE_MEAN, -0.6, "§IV-B"),
+    c("Fig. 9", "FAD vs FCRC, avg write latency", Stat::Mean, "fad", "fcrc", WRITE_MEAN, -93.4, "§IV-B"),
+    c("Fig. 10", "FAD-RPO vs Deduplication, DOF", Stat::Mean, "fad-rpo", "dedup", DOF, -23.0, "§IV-B"),
     c(
         "Fig. 10",
         "FAD-RPO vs Deduplication, DOF (largest reduction)",
         Stat::MaxReduction,
         "fad-rpo",
         "dedup",
-        Metric::Dof,
+        DOF,
         -38.0,
         "§IV-B",
     ),
@@ -148,7 +108,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rwpo-rewrite",
         "dedup",
-        Metric::Dof,
+        DOF,
         -30.0,
         "§IV-B",
     ),
@@ -158,7 +118,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::MaxReduction,
         "fad-rwpo-rewrite",
         "dedup",
-        Metric::Dof,
+        DOF,
         -48.0,
         "§IV-B",
     ),
@@ -168,7 +128,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rpo",
         "dedup",
-        Metric::ReadMean,
+        READ_MEAN,
         -23.1,
         "§IV-B",
     ),
@@ -178,7 +138,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::On("mail"),
         "fad-rpo",
         "dedup",
-        Metric::ReadMean,
+        READ_MEAN,
         -35.0,
         "§IV-B",
     ),
@@ -188,7 +148,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rwpo-rewrite",
         "dedup",
-        Metric::ReadMean,
+        READ_MEAN,
         -34.1,
         "§IV-B",
     ),
@@ -198,7 +158,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::On("mds1"),
         "fad-rwpo-rewrite",
         "dedup",
-        Metric::ReadMean,
+        READ_MEAN,
         -44.9,
         "§IV-B",
     ),
@@ -208,7 +168,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rwpo",
         "fad-rpo",
-        Metric::ReadMean,
+        READ_MEAN,
         0.0,
         "§IV-B",
     ),
@@ -218,7 +178,7 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rpo",
         "dedup",
-        Metric::WriteMean,
+        WRITE_MEAN,
         8.9,
         "§IV-B",
     ),
@@ -228,46 +188,28 @@ pub const CLAIMS: &[Claim] = &[
         Stat::Mean,
         "fad-rwpo",
         "fad-rpo",
-        Metric::WriteMean,
+        WRITE_MEAN,
         -11.0,
         "§IV-B",
     ),
-    c("Fig. 13", "FAD vs Deduplication, P99 read latency", Stat::Mean, "fad", "dedup", Metric::ReadP99, -10.0, "§IV-C"),
-    c("Fig. 13", "FAD vs HAR, P99 read latency", Stat::Mean, "fad", "har", Metric::ReadP99, -25.4, "§IV-C"),
-    c("Fig. 13", "FAD vs FCRC, P99 read latency", Stat::Mean, "fad", "fcrc", Metric::ReadP99, -44.6, "§IV-C"),
-    c(
-        "Fig. 14",
-        "FAD vs Deduplication, P99.9 read latency",
-        Stat::Mean,
-        "fad",
-        "dedup",
-        Metric::ReadP999,
-        -41.3,
-        "§IV-C",
-    ),
-    c("Fig. 14", "FAD vs HAR, P99.9 read latency", Stat::Mean, "fad", "har", Metric::ReadP999, -36.0, "§IV-C"),
-    c("Fig. 14", "FAD vs FCRC, P99.9 read latency", Stat::Mean, "fad", "fcrc", Metric::ReadP999, -23.6, "§IV-C"),
-    c(
-        "Fig. 16",
-        "FAD vs Deduplication, write volume",
-        Stat::Mean,
-        "fad",
-        "dedup",
-        Metric::WriteVolume,
-        4.7,
-        "§IV-D, §IV-E",
-    ),
+    c("Fig. 13", "FAD vs Deduplication, P99 read latency", Stat::Mean, "fad", "dedup", READ_P99, -10.0, "§IV-C"),
+    c("Fig. 13", "FAD vs HAR, P99 read latency", Stat::Mean, "fad", "har", READ_P99, -25.4, "§IV-C"),
+    c("Fig. 13", "FAD vs FCRC, P99 read latency", Stat::Mean, "fad", "fcrc", READ_P99, -44.6, "§IV-C"),
+    c("Fig. 14", "FAD vs Deduplication, P99.9 read latency", Stat::Mean, "fad", "dedup", READ_P999, -41.3, "§IV-C"),
+    c("Fig. 14", "FAD vs HAR, P99.9 read latency", Stat::Mean, "fad", "har", READ_P999, -36.0, "§IV-C"),
+    c("Fig. 14", "FAD vs FCRC, P99.9 read latency", Stat::Mean, "fad", "fcrc", READ_P999, -23.6, "§IV-C"),
+    c("Fig. 16", "FAD vs Deduplication, write volume", Stat::Mean, "fad", "dedup", WRITE_VOLUME, 4.7, "§IV-D, §IV-E"),
     c(
         "Fig. 16",
         "FAD vs Deduplication, write volume (largest increase)",
         Stat::MaxIncrease,
         "fad",
         "dedup",
-        Metric::WriteVolume,
+        WRITE_VOLUME,
         7.7,
         "§IV-E",
     ),
-    c("Fig. 16", "FAD vs FCRC, write volume", Stat::Mean, "fad", "fcrc", Metric::WriteVolume, -7.8, "§IV-E"),
+    c("Fig. 16", "FAD vs FCRC, write volume", Stat::Mean, "fad", "fcrc", WRITE_VOLUME, -7.8, "§IV-E"),
 ];
 
 /// Fig. 15: the rewrite thresholds ρ and the published average speedups of

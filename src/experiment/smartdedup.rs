@@ -261,14 +261,14 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         "Memory budgets are those of Fig. 8 (1-40 MB); a replica's unique pages can fit in the larger budgets, where all eviction policies converge. The default `--quick` scale makes the working set small: use a larger --scale to stress the store.".into(),
         "Fragmentation is counted as extents per write (docs/engines.md): the paper counts the extents EXT4 creates; dedupsim counts runs of pages whose copies were written one after another.".into(),
     ];
-    Declaration {
-        name: "smartdedup".into(),
-        title: "SmartDedup (Yang et al., USENIX ATC'19): the simulator experiments of §4.2 and §4.5".into(),
-        source: "Q. Yang, R. Jin, M. Zhao, \"SmartDedup: Optimizing Deduplication for Resource-constrained Devices\", USENIX ATC'19, §4.2 (Replay on Simulator) and §4.5 (Fragmentation Resistance)".into(),
+    Declaration::standard(
+        "smartdedup",
+        "SmartDedup (Yang et al., USENIX ATC'19): the simulator experiments of §4.2 and §4.5",
+        "Q. Yang, R. Jin, M. Zhao, \"SmartDedup: Optimizing Deduplication for Resource-constrained Devices\", USENIX ATC'19, §4.2 (Replay on Simulator) and §4.5 (Fragmentation Resistance)",
         workloads,
         variants,
         figures,
         claims,
         notes,
-    }
+    )
 }
