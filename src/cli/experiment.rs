@@ -26,6 +26,10 @@ pub enum ReproduceCmd {
     /// FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the
     /// die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md).
     Fast24(DeclaredArgs),
+    /// Light-Dedup (Zhou et al., ATC'23): hint hit rate with and without trust degrees,
+    /// duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged),
+    /// verify reads vs hash time (docs/engines.md).
+    LightDedup(DeclaredArgs),
 }
 
 /// Options of a declared reproduction (`reproduce smartdedup`).
@@ -280,6 +284,11 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
                 a.cfg.preset = Some("fast24-nvmevirt".into());
             }
             return reproduce_declared(&a, "fast24", |_, _| dedupsim::experiment::fast24::declaration());
+        }
+        ReproduceCmd::LightDedup(a) => {
+            return reproduce_declared(&a, "light-dedup", |cfg, scale| {
+                dedupsim::experiment::lightdedup::declaration(cfg, scale)
+            })
         }
     };
     if let Some(aged) = a.aged {

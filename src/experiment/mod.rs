@@ -36,6 +36,7 @@ pub mod declare;
 pub mod fad;
 pub mod fast24;
 pub mod gap;
+pub mod lightdedup;
 pub mod paper;
 pub mod replica;
 pub mod results;
