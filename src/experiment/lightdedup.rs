@@ -20,7 +20,7 @@
 
 use super::declare::{num, Bars, Block, Claim, Declaration, Metric, Outcome, Plotter, Variant, Workload};
 use super::paper::WRITE_MEAN;
-use super::replica::{self, Load, ReplicaDevice, ReplicaRef};
+use super::replica;
 use super::{WorkloadDef, WorkloadSpec};
 use crate::config::Config;
 use crate::report::RunReport;
@@ -292,17 +292,8 @@ fn latency_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::Experime
 
 /// The declaration at replica `scale`, for the base device `base`.
 pub fn declaration(base: &Config, scale: f64) -> Declaration {
-    let device = ReplicaDevice::of(base);
-    let mut workloads: Vec<Workload> = REPLICAS
-        .iter()
-        .filter_map(|k| replica::row(k))
-        .map(|row| {
-            let mut def = WorkloadDef::new(WorkloadSpec::Replica(ReplicaRef { row, scale }));
-            def.device = device;
-            def.utilization = Load::Known.for_row(row, &def.device);
-            Workload::new(def, dedup_variants())
-        })
-        .collect();
+    let mut workloads: Vec<Workload> =
+        replica::at_own_load(&REPLICAS, scale, base).into_iter().map(|d| Workload::new(d, dedup_variants())).collect();
     let builtin = |name: &str| {
         let mut def = WorkloadDef::new(WorkloadSpec::Builtin(name.into()));
         def.label = name.trim_start_matches("light-dedup-").to_string();

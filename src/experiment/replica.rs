@@ -916,6 +916,22 @@ pub fn device_dedup_rate(w: &Workload) -> f64 {
     }
 }
 
+/// The Table II rows `keys` as replica workloads at `scale`, each at its
+/// trace's own load ([`Load::Known`]) on the base device `base` (unknown
+/// keys are skipped: callers pass constants).
+pub fn at_own_load(keys: &[&str], scale: f64, base: &crate::config::Config) -> Vec<super::WorkloadDef> {
+    let device = ReplicaDevice::of(base);
+    keys.iter()
+        .filter_map(|k| row(k))
+        .map(|row| {
+            let mut def = super::WorkloadDef::new(super::WorkloadSpec::Replica(ReplicaRef { row, scale }));
+            def.device = device;
+            def.utilization = Load::Known.for_row(row, &def.device);
+            def
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

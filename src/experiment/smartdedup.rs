@@ -20,8 +20,7 @@
 //! out-of-line ones.
 
 use super::declare::{Claim, Declaration, Figure, Metric, Outcome, Variant};
-use super::replica::{self, Load, ReplicaDevice, ReplicaRef};
-use super::{WorkloadDef, WorkloadSpec};
+use super::replica;
 use crate::config::Config;
 use crate::report::RunReport;
 
@@ -97,17 +96,7 @@ fn change(o: &Outcome, a: &str, b: &str, m: Metric) -> Option<f64> {
 
 /// The declaration at replica `scale`, for the base device `base`.
 pub fn declaration(base: &Config, scale: f64) -> Declaration {
-    let device = ReplicaDevice::of(base);
-    let workloads = WORKLOADS
-        .iter()
-        .filter_map(|k| replica::row(k))
-        .map(|row| {
-            let mut def = WorkloadDef::new(WorkloadSpec::Replica(ReplicaRef { row, scale }));
-            def.device = device;
-            def.utilization = Load::Known.for_row(row, &def.device);
-            def
-        })
-        .collect();
+    let workloads = replica::at_own_load(&WORKLOADS, scale, base);
     let mut variants = Vec::new();
     for (ev, _) in EVICTIONS {
         for mb in MEMORY_MB {
