@@ -841,6 +841,73 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap(), md);
     }
 
+    /// Hidden workloads run but stay out of the tables and statistics; a
+    /// [`Bars`] figure normalizes to its reference and puts its claims'
+    /// statistic beside the paper's; [`Stat`]s aggregate per workload.
+    #[test]
+    fn bars_and_comparisons_cover_the_shown_workloads() {
+        let mk = |spec: &str, label: &str| {
+            let mut d = WorkloadDef::new(spec.parse::<WorkloadSpec>().unwrap());
+            d.label = label.into();
+            d
+        };
+        let variants = vec![Variant::new("plain", "native", &[]).named("Plain"), Variant::new("dedup", "dedup", &[])];
+        let a = Workload::new(mk("synth:requests=2000,read=0.5,footprint=16MiB,hot=0.4:4MiB", "a"), variants.clone());
+        let b = Workload::new(mk("synth:requests=2000,read=0.3,footprint=32MiB,hot=0.4:8MiB", "b"), variants.clone());
+        let hidden = Workload { shown: false, ..Workload::new(mk("synth:requests=500,footprint=16MiB,hot=0.4:4MiB", "h"), variants) };
+        let wv = Metric { name: "wv", label: "write volume", get: |r: &RunReport| r.summary.write_volume_pages as f64 };
+        let claim = |stat| Comparison {
+            figure: "Fig. 1",
+            what: "dedup vs plain",
+            stat,
+            subject: "dedup",
+            reference: "plain",
+            metric: wv,
+            percent: -10.0,
+            source: "§1",
+        };
+        let claims = vec![claim(Stat::Mean), claim(Stat::On("b")), claim(Stat::MaxReduction)];
+        let mut decl = Declaration::standard("t", "T", "s", Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        decl.workloads = vec![a, b, hidden];
+        decl.report = vec![
+            Block::Bars(Bars {
+                number: "Fig. 1",
+                stem: "f1",
+                plot_title: "wv",
+                title: "Write volume".into(),
+                y_label: "normalized",
+                metric: wv,
+                subjects: vec!["dedup"],
+                reference: "plain",
+                unit: "pages",
+                digits: 0,
+                description: None,
+                claims: claims.clone(),
+            }),
+            Block::Summary(claims.clone()),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config::fad_table1();
+        let o = run(&decl, &cfg, dir.path(), 2, &Silent, "test", false).unwrap();
+        assert_eq!(o.workloads, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(o.exec.records.len(), 6, "the hidden workload's cells run too");
+        assert!(o.report("h", "dedup").is_some());
+        let change = |w: &str| (o.ratio(w, "dedup", "plain", wv).unwrap() - 1.0) * 100.0;
+        let (ca, cb) = (change("a"), change("b"));
+        assert!(ca < 0.0 && cb < 0.0, "dedup writes fewer pages: {ca} {cb}");
+        assert_eq!(o.change(&claims[0]), Some((ca + cb) / 2.0));
+        assert_eq!(o.change(&claims[1]), Some(cb));
+        assert_eq!(o.change(&claims[2]), Some(ca.min(cb)));
+        let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+        assert!(md.contains("| Workload | Plain (pages) | dedup |"), "{md}");
+        assert!(!md.contains("| h |"), "hidden workload shown: {md}");
+        assert!(md.contains(&format!("| dedup vs plain (§1) | on b | -10.0% | {} |", pct(cb))), "{md}");
+        assert!(
+            md.contains(&format!("| Fig. 1 | dedup vs plain | mean | -10.0% | {} |", pct((ca + cb) / 2.0))),
+            "{md}"
+        );
+    }
+
     /// Every variant of `reproduce smartdedup` is a valid cell (engine
     /// parameters included), and each figure point names a variant.
     #[test]
