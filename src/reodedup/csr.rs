@@ -59,6 +59,16 @@ pub fn csr_from(files: &[Vec<ChunkId>], original: &[ChunkId]) -> Result<Layout, 
     Ok(run(&w, &original))
 }
 
+/// CSR's greedy order alone (Steps 1-4 and 6, without Step 5's comparison
+/// with the original order), for a caller that judges the new order by its
+/// own cost model (the SSD policy compares read costs over chips, §VI). The
+/// original order is the arrival order; `stats.kept_original` is false.
+pub fn csr_greedy(files: &[Vec<ChunkId>]) -> Layout {
+    let w = Window::new(files);
+    let original: Vec<u32> = (0..w.len() as u32).collect();
+    w.layout(&greedy(&w, &original), &original, false)
+}
+
 fn run(w: &Window, original: &[u32]) -> Layout {
     let greedy = greedy(w, original);
     // Step 5: keep the larger adjacency similarity; equal sums (up to
@@ -292,6 +302,12 @@ mod tests {
         assert!((l.stats.similarity_before - adjacency_similarity(&f, &[1, 2, 3, 4, 5, 6, 7])).abs() < 1e-12);
         assert_eq!(l.runs, vec![0, 5]);
         assert_eq!((l.stats.files, l.stats.chunks, l.stats.shared_chunks), (3, 7, 3));
+        assert_eq!(csr_greedy(&f).order, l.order);
+        // Step 5 alone decides between them: without it the greedy order
+        // of a window already in its best order is returned anyway.
+        let g = csr_greedy(&[vec![1, 2, 3], vec![4, 5]]);
+        assert!(!g.stats.kept_original);
+        assert_eq!(g.order, vec![1, 2, 3, 4, 5]);
     }
 
     #[test]

@@ -43,7 +43,7 @@ mod atr;
 mod csr;
 
 pub use atr::{atr, atr_from};
-pub use csr::{csr, csr_from};
+pub use csr::{csr, csr_from, csr_greedy};
 
 use std::collections::HashMap;
 use thiserror::Error;
