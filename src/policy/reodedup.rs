@@ -26,13 +26,27 @@
 //! chunks — a *stripe* of the layout — must lie on `U` different parallel
 //! units (`U` = the configuration's units, chips by default), so a file
 //! whose chunks the layout put side by side is read from as many chips as
-//! it has pages (up to `U`). Walking the run, a chunk keeps its current
-//! unit if no chunk among the `U − 1` before it in the run lies there; only
-//! otherwise it is relocated, to the first unit in cyclic order after the
-//! previous chunk's unit that is free in the stripe and not the current
-//! unit of one of the next `U − 1` chunks (so that it does not displace a
-//! chunk that could stay), or failing that the first free one. Only pages
-//! whose unit must change are moved. Between runs the layout has no
+//! it has pages (up to `U`).
+//!
+//! **Which copies may move** (§V-A: the paper lays out a node's *buffer*
+//! of newly written chunks before persisting them): a copy moves only if
+//! every logical page referencing it is a page of the window, i.e. it
+//! belongs to the window's files alone (in practice: the copies the
+//! window's writes created). A copy that other logical pages share as well
+//! (an older copy a window file deduplicated against) stays where it is:
+//! moving it would re-arrange those other pages' reads, which the window
+//! cannot see (measured in docs/reodedup.md: moving them raised the read
+//! DOF of block workloads). `move_shared = true` moves them too.
+//!
+//! Walking the run, a movable chunk keeps its current unit if no chunk
+//! among the `U − 1` before it in the run lies there and no fixed chunk
+//! among the `U − 1` after it holds it; only otherwise it is relocated, to
+//! the first unit in cyclic order after the previous chunk's unit that is
+//! free in the stripe and not the current unit of one of the next `U − 1`
+//! chunks (so that it does not displace a chunk that could stay), failing
+//! that not held by a fixed chunk ahead, failing that the first free one.
+//! Only pages whose unit must change are moved; a conflict between two
+//! fixed chunks stays. Between runs the layout has no
 //! meaning (they share no file) and nothing is constrained.
 //!
 //! **Step 5 on chips** (§IV-A Step 5, §VI's cost model): the paper keeps
@@ -73,7 +87,7 @@
 //! paper gives no threshold; SmartDedup's 10 ms never occurs between the
 //! Poisson arrivals of the Table II replicas at 40% load, 1 ms does before
 //! about 8% of them, and is ten page reads long), `budget` (0 = unlimited)
-//! per `period_ms` (1000). Not modelled: IRU (§IV-C), a cluster's routing
+//! per `period_ms` (1000), `move_shared` (false). Not modelled: IRU (§IV-C), a cluster's routing
 //! remap; inside one SSD an update is placed by the write path.
 //!
 //! # Caution
@@ -105,11 +119,15 @@ pub struct ReoDedupParams {
     pub budget: u32,
     /// Pacing period (ms).
     pub period_ms: f64,
+    /// Also move copies that logical pages outside the window share (by
+    /// default only copies every reference of which comes from the
+    /// window's pages move: the paper's buffer of new chunks, §V-A).
+    pub move_shared: bool,
 }
 
 impl Default for ReoDedupParams {
     fn default() -> Self {
-        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0 }
+        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0, move_shared: false }
     }
 }
 
@@ -141,6 +159,7 @@ pub struct ReoDedup {
     name: &'static str,
     algorithm: Algorithm,
     window: usize,
+    move_shared: bool,
     idle: Nanos,
     pacer: Pacer,
     /// Time from issuing a relocation's read to its data being out.
@@ -185,6 +204,7 @@ impl ReoDedup {
             name,
             algorithm,
             window: p.window,
+            move_shared: p.move_shared,
             idle: ms(p.idle_ms),
             pacer: Pacer::new(ms(p.period_ms), p.budget),
             t_read_out,
@@ -219,8 +239,17 @@ impl ReoDedup {
         s.chunks += layout.stats.chunks as u64;
         s.shared_chunks += layout.stats.shared_chunks as u64;
         s.similarity_gain += layout.stats.similarity_after - layout.stats.similarity_before;
+        // Copies referenced only by the window's pages may move; a copy
+        // other logical pages share too stays put unless `move_shared`.
+        let mut window_refs: HashMap<ChunkId, u32> = HashMap::new();
+        for &c in files.iter().flatten() {
+            *window_refs.entry(c).or_insert(0) += 1;
+        }
+        let move_shared = self.move_shared;
+        let movable =
+            |c: ChunkId| move_shared || window_refs.get(&c).copied().unwrap_or(0) >= ftl.entry(c as EntryId).refs;
         let mut planned = VecDeque::new();
-        stripe_targets(&layout, ftl, &mut planned);
+        stripe_targets(&layout, ftl, movable, &mut planned);
         if planned.is_empty() {
             return;
         }
@@ -265,7 +294,7 @@ fn read_rounds(files: &[Vec<ChunkId>], unit: impl Fn(ChunkId) -> u32, units: u32
 
 /// The unit of each chunk of each run under the stripe rule (module doc);
 /// pushes the chunks whose unit must change.
-fn stripe_targets(layout: &Layout, ftl: &Ftl, out: &mut VecDeque<Planned>) {
+fn stripe_targets(layout: &Layout, ftl: &Ftl, movable: impl Fn(ChunkId) -> bool, out: &mut VecDeque<Planned>) {
     let geo = ftl.geometry();
     let u = geo.unit_count() as usize;
     if u < 2 {
@@ -274,18 +303,31 @@ fn stripe_targets(layout: &Layout, ftl: &Ftl, out: &mut VecDeque<Planned>) {
     let mut placed: Vec<u32> = Vec::new();
     for run in layout.run_slices() {
         let current: Vec<u32> = run.iter().map(|&c| geo.unit_of(ftl.entry(c as EntryId).ppn)).collect();
+        let fixed: Vec<bool> = run.iter().map(|&c| !movable(c)).collect();
         placed.clear();
         for (p, &c) in run.iter().enumerate() {
             let stripe = &placed[p.saturating_sub(u - 1)..p];
             let cur = current[p];
-            if !stripe.contains(&cur) {
+            let next = p + 1..(p + u).min(run.len());
+            // Units the fixed chunks ahead in this stripe will keep.
+            let held = |x: u32| next.clone().any(|q| fixed[q] && current[q] == x);
+            if fixed[p] || (!stripe.contains(&cur) && !held(cur)) {
                 placed.push(cur);
                 continue;
             }
-            let ahead = &current[p + 1..(p + u).min(run.len())];
+            let ahead = &current[next.clone()];
             let from = placed.last().map_or(0, |&l| l as usize + 1);
             let free = (0..u).map(|k| ((from + k) % u) as u32).filter(|x| !stripe.contains(x));
-            let unit = free.clone().find(|x| !ahead.contains(x)).or_else(|| free.clone().next()).expect("u > stripe");
+            let unit = free
+                .clone()
+                .find(|&x| !ahead.contains(&x))
+                .or_else(|| free.clone().find(|&x| !held(x)))
+                .or_else(|| free.clone().next())
+                .expect("u > stripe");
+            if unit == cur {
+                placed.push(cur);
+                continue;
+            }
             let entry = c as EntryId;
             out.push_back(Planned { entry, content: ftl.entry(entry).content, unit });
             placed.push(unit);
@@ -412,13 +454,23 @@ mod tests {
         }
         let layout = Layout { order: order.clone(), runs: vec![0], stats: LayoutStats::default() };
         let mut out = VecDeque::new();
-        stripe_targets(&layout, &ftl, &mut out);
-        let planned: Vec<(u64, u32)> = out.iter().map(|p| (u64::from(p.entry), p.unit)).collect();
-        assert_eq!(planned, vec![(order[1], 3)]);
+        let planned =
+            |out: &VecDeque<Planned>| -> Vec<(u64, u32)> { out.iter().map(|p| (u64::from(p.entry), p.unit)).collect() };
+        stripe_targets(&layout, &ftl, |_| true, &mut out);
+        assert_eq!(planned(&out), vec![(order[1], 3)]);
+        // The second chunk may not move (shared outside the window): the
+        // first moves out of its way instead, to a unit no chunk ahead holds.
+        out.clear();
+        stripe_targets(&layout, &ftl, |c| c != order[1], &mut out);
+        assert_eq!(planned(&out), vec![(order[0], 3)]);
+        // Neither may move: the conflict stays.
+        out.clear();
+        stripe_targets(&layout, &ftl, |c| c != order[0] && c != order[1], &mut out);
+        assert!(out.is_empty());
         // Two runs: the rule applies inside each run only.
         let layout = Layout { order: order.clone(), runs: vec![0, 1], stats: LayoutStats::default() };
         out.clear();
-        stripe_targets(&layout, &ftl, &mut out);
+        stripe_targets(&layout, &ftl, |_| true, &mut out);
         assert!(out.is_empty());
     }
 
