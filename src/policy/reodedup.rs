@@ -85,17 +85,23 @@
 //! Parameters (`[policy.reodedup-csr]` / `[policy.reodedup-atr]`): `window`
 //! (files, default 128: the paper gives no buffer size), `idle_ms` (1: the
 //! paper gives no threshold; SmartDedup's 10 ms never occurs between the
-//! Poisson arrivals of the Table II replicas at 40% load, 1 ms does before
-//! about 8% of them, and is ten page reads long), `budget` (0 = unlimited)
-//! per `period_ms` (1000), `move_shared` (false). Not modelled: IRU (§IV-C), a cluster's routing
-//! remap; inside one SSD an update is placed by the write path.
+//! Poisson arrivals of the Table II replicas, 1 ms precedes 4-5% of the
+//! homes and web-vm arrivals and 31% of mail's, and is about eight page
+//! reads with their transfers on `fad-table1`), `budget` (0 = unlimited)
+//! per `period_ms` (1000), `move_shared` (false). Not modelled: IRU
+//! (§IV-C), a cluster's routing remap; inside one SSD an update is placed
+//! by the write path.
 //!
 //! # Caution
 //!
-//! A relocated copy shared with files outside the window moves for them
-//! too: the layout optimizes the window's files only (as the paper's
-//! does). The extra flash writes (`programs.relocation`) count in the
-//! write amplification and wear.
+//! With `move_shared = true` a relocated copy shared with logical pages
+//! outside the window moves for them too: the layout optimizes the
+//! window's files only (as the paper's does). The extra flash writes
+//! (`programs.relocation`, each with a read) count in the write
+//! amplification and wear, and the relocations hold chips that host
+//! requests arriving during them wait for. Most files of a busy workload
+//! may leave the window before an idle period reaches them
+//! (`reo_files_dropped`).
 
 use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
