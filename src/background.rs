@@ -1,6 +1,11 @@
 //! Background work at idle time: the rules that any engine (out-of-line
-//! deduplication) or policy (relocation) uses to place its work in the
-//! device's idle windows ([`crate::engine::IdleWindow`]).
+//! deduplication, [`crate::engine::Engine::idle`]) or policy (ReoDedup's
+//! relocation, [`crate::policy::Policy::idle`]) uses to place its work in
+//! the device's idle windows ([`IdleWindow`]). The simulator offers every
+//! gap between host arrivals to both through one function
+//! (`Simulation::offer_idle`), each with its own idle threshold; their
+//! flash operations then compete with host I/O on the same chips under the
+//! same scheduler.
 //!
 //! The simulator offers a window when no host request has arrived for an
 //! idle threshold; background work is then issued from the window's start,
@@ -12,6 +17,15 @@
 //! it, which is the interference the model is for.
 
 use crate::units::Nanos;
+
+/// An idle window offered to background work: the device has had no host
+/// arrival since `start` minus the idle threshold, and the next arrives at
+/// `end` (`None` after the last request).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IdleWindow {
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+}
 
 /// Paces background items: a budget per period, one item at a time.
 #[derive(Clone, Debug)]

@@ -154,6 +154,15 @@ pub struct Programs {
     pub gc: u64,
     /// Untimed preconditioning writes (pages read before written).
     pub precondition: u64,
+    /// Live copies moved to another parallel unit at idle time (ReoDedup's
+    /// relocation, [`crate::policy::Policy::idle`]); absent from the JSON
+    /// when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub relocation: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Event counters of one run.
@@ -171,6 +180,10 @@ pub struct Counters {
     pub dedup_pages: u64,
     pub flash_reads_host: u64,
     pub flash_reads_gc: u64,
+    /// Reads of the old copies of relocated pages; absent from the JSON
+    /// when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flash_reads_relocation: u64,
     pub programs: Programs,
     pub erases: u64,
     pub gc_invocations: u64,
@@ -190,10 +203,12 @@ impl Counters {
         self.dedup_pages += o.dedup_pages;
         self.flash_reads_host += o.flash_reads_host;
         self.flash_reads_gc += o.flash_reads_gc;
+        self.flash_reads_relocation += o.flash_reads_relocation;
         self.programs.host_unique += o.programs.host_unique;
         self.programs.host_rewrite += o.programs.host_rewrite;
         self.programs.gc += o.programs.gc;
         self.programs.precondition += o.programs.precondition;
+        self.programs.relocation += o.programs.relocation;
         self.erases += o.erases;
         self.gc_invocations += o.gc_invocations;
         self.precondition_requests += o.precondition_requests;

@@ -37,7 +37,7 @@ pub struct Summary {
     pub write_volume_pages: u64,
     /// Fraction of host-written pages not programmed (deduplicated).
     pub dedup_rate_achieved: f64,
-    /// All flash programs (host + GC) / host pages written.
+    /// All flash programs (host + GC + relocation) / host pages written.
     pub write_amplification: f64,
     pub rewrites: u64,
     pub gc_invocations: u64,
@@ -76,7 +76,7 @@ impl Summary {
             dof_write: dof.write_mean(),
             write_volume_pages: host_prog,
             dedup_rate_achieved: ratio(c.dedup_pages, c.write_pages),
-            write_amplification: ratio(host_prog + c.programs.gc, c.write_pages),
+            write_amplification: ratio(host_prog + c.programs.gc + c.programs.relocation, c.write_pages),
             rewrites: c.programs.host_rewrite,
             gc_invocations: c.gc_invocations,
             erases: c.erases,
@@ -290,6 +290,13 @@ impl RunReport {
             c.flash_reads_gc,
             c.erases
         );
+        if c.programs.relocation > 0 {
+            let _ = writeln!(
+                o,
+                "relocation (idle time): {} pages read and programmed on another unit",
+                c.programs.relocation
+            );
+        }
         let _ = writeln!(
             o,
             "write amplification {:.3}, GC invocations {}, erase counts min/mean/max {}/{:.2}/{}",

@@ -84,7 +84,7 @@ use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
-use crate::policy::{Action, Dup, GcHint, PageInfo, PageLayout, Policy};
+use crate::policy::{Action, Dup, GcHint, PageInfo, PageLayout, Policy, Relocation};
 use crate::timing::{OpKind, Timing, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op, Ppn};
 use crate::workload::{Request, Workload, NO_CONTENT};
@@ -326,6 +326,23 @@ pub struct Simulation<'w> {
     /// The policy wants page layouts ([`Policy::wants_layout`]).
     wants_layout: bool,
     layout: Vec<PageLayout>,
+    /// The policy's idle threshold ([`Policy::idle_threshold`]).
+    policy_idle: Nanos,
+    /// Relocation scratch and counts ([`Policy::idle`]).
+    relocations: Vec<Relocation>,
+    rcount: RelocationCounts,
+}
+
+/// Relocations the simulator executed for a policy.
+#[derive(Clone, Debug, Default)]
+struct RelocationCounts {
+    /// Idle windows the policy took.
+    idle_windows: u64,
+    /// Logical pages that followed the relocated copies (their sharers).
+    lpns: u64,
+    /// Relocations skipped: the copy was freed or rewritten, or already on
+    /// the target unit.
+    skipped: u64,
 }
 
 /// Flash work the simulator executed for a dedup engine.
@@ -364,6 +381,7 @@ impl<'w> Simulation<'w> {
         let mut ftl = Ftl::new(cfg);
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
+        let policy_idle_threshold = policy.idle_threshold();
         if policy.deduplicates() {
             if ftl_index {
                 ftl.reserve_index(workload.content_space);
@@ -443,6 +461,9 @@ impl<'w> Simulation<'w> {
             ecount: EngineCounts::default(),
             wants_layout,
             layout: Vec::new(),
+            policy_idle: policy_idle_threshold,
+            relocations: Vec::new(),
+            rcount: RelocationCounts::default(),
         })
     }
 
@@ -539,11 +560,8 @@ impl<'w> Simulation<'w> {
                     last_issue
                 }
             };
-            if k > 0 && self.dedup && !self.ftl_index {
-                let thr = self.engine.idle_threshold();
-                if issue > last_issue + thr {
-                    self.run_idle(IdleWindow { start: last_issue + thr, end: Some(issue) }, last_issue);
-                }
+            if k > 0 {
+                self.offer_idle(last_issue, Some(issue))?;
             }
             last_issue = issue;
             outstanding += 1;
@@ -567,10 +585,7 @@ impl<'w> Simulation<'w> {
                 progress(k as u64 + 1, total);
             }
         }
-        if self.dedup && !self.ftl_index {
-            let thr = self.engine.idle_threshold();
-            self.run_idle(IdleWindow { start: last_issue + thr, end: None }, last_issue);
-        }
+        self.offer_idle(last_issue, None)?;
         while !self.pending.is_empty() {
             self.apply_front();
         }
@@ -584,6 +599,15 @@ impl<'w> Simulation<'w> {
         let mut policy_stats = self.policy.stats();
         if let Some(m) = &self.fad_ssdsim {
             policy_stats.push(("fad_ssdsim_page0_reads", m.page0_reads as f64));
+        }
+        if self.rcount.idle_windows > 0 {
+            let r = &self.rcount;
+            policy_stats.extend([
+                ("relocated_pages", self.metrics.counters.programs.relocation as f64),
+                ("relocated_lpns", r.lpns as f64),
+                ("relocations_skipped", r.skipped as f64),
+                ("relocation_idle_windows", r.idle_windows as f64),
+            ]);
         }
         let engine_stats = self.engine_stats();
         let out = RunOutput {
@@ -1109,6 +1133,68 @@ impl<'w> Simulation<'w> {
             self.reserve(chip, at, cost);
         }
         self.eio.ops = ops;
+    }
+
+    /// The one idle-time mechanism ([`crate::background`]): offers the gap
+    /// after the host arrival at `last` (until the next arrival `next`,
+    /// `None` after the last request) to the dedup engine and then to the
+    /// policy, each as a window starting at `last` plus its own idle
+    /// threshold, if the gap is longer than that threshold. Their flash
+    /// operations are queued at their times and compete with host I/O.
+    fn offer_idle(&mut self, last: Nanos, next: Option<Nanos>) -> Result<(), SimError> {
+        if self.dedup && !self.ftl_index {
+            let thr = self.engine.idle_threshold();
+            if next.is_none_or(|n| n > last + thr) {
+                self.run_idle(IdleWindow { start: last + thr, end: next }, last);
+            }
+        }
+        let thr = self.policy_idle;
+        if next.is_none_or(|n| n > last + thr) && self.policy.wants_idle() {
+            self.run_relocations(IdleWindow { start: last + thr, end: next }, last)?;
+        }
+        Ok(())
+    }
+
+    /// Offers an idle window to the policy and executes its relocations
+    /// ([`Policy::idle`]): the mapping moves now (like an engine's remaps),
+    /// the read of the old page reaches its chip at the relocation's time,
+    /// the program of the new page when the data is out (read + transfer),
+    /// both after `now`, the last arrival. GC the program triggers is
+    /// charged like a host program's.
+    fn run_relocations(&mut self, window: IdleWindow, now: Nanos) -> Result<(), SimError> {
+        self.rcount.idle_windows += 1;
+        let mut rel = std::mem::take(&mut self.relocations);
+        rel.clear();
+        self.policy.idle(&self.ftl, window, &mut rel);
+        for r in &rel {
+            let ok = r.unit < self.units
+                && self
+                    .ftl
+                    .entry_live(r.entry)
+                    .is_some_and(|e| e.content == r.content && self.ftl.geometry().unit_of(e.ppn) != r.unit);
+            if !ok {
+                self.rcount.skipped += 1;
+                continue;
+            }
+            self.rcount.lpns += u64::from(self.ftl.entry(r.entry).refs);
+            let (old, new, gc) = self.ftl.relocate(r.entry, r.unit)?;
+            let geo = self.ftl.geometry();
+            let (from, to) = (geo.chip_of(old), geo.chip_of(new));
+            let at = r.at.max(now);
+            let out = at + self.t_read_out;
+            self.schedule(PendingOp { at, chip: from, kind: OpKind::Read, slot: NO_TAG }, now);
+            self.reserve(from, at, self.t_read_out);
+            self.schedule(PendingOp { at: out, chip: to, kind: OpKind::Program, slot: NO_TAG }, now);
+            self.reserve(to, out, self.t_in_prog);
+            let c = &mut self.metrics.counters;
+            c.programs.relocation += 1;
+            c.flash_reads_relocation += 1;
+            if let Some(gc) = gc {
+                self.account_gc(gc, out, now, true);
+            }
+        }
+        self.relocations = rel;
+        Ok(())
     }
 
     /// Offers an idle window to the engine and executes its background
@@ -1799,5 +1885,61 @@ mod tests {
         assert_eq!(m.write_latency.max(), hist(FP + TX + TP));
         assert_eq!(m.read_latency.max(), hist(TR + TX));
         assert_eq!(m.last_completion, Nanos(2 * (FP + TX + TP) + TR + TX));
+    }
+
+    /// ReoDedup's relocation at idle time (issue 11): four 4-page files,
+    /// each three new pages plus a duplicate of a preconditioned page, 1 ms
+    /// apart with a 0.5 ms idle threshold. The policy relocates the
+    /// duplicates that share a chip with their file's new pages; every read
+    /// still returns its content (`--check`), the FTL invariants hold after
+    /// every request, the dedup rate is `dedup`'s, and the files read more
+    /// in parallel. A policy without idle work sees no window at all.
+    #[test]
+    fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
+        use crate::policy::{ReoDedup, ReoDedupParams};
+        use crate::reodedup::Algorithm;
+        let cfg = Config::small_for_tests(2, 2, 16, 8);
+        let mut reqs: Vec<(Op, u32, Vec<u32>)> = vec![(Op::Write, 100, vec![50, 51, 52, 53])];
+        for (f, dup) in [50, 51, 52, 53].into_iter().enumerate() {
+            let f = f as u32;
+            reqs.push((Op::Write, 10 * f, vec![1 + 3 * f, 2 + 3 * f, 3 + 3 * f, dup]));
+        }
+        for f in 0..4 {
+            reqs.push((Op::Read, 10 * f, vec![]));
+        }
+        reqs.push((Op::Read, 100, vec![]));
+        let mut w = workload(1, &reqs);
+        for r in w.requests.iter_mut().filter(|r| r.op == Op::Read) {
+            r.pages = 4;
+        }
+        let opts = RunOptions { check: true, check_every: 1 };
+        let run = |p: Box<dyn Policy>| Simulation::new(&cfg, &w, p, opts.clone()).unwrap().run_keep(&mut |_, _| {});
+        let (base, _) = run(policy::build("dedup", &cfg).unwrap()).unwrap();
+        assert_eq!(base.metrics.counters.programs.relocation, 0);
+        assert!(base.policy_stats.is_empty());
+        let params = ReoDedupParams { idle_ms: 0.5, ..ReoDedupParams::default() };
+        let tr = cfg.timing.read + cfg.timing.page_transfer;
+        for alg in [Algorithm::Csr, Algorithm::Atr] {
+            let p = ReoDedup::new("reodedup-test", alg, &params, tr).unwrap();
+            let (out, ftl) = run(Box::new(p)).unwrap();
+            let c = &out.metrics.counters;
+            let stat = |k: &str| out.policy_stats.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+            assert!(c.programs.relocation > 0, "{alg:?}: {:?}", out.policy_stats);
+            assert_eq!(c.flash_reads_relocation, c.programs.relocation);
+            assert_eq!(stat("relocated_pages"), Some(c.programs.relocation as f64));
+            assert_eq!(c.dedup_pages, base.metrics.counters.dedup_pages, "{alg:?}: relocation keeps the dedup rate");
+            assert_eq!(c.programs.host_unique, base.metrics.counters.programs.host_unique);
+            assert!(out.invariant_checks > 1);
+            // Each file's four pages now lie on four different chips.
+            for f in 0..4u32 {
+                let mut units: Vec<u32> = (0..4)
+                    .map(|k| ftl.geometry().unit_of(ftl.entry(ftl.lookup(Lpn(10 * f + k)).unwrap()).ppn))
+                    .collect();
+                units.sort_unstable();
+                units.dedup();
+                assert_eq!(units.len(), 4, "{alg:?}: file {f}");
+            }
+            assert!(out.metrics.dof.read_sum <= base.metrics.dof.read_sum, "{alg:?}");
+        }
     }
 }

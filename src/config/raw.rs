@@ -793,6 +793,8 @@ mod tests {
                 ("har", vec!["har"]),
                 ("fcrc", vec!["fcrc"]),
                 ("fad", vec!["fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"]),
+                ("reodedup-csr", vec!["reodedup-csr"]),
+                ("reodedup-atr", vec!["reodedup-atr"]),
             ]
         );
         let msg = |n: &str| unknown_policy_table(n).to_string();

@@ -116,14 +116,7 @@ impl EngineIo {
     }
 }
 
-/// An idle window offered to background work: the device has had no host
-/// arrival since `start` minus the idle threshold, and the next arrives at
-/// `end` (`None` after the last request).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct IdleWindow {
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-}
+pub use crate::background::IdleWindow;
 
 /// Remap `lpn` from copy `from` to copy `to` (same content): out-of-line
 /// deduplication. The simulator skips it if `lpn` no longer maps to `from`.

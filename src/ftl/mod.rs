@@ -576,8 +576,9 @@ impl Ftl {
         debug_assert!(self.entries[e as usize].refs > 0, "relocating a free entry");
         let planes = self.geo.unit_planes(unit);
         let ptr = &mut self.unit_ptr[unit as usize];
-        let plane = planes[*ptr as usize % planes.len()];
-        *ptr = ptr.wrapping_add(1);
+        let plane = planes[*ptr as usize];
+        // The same reduced pointer as `program`'s (which indexes with it).
+        *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
         let new = self.alloc_page(plane)?;
         self.p2e[old.0 as usize] = 0;
         let b = self.geo.block_of(old) as usize;
@@ -859,6 +860,32 @@ mod tests {
             ftl.unmap(Lpn(l));
         }
         assert_eq!(ftl.live_pages(), 0);
+        ftl.check_invariants().unwrap();
+    }
+
+    /// Relocation and programs share a unit's plane pointer: with two
+    /// planes per unit, relocations into a unit followed by a program there
+    /// used to index past the unit's planes (the pointer was not kept
+    /// reduced). They alternate planes like programs do.
+    #[test]
+    fn relocation_and_programs_alternate_a_units_planes() {
+        let mut cfg = tiny();
+        cfg.geometry.planes_per_die = 2;
+        cfg.validate().unwrap();
+        let mut ftl = Ftl::new(&cfg);
+        let mut planes = Vec::new();
+        for k in 0..3u32 {
+            let (e, _, _) = ftl.program(0, ContentId(k), true).unwrap();
+            ftl.map_pinned(Lpn(k), e);
+            let (_, to, _) = ftl.relocate(e, 1).unwrap();
+            planes.push(ftl.geometry().plane_of(to));
+        }
+        let (e, p, _) = ftl.program(1, ContentId(9), true).unwrap();
+        ftl.map_pinned(Lpn(9), e);
+        planes.push(ftl.geometry().plane_of(p));
+        assert_eq!(planes[0], planes[2]);
+        assert_ne!(planes[0], planes[1]);
+        assert_eq!(planes[1], planes[3]);
         ftl.check_invariants().unwrap();
     }
 

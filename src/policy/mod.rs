@@ -19,6 +19,7 @@ pub mod fad;
 mod fcrc;
 mod har;
 mod native;
+mod reodedup;
 
 pub use dedup::Dedup;
 pub use diehint::DieHint;
@@ -26,10 +27,13 @@ pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
 pub use native::Native;
+pub use reodedup::{ReoDedup, ReoDedupParams};
 
+use crate::background::IdleWindow;
 use crate::config::Config;
-use crate::ftl::EntryId;
-use crate::units::{ContentId, Lpn, Ppn};
+use crate::ftl::{EntryId, Ftl};
+use crate::reodedup::Algorithm;
+use crate::units::{ContentId, Lpn, Nanos, Ppn};
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 
@@ -154,6 +158,41 @@ pub trait Policy: Send {
 
     /// The layout of the next write's pages, one per page.
     fn layout(&mut self, _pages: &[PageLayout]) {}
+
+    /// Whether the policy has background work for the next idle window
+    /// (then the simulator offers it the gap between two host arrivals
+    /// longer than [`Policy::idle_threshold`], [`crate::background`]).
+    /// Default: never.
+    fn wants_idle(&self) -> bool {
+        false
+    }
+
+    /// How long the device must have seen no host arrival to count as idle.
+    fn idle_threshold(&self) -> Nanos {
+        Nanos::from_ms(10)
+    }
+
+    /// Background work for one idle window: relocations of live copies,
+    /// each with the time its read reaches the chip (inside the window,
+    /// non-decreasing; pace them with [`crate::background::Pacer`]). The
+    /// policy sees the FTL read-only; the simulator executes
+    /// ([`Relocation`]). Default: nothing.
+    fn idle(&mut self, _ftl: &Ftl, _window: IdleWindow, _out: &mut Vec<Relocation>) {}
+}
+
+/// Move the live copy `entry` (holding `content`) to parallel unit `unit`
+/// (ReoDedup's relocation inside the SSD, [`crate::ftl::Ftl::relocate`]):
+/// a read of the old page on its chip reaching it at `at`, then a program
+/// of the new page on the target unit's chip when the data is out. Every
+/// logical page sharing the copy follows (one entry update). The simulator
+/// skips a relocation whose entry no longer holds `content` or already
+/// lies in `unit`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Relocation {
+    pub entry: EntryId,
+    pub content: ContentId,
+    pub unit: u32,
+    pub at: Nanos,
 }
 
 /// The cyclic allocation pointer over parallel units (SSDsim's dynamic
@@ -227,6 +266,8 @@ pub const REGISTRY: &[(&str, &str, Builder)] = &[
     ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", |c| {
         Fad::build("fad", FadModules { wstl: true, rewrite: true, gc_hint: true }, c)
     }),
+    ("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", |c| ReoDedup::build(Algorithm::Csr, c)),
+    ("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", |c| ReoDedup::build(Algorithm::Atr, c)),
 ];
 
 /// Builds a policy by registry name.

@@ -1,0 +1,504 @@
+//! `reodedup-csr` / `reodedup-atr`: ReoDedup's relocation inside the SSD
+//! (Wang et al., "Revisiting Fragmentation for Deduplication in Clustered
+//! Primary Storage Systems": §IV-A CSR, §IV-B ATR, §VI "SSD
+//! Optimization"). docs/reodedup.md has the design and the measurements.
+//!
+//! **Write path**: exactly `dedup` (CAFTL-like inline deduplication, new
+//! pages on the cyclic pointer; placement-free, so `allocation =
+//! "least-loaded"` places them like `dedup`'s). Relocation never rewrites a
+//! duplicate: the dedup rate is `dedup`'s.
+//!
+//! **Window** (the paper's per-node buffer of chunks, §V-A): the last
+//! `window` files written (a file is one write request, FAD's rule), each
+//! remembered as its (logical page, content) list. When the device is idle
+//! the files' pages are resolved to the physical copies they map to now
+//! (FTL entries; a page overwritten or trimmed since is left out), the
+//! window's layout is computed by CSR or ATR ([`crate::reodedup`]) over
+//! those copies, and the window is emptied. Files that leave the window
+//! before an idle period (more than `window` writes in a busy stretch) are
+//! not laid out (`reo_files_dropped`).
+//!
+//! **From layout to chips** (§VI: on an SSD "adjacent" must mean "read in
+//! parallel", not consecutive addresses; the paper asks for
+//! "placement strategies that are friendly to device parallelism" and
+//! "deferred execution during low-load periods"): within each run of the
+//! layout (chunks linked because they share files), every `U` consecutive
+//! chunks — a *stripe* of the layout — must lie on `U` different parallel
+//! units (`U` = the configuration's units, chips by default), so a file
+//! whose chunks the layout put side by side is read from as many chips as
+//! it has pages (up to `U`).
+//!
+//! **Which copies may move** (§V-A: the paper lays out a node's *buffer*
+//! of newly written chunks before persisting them): a copy moves only if
+//! every logical page referencing it is a page of the window, i.e. it
+//! belongs to the window's files alone (in practice: the copies the
+//! window's writes created). A copy that other logical pages share as well
+//! (an older copy a window file deduplicated against) stays where it is:
+//! moving it would re-arrange those other pages' reads, which the window
+//! cannot see (measured in docs/reodedup.md: moving them raised the read
+//! DOF of block workloads). `move_shared = true` moves them too.
+//!
+//! Walking the run, a movable chunk keeps its current unit if no chunk
+//! among the `U − 1` before it in the run lies there and no fixed chunk
+//! among the `U − 1` after it holds it; only otherwise it is relocated, to
+//! the first unit in cyclic order after the previous chunk's unit that is
+//! free in the stripe and not the current unit of one of the next `U − 1`
+//! chunks (so that it does not displace a chunk that could stay), failing
+//! that not held by a fixed chunk ahead, failing that the first free one.
+//! Only pages whose unit must change are moved; a conflict between two
+//! fixed chunks stays. Between runs the layout has no
+//! meaning (they share no file) and nothing is constrained.
+//!
+//! **Step 5 on chips** (§IV-A Step 5, §VI's cost model): the paper keeps
+//! CSR's new order only if it beats the *original* one. Inside an SSD the
+//! original layout of the copies is their units, not a sequence (the
+//! window's arrival order groups each file's new pages already and would
+//! almost always win the similarity comparison, relocating nothing). So
+//! the comparison is made on chips: the window's *read rounds* (per file,
+//! the most chunks it has on one unit; summed over files) under the
+//! current units and under the planned ones; the plan is carried out only
+//! if that cost drops. The same check guards ATR (which has no Step 5 in
+//! the paper): on an SSD a relocation that does not shorten a read is a
+//! pure cost (§VI: write amplification, endurance). The greedy order is
+//! [`crate::reodedup::csr_greedy`]; the pure [`crate::reodedup::csr`] keeps
+//! the paper's similarity Step 5 for callers with a sequential layout.
+//!
+//! **Relocation** (the simulator executes it, [`super::Relocation`],
+//! [`crate::ftl::Ftl::relocate`]): a read of the old page on its chip and a
+//! program on a chip of the target unit, background operations that
+//! compete with host I/O; every logical page sharing the copy follows (the
+//! entry indirection). Relocations are issued in the idle windows the
+//! simulator offers after `idle_ms` without a host arrival, one after the
+//! other (a single background thread: the next read is issued when the
+//! previous page's data is out), paced by [`crate::background::Pacer`]:
+//! at most `budget` per `period_ms` (0 = no limit but the window). Planned
+//! relocations left when a window ends continue in the next one, each
+//! checked again (the copy must still hold the content and still be on
+//! another unit); a new layout is computed only when none are left.
+//!
+//! **GC**: not folded into GC migration. GC moves a page only inside its
+//! plane (its unit does not change), so it neither undoes nor performs a
+//! relocation; a relocated page's old copy becomes an invalid page like an
+//! overwritten one, and the program may trigger a collection, charged as
+//! usual.
+//!
+//! Parameters (`[policy.reodedup-csr]` / `[policy.reodedup-atr]`): `window`
+//! (files, default 128: the paper gives no buffer size), `idle_ms` (1: the
+//! paper gives no threshold; SmartDedup's 10 ms never occurs between the
+//! Poisson arrivals of the Table II replicas, 1 ms precedes 4-5% of the
+//! homes and web-vm arrivals and 31% of mail's, and is about eight page
+//! reads with their transfers on `fad-table1`), `budget` (0 = unlimited)
+//! per `period_ms` (1000), `move_shared` (false). Not modelled: IRU
+//! (§IV-C), a cluster's routing remap; inside one SSD an update is placed
+//! by the write path.
+//!
+//! # Caution
+//!
+//! With `move_shared = true` a relocated copy shared with logical pages
+//! outside the window moves for them too: the layout optimizes the
+//! window's files only (as the paper's does). The extra flash writes
+//! (`programs.relocation`, each with a read) count in the write
+//! amplification and wear, and the relocations hold chips that host
+//! requests arriving during them wait for. Most files of a busy workload
+//! may leave the window before an idle period reaches them
+//! (`reo_files_dropped`).
+
+use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyError, Relocation};
+use crate::background::{IdleWindow, Pacer};
+use crate::config::Config;
+use crate::ftl::{EntryId, Ftl};
+use crate::reodedup::{atr, csr_greedy, Algorithm, ChunkId, Layout};
+use crate::units::{ContentId, Lpn, Nanos};
+use serde::Deserialize;
+use std::collections::{HashMap, VecDeque};
+
+/// `[policy.reodedup-csr]` / `[policy.reodedup-atr]` parameters. See the
+/// module doc.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReoDedupParams {
+    /// Files (write requests) in the window laid out at idle time.
+    pub window: usize,
+    /// Time without a host arrival before relocation may start (ms).
+    pub idle_ms: f64,
+    /// Relocations per period; 0 = unlimited (the idle window only).
+    pub budget: u32,
+    /// Pacing period (ms).
+    pub period_ms: f64,
+    /// Also move copies that logical pages outside the window share (by
+    /// default only copies every reference of which comes from the
+    /// window's pages move: the paper's buffer of new chunks, §V-A).
+    pub move_shared: bool,
+}
+
+impl Default for ReoDedupParams {
+    fn default() -> Self {
+        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0, move_shared: false }
+    }
+}
+
+/// A planned relocation: copy `entry` of `content` to `unit`.
+#[derive(Copy, Clone, Debug)]
+struct Planned {
+    entry: EntryId,
+    content: ContentId,
+    unit: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    layouts: u64,
+    kept_original: u64,
+    chunks: u64,
+    shared_chunks: u64,
+    similarity_gain: f64,
+    rounds_before: u64,
+    rounds_after: u64,
+    planned: u64,
+    issued: u64,
+    stale: u64,
+    files_dropped: u64,
+}
+
+/// The ReoDedup relocation policy. See the module doc.
+pub struct ReoDedup {
+    name: &'static str,
+    algorithm: Algorithm,
+    window: usize,
+    move_shared: bool,
+    idle: Nanos,
+    pacer: Pacer,
+    /// Time from issuing a relocation's read to its data being out.
+    t_read_out: Nanos,
+    next: Cyclic,
+    files: VecDeque<Vec<(Lpn, ContentId)>>,
+    pending: VecDeque<Planned>,
+    stats: Stats,
+}
+
+impl ReoDedup {
+    /// Builds `reodedup-csr` or `reodedup-atr` from its parameter table.
+    pub fn build(algorithm: Algorithm, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+        let name = match algorithm {
+            Algorithm::Csr => "reodedup-csr",
+            Algorithm::Atr => "reodedup-atr",
+        };
+        let p: ReoDedupParams = params(cfg, name)?;
+        Ok(Box::new(ReoDedup::new(name, algorithm, &p, cfg.timing.read + cfg.timing.page_transfer)?))
+    }
+
+    /// A policy named `name` running `algorithm`; `t_read_out` is a page
+    /// read plus its transfer.
+    pub fn new(
+        name: &'static str,
+        algorithm: Algorithm,
+        p: &ReoDedupParams,
+        t_read_out: Nanos,
+    ) -> Result<ReoDedup, PolicyError> {
+        let bad = |reason: String| PolicyError::Params { policy: name.to_string(), reason };
+        if p.window == 0 {
+            return Err(bad("window must be at least 1 file".into()));
+        }
+        if !(p.idle_ms.is_finite() && p.idle_ms > 0.0) {
+            return Err(bad(format!("idle_ms must be a positive number of milliseconds, not {}", p.idle_ms)));
+        }
+        if !(p.period_ms.is_finite() && p.period_ms >= 0.0) {
+            return Err(bad(format!("period_ms must be a non-negative number of milliseconds, not {}", p.period_ms)));
+        }
+        let ms = |x: f64| Nanos((x * 1e6).round() as u64);
+        Ok(ReoDedup {
+            name,
+            algorithm,
+            window: p.window,
+            move_shared: p.move_shared,
+            idle: ms(p.idle_ms),
+            pacer: Pacer::new(ms(p.period_ms), p.budget),
+            t_read_out,
+            next: Cyclic::default(),
+            files: VecDeque::new(),
+            pending: VecDeque::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Lays out the window's files and plans the relocations (module doc).
+    fn plan(&mut self, ftl: &Ftl) {
+        let files: Vec<Vec<ChunkId>> = self
+            .files
+            .drain(..)
+            .map(|f| {
+                f.iter()
+                    .filter_map(|&(lpn, content)| {
+                        let e = ftl.lookup(lpn)?;
+                        (ftl.entry(e).content == content).then_some(u64::from(e))
+                    })
+                    .collect::<Vec<ChunkId>>()
+            })
+            .filter(|f| !f.is_empty())
+            .collect();
+        let layout = match self.algorithm {
+            Algorithm::Csr => csr_greedy(&files),
+            Algorithm::Atr => atr(&files),
+        };
+        let s = &mut self.stats;
+        s.layouts += 1;
+        s.chunks += layout.stats.chunks as u64;
+        s.shared_chunks += layout.stats.shared_chunks as u64;
+        s.similarity_gain += layout.stats.similarity_after - layout.stats.similarity_before;
+        // Copies referenced only by the window's pages may move; a copy
+        // other logical pages share too stays put unless `move_shared`.
+        let mut window_refs: HashMap<ChunkId, u32> = HashMap::new();
+        for &c in files.iter().flatten() {
+            *window_refs.entry(c).or_insert(0) += 1;
+        }
+        let move_shared = self.move_shared;
+        let movable =
+            |c: ChunkId| move_shared || window_refs.get(&c).copied().unwrap_or(0) >= ftl.entry(c as EntryId).refs;
+        let mut planned = VecDeque::new();
+        stripe_targets(&layout, ftl, movable, &mut planned);
+        if planned.is_empty() {
+            return;
+        }
+        // Step 5 on chips (§VI): keep the relocation only if the window's
+        // files read in fewer rounds.
+        let unit_now = |c: ChunkId| ftl.geometry().unit_of(ftl.entry(c as EntryId).ppn);
+        let before = read_rounds(&files, unit_now, ftl.geometry().unit_count());
+        let moved: HashMap<ChunkId, u32> = planned.iter().map(|p| (u64::from(p.entry), p.unit)).collect();
+        let after =
+            read_rounds(&files, |c| moved.get(&c).copied().unwrap_or_else(|| unit_now(c)), ftl.geometry().unit_count());
+        s.rounds_before += before;
+        if after >= before {
+            s.kept_original += 1;
+            s.rounds_after += before;
+            return;
+        }
+        s.rounds_after += after;
+        s.planned += planned.len() as u64;
+        self.pending.extend(planned);
+    }
+}
+
+/// The window's read cost on chips: per file, the largest number of its
+/// chunks on one unit (the rounds of page reads its read takes when all
+/// units work in parallel: 1 for a file spread over distinct units), summed
+/// over the files.
+fn read_rounds(files: &[Vec<ChunkId>], unit: impl Fn(ChunkId) -> u32, units: u32) -> u64 {
+    let mut count = vec![0u32; units as usize];
+    let mut total = 0;
+    for f in files {
+        let mut chunks = f.clone();
+        chunks.sort_unstable();
+        chunks.dedup();
+        count.fill(0);
+        for &c in &chunks {
+            count[unit(c) as usize] += 1;
+        }
+        total += u64::from(count.iter().copied().max().unwrap_or(0));
+    }
+    total
+}
+
+/// The unit of each chunk of each run under the stripe rule (module doc);
+/// pushes the chunks whose unit must change.
+fn stripe_targets(layout: &Layout, ftl: &Ftl, movable: impl Fn(ChunkId) -> bool, out: &mut VecDeque<Planned>) {
+    let geo = ftl.geometry();
+    let u = geo.unit_count() as usize;
+    if u < 2 {
+        return;
+    }
+    let mut placed: Vec<u32> = Vec::new();
+    for run in layout.run_slices() {
+        let current: Vec<u32> = run.iter().map(|&c| geo.unit_of(ftl.entry(c as EntryId).ppn)).collect();
+        let fixed: Vec<bool> = run.iter().map(|&c| !movable(c)).collect();
+        placed.clear();
+        for (p, &c) in run.iter().enumerate() {
+            let stripe = &placed[p.saturating_sub(u - 1)..p];
+            let cur = current[p];
+            let next = p + 1..(p + u).min(run.len());
+            // Units the fixed chunks ahead in this stripe will keep.
+            let held = |x: u32| next.clone().any(|q| fixed[q] && current[q] == x);
+            if fixed[p] || (!stripe.contains(&cur) && !held(cur)) {
+                placed.push(cur);
+                continue;
+            }
+            let ahead = &current[next.clone()];
+            let from = placed.last().map_or(0, |&l| l as usize + 1);
+            let free = (0..u).map(|k| ((from + k) % u) as u32).filter(|x| !stripe.contains(x));
+            let unit = free
+                .clone()
+                .find(|&x| !ahead.contains(&x))
+                .or_else(|| free.clone().find(|&x| !held(x)))
+                .or_else(|| free.clone().next())
+                .expect("u > stripe");
+            if unit == cur {
+                placed.push(cur);
+                continue;
+            }
+            let entry = c as EntryId;
+            out.push_back(Planned { entry, content: ftl.entry(entry).content, unit });
+            placed.push(unit);
+        }
+    }
+}
+
+impl Policy for ReoDedup {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn placement_free(&self) -> bool {
+        true
+    }
+
+    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+        out.extend(file.iter().map(|p| match p.dup {
+            Dup::None => Action::Program { unit: self.next.take(units) },
+            _ => Action::Reference,
+        }));
+        if self.files.len() == self.window {
+            self.files.pop_front();
+            self.stats.files_dropped += 1;
+        }
+        self.files.push_back(file.iter().map(|p| (p.lpn, p.content)).collect());
+    }
+
+    fn begin_replay(&mut self) {
+        self.files.clear();
+        self.pending.clear();
+        self.stats = Stats::default();
+    }
+
+    fn wants_idle(&self) -> bool {
+        !self.files.is_empty() || !self.pending.is_empty()
+    }
+
+    fn idle_threshold(&self) -> Nanos {
+        self.idle
+    }
+
+    fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Vec<Relocation>) {
+        let mut x = window.start;
+        loop {
+            if self.pending.is_empty() {
+                if self.files.is_empty() {
+                    break;
+                }
+                self.plan(ftl);
+                continue;
+            }
+            let p = self.pending[0];
+            let valid = ftl
+                .entry_live(p.entry)
+                .is_some_and(|e| e.content == p.content && ftl.geometry().unit_of(e.ppn) != p.unit);
+            if !valid {
+                self.pending.pop_front();
+                self.stats.stale += 1;
+                continue;
+            }
+            let Some(at) = self.pacer.start(x, window.end) else { break };
+            self.pending.pop_front();
+            out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at });
+            self.stats.issued += 1;
+            x = at + self.t_read_out;
+        }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.stats;
+        vec![
+            ("reo_layouts", s.layouts as f64),
+            ("reo_layouts_kept_original", s.kept_original as f64),
+            ("reo_window_chunks", s.chunks as f64),
+            ("reo_shared_chunks", s.shared_chunks as f64),
+            ("reo_similarity_gain", s.similarity_gain),
+            ("reo_read_rounds_before", s.rounds_before as f64),
+            ("reo_read_rounds_after", s.rounds_after as f64),
+            ("reo_relocations_planned", s.planned as f64),
+            ("reo_relocations_issued", s.issued as f64),
+            ("reo_relocations_stale", s.stale as f64),
+            ("reo_relocations_left", self.pending.len() as f64),
+            ("reo_files_dropped", s.files_dropped as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reodedup::LayoutStats;
+
+    #[test]
+    fn bad_parameters_are_clear_errors() {
+        let t = Nanos(1);
+        let p = ReoDedupParams { window: 0, ..ReoDedupParams::default() };
+        let e = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, t).err().unwrap().to_string();
+        assert!(e.contains("window must be at least 1") && e.contains("[policy.reodedup-csr]"), "{e}");
+        let p = ReoDedupParams { idle_ms: 0.0, ..ReoDedupParams::default() };
+        let e = ReoDedup::new("reodedup-atr", Algorithm::Atr, &p, t).err().unwrap().to_string();
+        assert!(e.contains("idle_ms"), "{e}");
+        let mut cfg = Config::fad_table1();
+        let mut tab = toml::Table::new();
+        tab.insert("windw".into(), toml::Value::Integer(3));
+        cfg.policy.insert("reodedup-atr".into(), toml::Value::Table(tab));
+        let e = super::super::build("reodedup-atr", &cfg).err().unwrap().to_string();
+        assert!(e.contains("windw"), "{e}");
+        assert!(super::super::build("reodedup-csr", &cfg).is_ok());
+    }
+
+    /// A run of four chunks on units 0, 0, 1, 2 of four: only the second
+    /// moves, to unit 3 (the first unit after unit 0 that is free in the
+    /// stripe and not held by the chunks ahead); the others stay.
+    #[test]
+    fn the_stripe_rule_moves_only_conflicting_chunks() {
+        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        assert_eq!(ftl.geometry().unit_count(), 4);
+        let mut order = Vec::new();
+        for (k, unit) in [0, 0, 1, 2].into_iter().enumerate() {
+            let (e, _, _) = ftl.program(unit, ContentId(k as u32), true).unwrap();
+            ftl.map_pinned(Lpn(k as u32), e);
+            order.push(u64::from(e));
+        }
+        let layout = Layout { order: order.clone(), runs: vec![0], stats: LayoutStats::default() };
+        let mut out = VecDeque::new();
+        let planned =
+            |out: &VecDeque<Planned>| -> Vec<(u64, u32)> { out.iter().map(|p| (u64::from(p.entry), p.unit)).collect() };
+        stripe_targets(&layout, &ftl, |_| true, &mut out);
+        assert_eq!(planned(&out), vec![(order[1], 3)]);
+        // The second chunk may not move (shared outside the window): the
+        // first moves out of its way instead, to a unit no chunk ahead holds.
+        out.clear();
+        stripe_targets(&layout, &ftl, |c| c != order[1], &mut out);
+        assert_eq!(planned(&out), vec![(order[0], 3)]);
+        // Neither may move: the conflict stays.
+        out.clear();
+        stripe_targets(&layout, &ftl, |c| c != order[0] && c != order[1], &mut out);
+        assert!(out.is_empty());
+        // Two runs: the rule applies inside each run only.
+        let layout = Layout { order: order.clone(), runs: vec![0, 1], stats: LayoutStats::default() };
+        out.clear();
+        stripe_targets(&layout, &ftl, |_| true, &mut out);
+        assert!(out.is_empty());
+    }
+
+    /// The window slides: files beyond `window` are dropped (counted), and
+    /// a layout empties it.
+    #[test]
+    fn the_window_keeps_the_last_files() {
+        let p = ReoDedupParams { window: 2, ..ReoDedupParams::default() };
+        let mut r = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, Nanos(1)).unwrap();
+        let mut out = Vec::new();
+        for l in 0..3 {
+            let page = PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
+            r.place(&[page], 4, &mut out);
+        }
+        assert_eq!(r.files.len(), 2);
+        assert_eq!(r.stats.files_dropped, 1);
+        assert!(r.wants_idle());
+        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        let mut rel = Vec::new();
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
+        // Nothing of the window is mapped in this FTL: nothing to relocate.
+        assert!(rel.is_empty() && !r.wants_idle());
+        assert_eq!(r.stats.layouts, 1);
+    }
+}
