@@ -30,6 +30,10 @@ pub enum ReproduceCmd {
     /// duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged),
     /// verify reads vs hash time (docs/engines.md).
     LightDedup(DeclaredArgs),
+    /// ReoDedup's relocation inside the SSD (reodedup-csr, reodedup-atr) vs Deduplication, HAR,
+    /// FCRC and FAD on the nine Table II replicas: read latency, DOF, dedup rate, extra writes
+    /// (docs/reodedup.md).
+    Reodedup(DeclaredArgs),
 }
 
 /// Options of a declared reproduction (`reproduce smartdedup`).
@@ -284,6 +288,11 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
                 a.cfg.preset = Some("fast24-nvmevirt".into());
             }
             return reproduce_declared(&a, "fast24", |_, _| dedupsim::experiment::fast24::declaration());
+        }
+        ReproduceCmd::Reodedup(a) => {
+            return reproduce_declared(&a, "reodedup", |cfg, scale| {
+                dedupsim::experiment::reodedup::declaration(cfg, scale)
+            })
         }
         ReproduceCmd::LightDedup(a) => {
             return reproduce_declared(&a, "light-dedup", |cfg, scale| {

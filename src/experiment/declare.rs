@@ -854,7 +854,10 @@ mod tests {
         let variants = vec![Variant::new("plain", "native", &[]).named("Plain"), Variant::new("dedup", "dedup", &[])];
         let a = Workload::new(mk("synth:requests=2000,read=0.5,footprint=16MiB,hot=0.4:4MiB", "a"), variants.clone());
         let b = Workload::new(mk("synth:requests=2000,read=0.3,footprint=32MiB,hot=0.4:8MiB", "b"), variants.clone());
-        let hidden = Workload { shown: false, ..Workload::new(mk("synth:requests=500,footprint=16MiB,hot=0.4:4MiB", "h"), variants) };
+        let hidden = Workload {
+            shown: false,
+            ..Workload::new(mk("synth:requests=500,footprint=16MiB,hot=0.4:4MiB", "h"), variants)
+        };
         let wv = Metric { name: "wv", label: "write volume", get: |r: &RunReport| r.summary.write_volume_pages as f64 };
         let claim = |stat| Comparison {
             figure: "Fig. 1",

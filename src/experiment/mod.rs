@@ -38,6 +38,7 @@ pub mod fast24;
 pub mod gap;
 pub mod lightdedup;
 pub mod paper;
+pub mod reodedup;
 pub mod replica;
 pub mod results;
 pub mod smartdedup;
