@@ -88,9 +88,21 @@
 //! Poisson arrivals of the Table II replicas, 1 ms precedes 4-5% of the
 //! homes and web-vm arrivals and 31% of mail's, and is about eight page
 //! reads with their transfers on `fad-table1`), `budget` (0 = unlimited)
-//! per `period_ms` (1000), `move_shared` (false). Not modelled: IRU
-//! (§IV-C), a cluster's routing remap; inside one SSD an update is placed
-//! by the write path.
+//! per `period_ms` (1000), `move_shared` (false), `iru` (false).
+//!
+//! **IRU** (§IV-C): in the cluster an updated chunk has a new fingerprint
+//! and would be routed to another node, away from its file's chunks; IRU
+//! writes it back to the old node and leaves a remapping index at the new
+//! one. Inside one SSD the corresponding fragmentation is an update
+//! programmed on another unit than the copy it replaces, and the
+//! corresponding fix is to program it on the old copy's unit (with
+//! `iru = true`: the policy then places every new page itself, updates on
+//! their old unit, the rest round-robin in write order, instead of the
+//! device's least-loaded allocator). No remapping index is needed: the
+//! FTL's logical-to-physical map already redirects the read, and a
+//! relocated copy's sharers follow it through the entry indirection in
+//! O(1) (`Ftl::relocate`). Off by default, so that the policy's write path
+//! is exactly `dedup`'s (FU, the paper's "fragmented update").
 //!
 //! # Caution
 //!
@@ -103,7 +115,7 @@
 //! may leave the window before an idle period reaches them
 //! (`reo_files_dropped`).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyError, Relocation};
+use super::{params, Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
@@ -129,11 +141,18 @@ pub struct ReoDedupParams {
     /// default only copies every reference of which comes from the
     /// window's pages move: the paper's buffer of new chunks, §V-A).
     pub move_shared: bool,
+    /// IRU (§IV-C) inside the SSD: an update (a new copy of a mapped
+    /// logical page) is programmed on the unit of the copy it replaces, as
+    /// IRU writes an updated chunk back to its old node; other new pages
+    /// go round-robin in write order (the policy then places every page
+    /// itself). Default false (FU: the device's allocator places updates
+    /// like any page, as for `dedup`).
+    pub iru: bool,
 }
 
 impl Default for ReoDedupParams {
     fn default() -> Self {
-        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0, move_shared: false }
+        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0, move_shared: false, iru: false }
     }
 }
 
@@ -166,6 +185,11 @@ pub struct ReoDedup {
     algorithm: Algorithm,
     window: usize,
     move_shared: bool,
+    iru: bool,
+    /// With IRU: the current write's pages' layout.
+    layout: Vec<PageLayout>,
+    /// With IRU: updates placed on their old copy's unit.
+    iru_updates: u64,
     idle: Nanos,
     pacer: Pacer,
     /// Time from issuing a relocation's read to its data being out.
@@ -211,6 +235,9 @@ impl ReoDedup {
             algorithm,
             window: p.window,
             move_shared: p.move_shared,
+            iru: p.iru,
+            layout: Vec::new(),
+            iru_updates: 0,
             idle: ms(p.idle_ms),
             pacer: Pacer::new(ms(p.period_ms), p.budget),
             t_read_out,
@@ -347,14 +374,31 @@ impl Policy for ReoDedup {
     }
 
     fn placement_free(&self) -> bool {
-        true
+        !self.iru
+    }
+
+    fn wants_layout(&self) -> bool {
+        self.iru
+    }
+
+    fn layout(&mut self, pages: &[PageLayout]) {
+        self.layout.clear();
+        self.layout.extend_from_slice(pages);
     }
 
     fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
-        out.extend(file.iter().map(|p| match p.dup {
-            Dup::None => Action::Program { unit: self.next.take(units) },
-            _ => Action::Reference,
-        }));
+        for (i, p) in file.iter().enumerate() {
+            out.push(match p.dup {
+                Dup::None => match self.layout.get(i).and_then(|l| l.old_unit).filter(|_| self.iru) {
+                    Some(unit) => {
+                        self.iru_updates += 1;
+                        Action::Program { unit }
+                    }
+                    None => Action::Program { unit: self.next.take(units) },
+                },
+                _ => Action::Reference,
+            });
+        }
         if self.files.len() == self.window {
             self.files.pop_front();
             self.stats.files_dropped += 1;
@@ -366,6 +410,7 @@ impl Policy for ReoDedup {
         self.files.clear();
         self.pending.clear();
         self.stats = Stats::default();
+        self.iru_updates = 0;
     }
 
     fn wants_idle(&self) -> bool {
@@ -405,7 +450,7 @@ impl Policy for ReoDedup {
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
         let s = &self.stats;
-        vec![
+        let mut v = vec![
             ("reo_layouts", s.layouts as f64),
             ("reo_layouts_kept_original", s.kept_original as f64),
             ("reo_window_chunks", s.chunks as f64),
@@ -418,7 +463,11 @@ impl Policy for ReoDedup {
             ("reo_relocations_stale", s.stale as f64),
             ("reo_relocations_left", self.pending.len() as f64),
             ("reo_files_dropped", s.files_dropped as f64),
-        ]
+        ];
+        if self.iru {
+            v.push(("reo_iru_updates", self.iru_updates as f64));
+        }
+        v
     }
 }
 
@@ -500,5 +549,33 @@ mod tests {
         // Nothing of the window is mapped in this FTL: nothing to relocate.
         assert!(rel.is_empty() && !r.wants_idle());
         assert_eq!(r.stats.layouts, 1);
+    }
+
+    /// IRU: an update goes to its old copy's unit, a new page round-robin,
+    /// a duplicate is referenced; without IRU the policy is placement-free
+    /// (`dedup`'s allocator) and asks for no layout.
+    #[test]
+    fn iru_programs_updates_on_their_old_unit() {
+        let fu = ReoDedup::new("reodedup-csr", Algorithm::Csr, &ReoDedupParams::default(), Nanos(1)).unwrap();
+        assert!(fu.placement_free() && !fu.wants_layout());
+        let p = ReoDedupParams { iru: true, ..ReoDedupParams::default() };
+        let mut r = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, Nanos(1)).unwrap();
+        assert!(!r.placement_free() && r.wants_layout());
+        let page = |l: u32, dup: Dup| PageInfo { lpn: Lpn(l), content: ContentId(l), dup };
+        let pages = [page(0, Dup::None), page(1, Dup::None), page(2, Dup::None), page(3, Dup::InFile { first: 0 })];
+        r.layout(&[
+            PageLayout { old_unit: Some(5), prev_unit: None },
+            PageLayout { old_unit: None, prev_unit: Some(5) },
+            PageLayout { old_unit: Some(9), prev_unit: None },
+            PageLayout { old_unit: Some(2), prev_unit: None },
+        ]);
+        let mut out = Vec::new();
+        r.place(&pages, 16, &mut out);
+        assert_eq!(out[0], Action::Program { unit: 5 });
+        assert!(matches!(out[1], Action::Program { .. }));
+        assert_eq!(out[2], Action::Program { unit: 9 });
+        assert_eq!(out[3], Action::Reference);
+        assert!(r.stats().contains(&("reo_iru_updates", 2.0)));
+        assert!(!fu.stats().iter().any(|(k, _)| *k == "reo_iru_updates"));
     }
 }
