@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod policy;
+pub mod reodedup;
 pub mod report;
 pub mod runner;
 pub mod sim;
