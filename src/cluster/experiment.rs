@@ -66,7 +66,7 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
     let sc = (cfg.mode == WriteMode::Superchunk).then_some(cfg.superchunk_chunks);
 
     // Write phase: the arrival order, split per node (order kept).
-    let order = interleave(&w.files, n, sc, cfg.threads);
+    let order = interleave(&w.files, n, sc, cfg.threads, cfg.request);
     let mut streams: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
     for u in &order {
         let s = &mut streams[u.node as usize];
@@ -75,7 +75,8 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
         }
     }
     drop(order);
-    let mut nodes: Vec<Node> = (0..n).map(|i| Node::new(i, cfg.mode, cfg.buffer, cfg.window, layout)).collect();
+    let mut nodes: Vec<Node> =
+        (0..n).map(|i| Node::new(i, cfg.mode, cfg.buffer, cfg.window, cfg.read, layout)).collect();
     nodes.par_iter_mut().zip(streams.par_iter()).try_for_each(|(node, stream)| -> Result<(), ClusterError> {
         if cfg.mode == WriteMode::Rewrite {
             let mut counts: std::collections::BTreeMap<u32, u32> = Default::default();
@@ -195,7 +196,7 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
             |(locs, scratch): &mut (Vec<(u32, u32)>, Vec<u32>), (f, recipe)| {
                 locs.clear();
                 locs.extend(recipe.iter().map(|&(nd, c)| (nd, nodes[nd as usize].copies[c as usize].slot)));
-                let ios = file_read_ios(locs, cfg.window, scratch);
+                let ios = file_read_ios(locs, cfg.window, cfg.read, scratch);
                 let mut redirect_nodes: Vec<u32> =
                     remapped.get(f).map(|r| r.iter().copied().filter(|&x| x != NONE).collect()).unwrap_or_default();
                 redirect_nodes.sort_unstable();
@@ -242,7 +243,7 @@ mod tests {
     #[test]
     fn read_ios_of_a_hand_made_example() {
         let w = chunked(vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]]);
-        let cfg = |threads| ClusterConfig { nodes: 1, threads, window: 2, ..ClusterConfig::default() };
+        let cfg = |threads| ClusterConfig { nodes: 1, threads, window: 2, request: 1, ..ClusterConfig::default() };
         let one = run(&w, &cfg(1)).unwrap();
         assert_eq!((one.read_ios, one.dedup_ratio), (4, 1.0));
         let two = run(&w, &cfg(2)).unwrap();
@@ -300,11 +301,25 @@ mod tests {
     fn results_do_not_depend_on_the_thread_count() {
         let r = replica("homes").unwrap();
         let w = generate_replica(&r, 20_000, 9).chunk(4096);
-        for mode in [WriteMode::None, WriteMode::Superchunk, WriteMode::Rewrite] {
+        for mode in WriteMode::ALL {
             let cfg = ClusterConfig { mode, update: UpdateMode::Iru, update_ratio: 0.3, ..ClusterConfig::default() };
             let in_pool =
                 |t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| run(&w, &cfg).unwrap());
             assert_eq!(in_pool(1), in_pool(3), "{mode}");
+        }
+    }
+
+    /// Exp. 1-2 in small: relocation keeps Base's dedup ratio and cuts its
+    /// read I/Os under concurrent writes.
+    #[test]
+    fn relocation_keeps_the_dedup_ratio_and_cuts_read_ios() {
+        let w = "fio:dedup=1.5,files=16,size=2MiB".parse::<FioSpec>().unwrap().generate(2).chunk(4096);
+        let cfg = |mode| ClusterConfig { mode, buffer: 256, window: 64, ..ClusterConfig::default() };
+        let base = run(&w, &cfg(WriteMode::None)).unwrap();
+        for mode in [WriteMode::Csr, WriteMode::Atr] {
+            let r = run(&w, &cfg(mode)).unwrap();
+            assert_eq!(r.dedup_ratio, base.dedup_ratio, "{mode}");
+            assert!(r.read_ios < base.read_ios, "{mode}: {} vs {}", r.read_ios, base.read_ios);
         }
     }
 

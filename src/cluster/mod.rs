@@ -18,9 +18,11 @@
 //!   Simulation #1): an exact fingerprint index per node.
 //! * **Concurrent writes (§III-A, Fig. 2).** `threads` write threads (4 by
 //!   default, Fig. 3's largest) write the files: thread `t` writes files
-//!   `t, t+T, t+2T, ...` one after the other, and the threads' routed units
-//!   (a chunk, or a superchunk under `superchunk`) reach the nodes in
-//!   round-robin order, one unit per thread per round
+//!   `t, t+T, t+2T, ...` one after the other, each as write requests of
+//!   `request` chunks (1 MiB by default, the superchunk size of §V-B and a
+//!   usual FIO block size; the paper does not give its clients' request
+//!   size). Requests reach the nodes in round-robin order, one request per
+//!   thread per round, its chunks (or superchunks) routed one by one
 //!   ([`routing::interleave`]). A node sees its chunks in that global order.
 //! * **Store (§V-A: "we just view the Ceph RBD device as a large and
 //!   sequential storage backend").** Not a simulated SSD: each node has a
@@ -32,15 +34,16 @@
 //!   will call the CSR or ATR algorithms to relocate the chunks into a new
 //!   location"). The read I/O count is the paper's metric (Fig. 3, Fig.
 //!   10(c)); a store of slots is all it needs.
-//! * **Read I/Os (§V-B: "we read 1024 consecutive chunks on disk in one
-//!   read I/O").** Reading a file fetches every chunk in its recipe. On each
-//!   node, take the distinct slots the file needs, sorted; one read I/O
-//!   fetches the window of `window` (1,024) consecutive slots starting at
-//!   the lowest slot not yet fetched, and is repeated until every slot is
-//!   fetched ([`read::read_ios`]). Windows are not aligned to containers
-//!   (an RBD read can start anywhere). Each file is read cold: the paper's
-//!   read buffer (§V-A) is not modelled, so every scheme is charged the
-//!   same way.
+//! * **Read I/Os (§III-B Fig. 4-5: files "read by two sequential I/Os";
+//!   §V-B: "we read 1024 consecutive chunks on disk in one read I/O").**
+//!   Reading a file fetches every chunk in its recipe. On each node, take
+//!   the distinct slots the file needs, sorted; by default
+//!   ([`ReadModel::Runs`]) one read I/O per run of consecutive slots, a run
+//!   split every `window` (1,024) chunks ([`read::read_ios`]). The
+//!   alternative [`ReadModel::Window`] (`--read window`) reads `window`
+//!   consecutive slots from the lowest needed slot not yet fetched, gaps
+//!   included (unaligned). Each file is read cold: the paper's read buffer
+//!   (§V-A) is not modelled, so every scheme is charged the same way.
 //! * **Dedup ratio (Eq. 1).** Bytes of the files written over bytes of the
 //!   chunk copies stored, over the write phase.
 //! * **Chunks shared by more than one file (Table II, §IV-B).** Distinct
@@ -56,6 +59,7 @@ pub mod experiment;
 pub mod layout;
 pub mod node;
 pub mod read;
+pub mod reproduce;
 pub mod routing;
 pub mod workload;
 
@@ -81,7 +85,7 @@ pub enum ClusterError {
     NoContent(String),
     #[error("unknown cluster workload `{0}`: use homes, mail, webvm, or fio:dedup=D[,files=N][,size=SIZE][,scope=file|global]")]
     UnknownWorkload(String),
-    #[error("node {node}: the {mode} layout is not a permutation of the buffered chunks ({reason})")]
+    #[error("node {node}: the {mode} layout of the write buffer failed: {reason} (a bug: please report it)")]
     Layout { node: u32, mode: &'static str, reason: String },
     #[error(transparent)]
     FromFiles(#[from] crate::fromfiles::FromFilesError),
@@ -111,13 +115,16 @@ pub enum WriteMode {
     Superchunk,
     /// Rewriting (§II-D, §V-B "Rewrite", Fig. 4): chunks are routed one by
     /// one; a node writes a file's chunks as one run, in file order, when the
-    /// file's last chunk for that node has arrived. A duplicate is *not*
-    /// rewritten when its stored copy lies in the last `window − n` slots of
-    /// the store (`n` = the file's chunks on this node), so that one read
-    /// I/O starting at the copy also covers the run; otherwise a new copy is
-    /// written in the run (an I/O-aware rule in the spirit of capping: a
-    /// duplicate is rewritten exactly when it would cost the file another
-    /// read I/O). A duplicate of a chunk earlier in the same run is
+    /// file's last chunk for that node has arrived. A duplicate is rewritten
+    /// (a new copy in the run) exactly when referencing its stored copy
+    /// would cost the file another read I/O (Fig. 4: "rewrite the fragmented
+    /// chunks ... to ensure that each file can be read by" one sequential
+    /// I/O per node; §V-C Exp. 2: "rewriting all fragmented chunks
+    /// consecutively"). With [`ReadModel::Runs`] that is every duplicate
+    /// stored outside the run; with [`ReadModel::Window`] every duplicate
+    /// whose copy is not in the last `window − n` slots of the store (`n` =
+    /// the file's chunks on this node: one I/O starting at the copy then
+    /// covers the run). A duplicate of a chunk earlier in the same run is
     /// referenced. The index points to the newest copy.
     Rewrite,
     /// ReoDedup-C (§IV-A): stored in arrival order after the write buffer is
@@ -154,6 +161,38 @@ impl FromStr for WriteMode {
         WriteMode::ALL.into_iter().find(|m| m.name() == s.trim()).ok_or_else(|| {
             invalid("--mode", format!("unknown write mode `{s}`; use none, superchunk, rewrite, csr or atr"))
         })
+    }
+}
+
+/// What one read I/O fetches (`--read`; see [`read::read_ios`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadModel {
+    /// A run of consecutive slots the file needs, at most `window` long
+    /// (the sequential I/Os of Fig. 4-5).
+    #[default]
+    Runs,
+    /// `window` consecutive slots from the first one needed, gaps included.
+    Window,
+}
+
+impl ReadModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadModel::Runs => "runs",
+            ReadModel::Window => "window",
+        }
+    }
+}
+
+impl FromStr for ReadModel {
+    type Err = ClusterError;
+    fn from_str(s: &str) -> Result<Self, ClusterError> {
+        match s.trim() {
+            "runs" => Ok(ReadModel::Runs),
+            "window" => Ok(ReadModel::Window),
+            _ => Err(invalid("--read", format!("unknown read model `{s}`; use runs or window"))),
+        }
     }
 }
 
@@ -221,10 +260,13 @@ pub struct ClusterConfig {
     pub update_span: f64,
     /// Concurrent write threads (§III-A).
     pub threads: u32,
+    /// Chunks per write request of a thread (the unit threads interleave in).
+    pub request: u32,
     /// Write buffer of a node, in chunks (the unit CSR/ATR relocate).
     pub buffer: u32,
-    /// Consecutive chunk slots one read I/O fetches (1,024, §V-B).
+    /// Most consecutive chunk slots one read I/O fetches (1,024, §V-B).
     pub window: u32,
+    pub read: ReadModel,
     /// Seed of the update choices.
     pub seed: u64,
 }
@@ -240,8 +282,10 @@ impl Default for ClusterConfig {
             update_ratio: 0.0,
             update_span: 0.25,
             threads: 4,
+            request: 256,
             buffer: 1024,
             window: 1024,
+            read: ReadModel::Runs,
             seed: 42,
         }
     }
@@ -269,6 +313,9 @@ impl ClusterConfig {
         }
         if self.threads == 0 {
             return Err(invalid("--threads", "at least one write thread"));
+        }
+        if self.request == 0 {
+            return Err(invalid("--request", "a write request holds at least one chunk"));
         }
         if self.buffer == 0 {
             return Err(invalid("--buffer", "a write buffer holds at least one chunk"));

@@ -3,7 +3,7 @@
 //! a store of slots, not a simulated SSD).
 
 use super::layout::LayoutFn;
-use super::{ClusterError, WriteMode};
+use super::{ClusterError, ReadModel, WriteMode};
 use std::collections::HashMap;
 
 /// Slot of a copy still in the write buffer.
@@ -36,6 +36,7 @@ pub struct Node {
     mode: WriteMode,
     buffer_cap: usize,
     window: u32,
+    read: ReadModel,
     layout: Option<LayoutFn>,
     /// Fingerprint -> newest copy holding it.
     index: HashMap<u64, u32>,
@@ -61,12 +62,13 @@ pub struct Node {
 
 impl Node {
     /// A node; `layout` relocates the write buffer (`csr`, `atr`).
-    pub fn new(id: u32, mode: WriteMode, buffer: u32, window: u32, layout: Option<LayoutFn>) -> Node {
+    pub fn new(id: u32, mode: WriteMode, buffer: u32, window: u32, read: ReadModel, layout: Option<LayoutFn>) -> Node {
         Node {
             id,
             mode,
             buffer_cap: buffer.max(1) as usize,
             window,
+            read,
             layout,
             index: HashMap::new(),
             remap: HashMap::new(),
@@ -211,8 +213,9 @@ impl Node {
             files[i].push(self.copies[c as usize].fp);
         }
         let by_fp: HashMap<u64, u32> = self.buffer.iter().map(|&c| (self.copies[c as usize].fp, c)).collect();
-        let order = layout(&files);
+        let original: Vec<u64> = self.buffer.iter().map(|&c| self.copies[c as usize].fp).collect();
         let bad = |reason: String| ClusterError::Layout { node: self.id, mode: self.mode.name(), reason };
+        let order = layout(&files, &original).map_err(bad)?;
         if order.len() != self.buffer.len() {
             return Err(bad(format!("{} chunks returned for {} buffered", order.len(), self.buffer.len())));
         }
@@ -245,7 +248,10 @@ impl Node {
     fn write_run(&mut self, file: u32) {
         let Some(items) = self.pending.remove(&file) else { return };
         let n = items.len() as i64;
-        let threshold = i64::from(self.tail) - (i64::from(self.window) - n);
+        let threshold = match self.read {
+            ReadModel::Runs => i64::MAX,
+            ReadModel::Window => i64::from(self.tail) - (i64::from(self.window) - n),
+        };
         let mut in_run: HashMap<u64, u32> = HashMap::new();
         for (pos, fp, bytes) in items {
             let copy = if let Some(&c) = in_run.get(&fp) {
@@ -286,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_node_deduplicates_its_own_chunks_in_arrival_order() {
-        let mut n = Node::new(0, WriteMode::None, 3, 1024, None);
+        let mut n = Node::new(0, WriteMode::None, 3, 1024, ReadModel::Runs, None);
         for (pos, fp) in [7u64, 8, 7, 9, 8, 10].into_iter().enumerate() {
             n.write(0, pos as u32, fp, 4096).unwrap();
         }
@@ -296,7 +302,7 @@ mod tests {
         assert_eq!(n.copies[0].refs, 2);
     }
 
-    fn reverse(files: &[Vec<u64>]) -> Vec<u64> {
+    fn reverse(files: &[Vec<u64>], _: &[u64]) -> Result<Vec<u64>, String> {
         let mut all: Vec<u64> = Vec::new();
         for f in files {
             for &x in f {
@@ -306,24 +312,24 @@ mod tests {
             }
         }
         all.reverse();
-        all
+        Ok(all)
     }
 
-    fn drop_one(files: &[Vec<u64>]) -> Vec<u64> {
-        let mut v = reverse(files);
+    fn drop_one(files: &[Vec<u64>], o: &[u64]) -> Result<Vec<u64>, String> {
+        let mut v = reverse(files, o)?;
         v.pop();
-        v
+        Ok(v)
     }
 
     #[test]
     fn the_layout_orders_each_full_buffer() {
-        let mut n = Node::new(0, WriteMode::Csr, 2, 1024, Some(reverse));
+        let mut n = Node::new(0, WriteMode::Csr, 2, 1024, ReadModel::Runs, Some(reverse));
         for (pos, fp) in [1u64, 2, 3].into_iter().enumerate() {
             n.write(0, pos as u32, fp, 4096).unwrap();
         }
         n.flush().unwrap();
         assert_eq!(slots(&n), [(2, 0), (1, 1), (3, 2)]);
-        let mut bad = Node::new(3, WriteMode::Atr, 2, 1024, Some(drop_one));
+        let mut bad = Node::new(3, WriteMode::Atr, 2, 1024, ReadModel::Runs, Some(drop_one));
         bad.write(0, 0, 1, 4096).unwrap();
         let e = bad.write(0, 1, 2, 4096).unwrap_err();
         assert!(e.to_string().contains("node 3: the atr layout"), "{e}");
@@ -333,7 +339,7 @@ mod tests {
     fn rewrite_keeps_each_file_one_read_per_node() {
         // Window 4. File 0 = a b c; file 1 = d a (a stored at slot 0, the
         // tail is 3: threshold 3 - (4 - 2) = 1 > 0, so a is rewritten).
-        let mut n = Node::new(0, WriteMode::Rewrite, 1024, 4, None);
+        let mut n = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Window, None);
         n.expect(0, 3);
         n.expect(1, 2);
         n.write(1, 0, 40, 4096).unwrap();
@@ -347,5 +353,13 @@ mod tests {
         n.expect(2, 1);
         n.write(2, 0, 30, 4096).unwrap();
         assert_eq!(n.tail, 5);
+        // Reading in runs, every duplicate outside the run is rewritten.
+        let mut r = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Runs, None);
+        r.expect(0, 2);
+        r.expect(1, 1);
+        r.write(0, 0, 10, 4096).unwrap();
+        r.write(0, 1, 10, 4096).unwrap();
+        r.write(1, 0, 10, 4096).unwrap();
+        assert_eq!((r.tail, r.rewritten), (2, 1));
     }
 }

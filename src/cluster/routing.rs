@@ -58,10 +58,14 @@ pub fn file_units(file: u32, chunks: &[u64], nodes: u32, superchunk: Option<u32>
 }
 
 /// The arrival order of `threads` concurrent write threads: thread `t`
-/// writes files `t, t + threads, ...` in turn; every round, each thread
-/// that still has work sends its next unit (round-robin, thread order).
-pub fn interleave(files: &[Vec<u64>], nodes: u32, superchunk: Option<u32>, threads: u32) -> Vec<Unit> {
+/// writes files `t, t + threads, ...` in turn, each file as write requests
+/// of up to `request` chunks (a request never spans two files; a superchunk
+/// is never split, so a request holds at least one whole unit). Every
+/// round, each thread that still has work sends its next request
+/// (round-robin, thread order); the units of a request arrive together.
+pub fn interleave(files: &[Vec<u64>], nodes: u32, superchunk: Option<u32>, threads: u32, request: u32) -> Vec<Unit> {
     let threads = threads.max(1) as usize;
+    let request = request.max(1);
     let mut per_thread: Vec<Vec<Unit>> = vec![Vec::new(); threads.min(files.len().max(1))];
     let n = per_thread.len();
     for (i, f) in files.iter().enumerate() {
@@ -72,8 +76,15 @@ pub fn interleave(files: &[Vec<u64>], nodes: u32, superchunk: Option<u32>, threa
     let mut pos = vec![0usize; n];
     while out.len() < total {
         for t in 0..n {
-            if let Some(u) = per_thread[t].get(pos[t]) {
+            let units = &per_thread[t];
+            let Some(first) = units.get(pos[t]) else { continue };
+            let (file, mut sent) = (first.file, 0u32);
+            while let Some(u) = units.get(pos[t]) {
+                if u.file != file || (sent > 0 && sent + u.len > request) {
+                    break;
+                }
                 out.push(*u);
+                sent += u.len;
                 pos[t] += 1;
             }
         }
@@ -108,12 +119,13 @@ mod tests {
     #[test]
     fn threads_interleave_round_robin() {
         let files = vec![vec![1, 2, 3], vec![4, 5], vec![6]];
-        let order: Vec<(u32, u32)> = interleave(&files, 3, None, 2).iter().map(|u| (u.file, u.start)).collect();
+        let at = |v: Vec<Unit>| v.iter().map(|u| (u.file, u.start)).collect::<Vec<_>>();
         // Thread 0: file 0 then file 2; thread 1: file 1.
-        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (2, 0)]);
-        let one: Vec<(u32, u32)> = interleave(&files, 3, None, 1).iter().map(|u| (u.file, u.start)).collect();
-        assert_eq!(one, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)]);
-        let sc = interleave(&files, 3, Some(2), 1);
+        assert_eq!(at(interleave(&files, 3, None, 2, 1)), [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (2, 0)]);
+        // Requests of two chunks, never across files.
+        assert_eq!(at(interleave(&files, 3, None, 2, 2)), [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (2, 0)]);
+        assert_eq!(at(interleave(&files, 3, None, 1, 1)), [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)]);
+        let sc = interleave(&files, 3, Some(2), 1, 1);
         assert_eq!(
             sc.iter().map(|u| (u.file, u.start, u.len)).collect::<Vec<_>>(),
             [(0, 0, 2), (0, 2, 1), (1, 0, 2), (2, 0, 1)]

@@ -206,7 +206,8 @@ pub struct Replica {
     /// Table II: chunks that exist in more than one file.
     pub shared: f64,
     /// Share of the duplicate pages that come as whole copies of an earlier
-    /// file (fitted to Table I's superchunk column 256).
+    /// file (with `run_mean`, fitted by hand to Table I's superchunk columns
+    /// 4-256 on 65,536-page replicas; docs/cluster.md).
     pub whole_copy: f64,
     /// Mean length of the other duplicate runs, in pages (copied from an
     /// earlier file, starting at a shared page).
@@ -226,8 +227,8 @@ pub fn replicas() -> [Replica; 3] {
             dedup_ratio: 1.250,
             dedup_ratio_sc256: 1.067,
             shared: 0.129,
-            whole_copy: 0.30,
-            run_mean: 2.0,
+            whole_copy: 0.20,
+            run_mean: 1.5,
             avg_file_kib: kb("homes"),
         },
         Replica {
@@ -236,8 +237,8 @@ pub fn replicas() -> [Replica; 3] {
             dedup_ratio: 2.326,
             dedup_ratio_sc256: 1.088,
             shared: 0.193,
-            whole_copy: 0.12,
-            run_mean: 4.0,
+            whole_copy: 0.05,
+            run_mean: 1.0,
             avg_file_kib: kb("mail"),
         },
         Replica {
@@ -246,7 +247,7 @@ pub fn replicas() -> [Replica; 3] {
             dedup_ratio: 1.136,
             dedup_ratio_sc256: 1.087,
             shared: 0.126,
-            whole_copy: 0.65,
+            whole_copy: 0.60,
             run_mean: 4.0,
             avg_file_kib: kb("webvm"),
         },
@@ -262,6 +263,29 @@ pub fn replica(name: &str) -> Option<Replica> {
         other => other,
     };
     replicas().into_iter().find(|r| r.key == key)
+}
+
+/// A replica with its knobs overridden: `NAME[:whole=W][,run=R][,shared=S][,dedup=D]`
+/// (e.g. `mail:whole=0.1,run=2`). `Ok(None)` if NAME is no replica.
+pub fn replica_spec(s: &str) -> Result<Option<Replica>, ClusterError> {
+    let (name, knobs) = s.split_once(':').unwrap_or((s, ""));
+    let Some(mut r) = replica(name) else { return Ok(None) };
+    let bad = |reason: String| ClusterError::Invalid { flag: "--workload", reason: format!("`{s}`: {reason}") };
+    for kv in knobs.split(',').filter(|x| !x.trim().is_empty()) {
+        let (k, v) = kv.split_once('=').ok_or_else(|| bad(format!("`{kv}` is not KEY=VALUE")))?;
+        let x: f64 = v.trim().parse().map_err(|_| bad(format!("`{v}` is not a number")))?;
+        let ok = match k.trim() {
+            "whole" => (0.0..1.0).contains(&x).then(|| r.whole_copy = x),
+            "run" => (1.0..=64.0).contains(&x).then(|| r.run_mean = x),
+            "shared" => (x > 0.0 && x < 1.0).then(|| r.shared = x),
+            "dedup" => (1.0..=20.0).contains(&x).then(|| r.dedup_ratio = x),
+            other => return Err(bad(format!("unknown knob `{other}` (knobs: whole, run, shared, dedup)"))),
+        };
+        ok.ok_or_else(|| {
+            bad(format!("{k} = {x} is out of range (whole in [0,1), run in [1,64], shared in (0,1), dedup in [1,20])"))
+        })?;
+    }
+    Ok(Some(r))
 }
 
 /// Largest file of a replica, in pages (512 KiB, as FAD's replicas).
