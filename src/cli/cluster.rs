@@ -263,6 +263,9 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     let read: ReadModel = a.read.parse()?;
     let modes = modes(&a.mode)?;
     let chunks: Vec<u64> = a.chunk.iter().map(|c| parse_chunk(c)).collect::<Result<_>>()?;
+    for &chunk_bytes in &chunks {
+        ClusterConfig { chunk_bytes, ..ClusterConfig::default() }.validate()?;
+    }
     // Every cell, validated before any work.
     let mut cells: Vec<ClusterConfig> = Vec::new();
     for &chunk_bytes in &chunks {
