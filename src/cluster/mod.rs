@@ -12,9 +12,9 @@
 //!   file into one chunk; a file's last chunk may be shorter. A chunk's
 //!   fingerprint is its page's fingerprint (4 KiB) or the xxh3-64 of its
 //!   pages' fingerprints.
-//! * **Routing (§II-A, §III-A, [5] = Dong et al. FAST'11).** A chunk goes to
+//! * **Routing (§II-A, §III-A, \[5\] = Dong et al. FAST'11).** A chunk goes to
 //!   node `mix64(fingerprint) mod N` ([`routing::node_of`]; stateless, as
-//!   in [5]). Each node deduplicates only its own chunks (§III-A,
+//!   in \[5\]). Each node deduplicates only its own chunks (§III-A,
 //!   Simulation #1): an exact fingerprint index per node.
 //! * **Concurrent writes (§III-A, Fig. 2).** `threads` write threads (4 by
 //!   default, Fig. 3's largest) write the files: thread `t` writes files
@@ -104,11 +104,11 @@ pub enum WriteMode {
     /// No optimisation (§V-B "Base"): chunks routed one by one, stored in
     /// arrival order.
     None,
-    /// Superchunking (§II-D, §V-B "SC", [5]): a file is cut into
+    /// Superchunking (§II-D, §V-B "SC", \[5\]): a file is cut into
     /// superchunks of `superchunk` consecutive chunks (its last one may be
     /// shorter); a superchunk goes whole to the node of its representative,
     /// the minimum of `mix64` over its chunk fingerprints (a min-hash, as
-    /// [5]'s stateless routing by a superchunk's minimum feature), and its
+    /// \[5\]'s stateless routing by a superchunk's minimum feature), and its
     /// chunks arrive there consecutively. Each node still deduplicates only
     /// its own chunks, so duplicates in superchunks with other
     /// representatives are missed (§III-A, Table I).

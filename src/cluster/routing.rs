@@ -15,7 +15,7 @@ pub fn mix64(x: u64) -> u64 {
 /// that routes its minimum chunk.
 const MINHASH_SALT: u64 = 0x4d49_4e48_4153_4821; // "MINHASH!"
 
-/// The node of a fingerprint: `mix64(fp) mod nodes` (stateless routing, [5]).
+/// The node of a fingerprint: `mix64(fp) mod nodes` (stateless routing, \[5\]).
 pub fn node_of(fp: u64, nodes: u32) -> u32 {
     (mix64(fp) % u64::from(nodes)) as u32
 }
@@ -23,7 +23,7 @@ pub fn node_of(fp: u64, nodes: u32) -> u32 {
 /// A superchunk's representative: the minimum of the salted mix of its
 /// chunks' fingerprints (a min-hash). Identical superchunks share it, and
 /// two superchunks share it with probability equal to their Jaccard
-/// similarity (Broder), which is what makes [5]'s superchunk routing keep
+/// similarity (Broder), which is what makes \[5\]'s superchunk routing keep
 /// similar data together.
 pub fn representative(chunks: &[u64]) -> u64 {
     chunks.iter().map(|&f| mix64(f ^ MINHASH_SALT)).min().unwrap_or(0)
