@@ -85,7 +85,7 @@ pub struct ClusterArgs {
     /// Output directory of --emit-jobs cells.
     #[arg(long, default_value = "out/cluster")]
     out: PathBuf,
-    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-2 and Exp. 5 (Markdown on stdout).
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout).
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
     reproduce: bool,
     /// With --reproduce: smaller workloads.

@@ -1,5 +1,5 @@
 //! `dedupsim cluster --reproduce`: the paper's Table I, Table II, Fig. 3,
-//! Exp. 1-2 and Exp. 5 on the cluster model, as one Markdown report (a pure
+//! Exp. 1-3 and Exp. 5 on the cluster model, as one Markdown report (a pure
 //! function of the options and the workloads handed in; the CLI writes it).
 
 use super::workload::{generate_replica, replicas, sharing, FileSet, FioSpec};
