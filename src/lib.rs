@@ -6,6 +6,7 @@
 //! workload and seed.
 
 pub mod background;
+pub mod cluster;
 pub mod config;
 pub mod content;
 pub mod engine;

@@ -3,6 +3,7 @@
 //! A closed stdout pipe (e.g. `| head`) is not an error.
 
 mod bench;
+mod cluster;
 mod common;
 mod experiment;
 mod run;
@@ -41,6 +42,8 @@ enum Command {
     Sweep(experiment::SweepArgs),
     /// Measure simulator speed on the benchmark workload (see BENCHMARKS.md).
     Bench(run::BenchArgs),
+    /// ReoDedup's clustered deduplication: N nodes, chunks routed by fingerprint, read I/Os per write mode (docs/cluster.md).
+    Cluster(cluster::ClusterArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Reproduce(c) => experiment::reproduce(c),
         Command::Sweep(a) => experiment::sweep(a),
         Command::Trace(t) => trace::dispatch(t),
+        Command::Cluster(a) => cluster::run(a),
         Command::Config(ConfigCmd::Show { source, set }) => dedupsim::config::Config::load(source.as_deref(), &set)
             .map_err(anyhow::Error::from)
             .and_then(|c| common::out(&c.show())),

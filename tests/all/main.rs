@@ -8,6 +8,7 @@ mod support;
 
 mod cli;
 mod cli_trace_input;
+mod cluster;
 mod config;
 mod ftl_props;
 mod har_fcrc;

@@ -1,0 +1,364 @@
+//! `dedupsim cluster`: ReoDedup's clustered primary deduplication
+//! (src/cluster, docs/cluster.md).
+
+use super::common;
+use anyhow::{Context, Result};
+use clap::Args;
+use dedupsim::cluster::reproduce::{reproduce, ReproduceOptions};
+use dedupsim::cluster::workload::{self, FioSpec};
+use dedupsim::cluster::{self, ClusterConfig, ClusterReport, FileSet, ReadModel, UpdateMode, WriteMode};
+use dedupsim::experiment::sweep::shell_quote;
+use dedupsim::trace::{self, LoadOptions, TraceFormat};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Lists (--nodes 8,16,24 --mode all ...) make a grid: every combination runs (a superchunk size only \
+with --mode superchunk), or is written as one command line per cell with --emit-jobs. The model \
+(routing, write buffer, read I/Os of 1024 consecutive chunk slots, each mode's rule) is in \
+docs/cluster.md.")]
+pub struct ClusterArgs {
+    /// Workload: homes, mail, webvm (replicas of the paper's FIU traces, Tables I-II; knobs as
+    /// mail:whole=0.1,run=2) or fio:dedup=D[,files=N][,size=SIZE][,scope=file|global].
+    #[arg(long, conflicts_with_all = ["trace", "from_files"])]
+    workload: Option<String>,
+    /// Replica size in 4 KiB pages.
+    #[arg(long, default_value_t = 262_144)]
+    pages: u64,
+    /// A trace with content (FIU IODedup, native): each write request is one file.
+    #[arg(long, conflicts_with = "from_files")]
+    trace: Option<PathBuf>,
+    /// Trace format (default: auto-detect).
+    #[arg(long, requires = "trace")]
+    format: Option<TraceFormat>,
+    /// Directory trees, read as `trace from-files` does: each regular file is one file.
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    from_files: Vec<PathBuf>,
+    /// Storage nodes (list).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    nodes: Vec<u32>,
+    /// Chunk size, a multiple of 4KiB (list).
+    #[arg(long, value_delimiter = ',', default_value = "4KiB")]
+    chunk: Vec<String>,
+    /// Superchunk size: bytes with a unit (1MiB) or a number of chunks (256) (list).
+    #[arg(long, value_delimiter = ',', default_value = "1MiB")]
+    superchunk: Vec<String>,
+    /// Write modes: none, superchunk, rewrite, csr, atr, or all (list).
+    #[arg(long, value_delimiter = ',', default_value = "none")]
+    mode: Vec<String>,
+    /// Concurrent write threads (list).
+    #[arg(long, value_delimiter = ',', default_value = "4")]
+    threads: Vec<u32>,
+    /// Size of a write thread's requests, the unit concurrent writes interleave in: bytes with a
+    /// unit (1MiB) or a number of chunks.
+    #[arg(long, default_value = "1MiB")]
+    request: String,
+    /// Update mode: normal (fragmented update) or iru.
+    #[arg(long, default_value = "normal")]
+    update: String,
+    /// Share of files updated after the writes, in [0, 1].
+    #[arg(long, default_value_t = 0.0)]
+    update_ratio: f64,
+    /// Share of an updated file's chunks that change, in (0, 1].
+    #[arg(long, default_value_t = 0.25)]
+    update_span: f64,
+    /// Write buffer of a node, in chunks (relocated by csr/atr when full).
+    #[arg(long, default_value_t = 1024)]
+    buffer: u32,
+    /// Most consecutive chunk slots one read I/O fetches.
+    #[arg(long, default_value_t = 1024)]
+    window: u32,
+    /// What a read I/O is: runs (a run of consecutive slots the file needs, at most --window long)
+    /// or window (--window consecutive slots from the first one needed, gaps included).
+    #[arg(long, default_value = "runs")]
+    read: String,
+    /// Seed of the workload generators and the updates.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Write the reports as a JSON array (`-` = standard output, no table).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write one command line per grid cell to FILE (each writing DIR/<cell>.json, DIR = --out).
+    #[arg(long, value_name = "FILE")]
+    emit_jobs: Option<PathBuf>,
+    /// Output directory of --emit-jobs cells.
+    #[arg(long, default_value = "out/cluster")]
+    out: PathBuf,
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout).
+    #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
+    reproduce: bool,
+    /// With --reproduce: smaller workloads.
+    #[arg(long, requires = "reproduce")]
+    quick: bool,
+    /// With --reproduce: directory holding the FIU excerpts (fiu-iodedup-*/*.blkparse) for Table II.
+    #[arg(long, requires = "reproduce", value_name = "DIR")]
+    fiu_dir: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Parses a superchunk size into chunks.
+fn superchunk_chunks(s: &str, chunk: u64) -> Result<u32> {
+    let t = s.trim();
+    if let Ok(n) = t.parse::<u32>() {
+        anyhow::ensure!(n > 0, "--superchunk {s}: at least one chunk");
+        return Ok(n);
+    }
+    let bytes = dedupsim::config::parse_size(t).map_err(|e| anyhow::anyhow!("--superchunk {e}"))?;
+    anyhow::ensure!(
+        bytes >= chunk && bytes % chunk == 0,
+        "--superchunk {s}: not a whole number of {chunk}-byte chunks; give bytes (1MiB) or chunks (256)"
+    );
+    Ok((bytes / chunk).min(u64::from(u32::MAX)) as u32)
+}
+
+fn parse_chunk(s: &str) -> Result<u64> {
+    dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--chunk {e}"))
+}
+
+fn modes(list: &[String]) -> Result<Vec<WriteMode>> {
+    let mut out = Vec::new();
+    for m in list {
+        if m.trim() == "all" {
+            out.extend(WriteMode::ALL);
+        } else {
+            out.push(m.parse()?);
+        }
+    }
+    out.dedup();
+    Ok(out)
+}
+
+fn load(a: &ClusterArgs) -> Result<FileSet> {
+    if let Some(t) = &a.trace {
+        let opts = LoadOptions { format: a.format, ..LoadOptions::default() };
+        let loaded = trace::load(t, &opts).with_context(|| format!("loading trace {}", t.display()))?;
+        return Ok(workload::from_workload(&loaded.workload)?);
+    }
+    if !a.from_files.is_empty() {
+        return Ok(workload::from_files(&a.from_files)?);
+    }
+    let name = a.workload.as_deref().unwrap_or("homes");
+    anyhow::ensure!(a.pages > 0, "--pages must be at least 1");
+    if name.starts_with("fio") {
+        return Ok(name.parse::<FioSpec>()?.generate(a.seed));
+    }
+    let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
+    Ok(workload::generate_replica(&r, a.pages, a.seed))
+}
+
+/// The workload flags of a job line.
+fn workload_flags(a: &ClusterArgs) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(t) = &a.trace {
+        v.push("--trace".into());
+        v.push(shell_quote(&std::path::absolute(t).unwrap_or(t.clone()).display().to_string()));
+        if let Some(f) = a.format {
+            v.push("--format".into());
+            v.push(f.to_string());
+        }
+    } else if !a.from_files.is_empty() {
+        v.push("--from-files".into());
+        for d in &a.from_files {
+            v.push(shell_quote(&std::path::absolute(d).unwrap_or(d.clone()).display().to_string()));
+        }
+    } else {
+        v.push("--workload".into());
+        v.push(shell_quote(a.workload.as_deref().unwrap_or("homes")));
+        v.push("--pages".into());
+        v.push(a.pages.to_string());
+    }
+    v
+}
+
+fn table(reports: &[ClusterReport]) -> String {
+    let mut s = String::new();
+    if let Some(r) = reports.first() {
+        let _ = writeln!(
+            s,
+            "workload: {} ({}), {} files, {} chunks, {} distinct, shared by >1 file {:.1}%",
+            r.workload,
+            r.source,
+            r.files,
+            r.sharing.chunks,
+            r.sharing.distinct,
+            r.sharing.shared_ratio * 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:<11} {:>5} {:>6} {:>6} {:>7} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9}",
+        "mode",
+        "nodes",
+        "chunk",
+        "sc",
+        "threads",
+        "dedup",
+        "read I/Os",
+        "I/Os/file",
+        "rewritten",
+        "updated",
+        "redirects"
+    );
+    for r in reports {
+        let c = &r.config;
+        let sc = if c.mode == WriteMode::Superchunk { c.superchunk_chunks.to_string() } else { "-".into() };
+        let _ = writeln!(
+            s,
+            "{:<11} {:>5} {:>5}K {:>6} {:>7} {:>7.3} {:>11} {:>10.2} {:>9} {:>9} {:>9}",
+            c.mode.name(),
+            c.nodes,
+            c.chunk_bytes / 1024,
+            sc,
+            c.threads,
+            r.dedup_ratio,
+            r.read_ios,
+            r.read_ios_per_file,
+            r.rewritten_chunks,
+            r.updated_chunks,
+            r.redirects
+        );
+    }
+    s
+}
+
+fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
+    let mut out = Vec::new();
+    for sub in ["fiu-iodedup-homes", "fiu-iodedup-mail", "fiu-iodedup-webvm"] {
+        let d = dir.join(sub);
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "blkparse"))
+            .collect();
+        files.sort();
+        for f in files {
+            let loaded =
+                trace::load(&f, &LoadOptions::default()).with_context(|| format!("loading {}", f.display()))?;
+            out.push(workload::from_workload(&loaded.workload)?);
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(a: ClusterArgs) -> Result<()> {
+    if a.reproduce {
+        let mut opts = if a.quick { ReproduceOptions::quick() } else { ReproduceOptions::full() };
+        opts.seed = a.seed;
+        let fiu = match &a.fiu_dir {
+            Some(d) => fiu_excerpts(d)?,
+            None => Vec::new(),
+        };
+        let quiet = a.quiet;
+        let md = reproduce(&opts, &fiu, &mut |step| {
+            if !quiet {
+                eprintln!("{step}");
+            }
+        })?;
+        return common::out(&md);
+    }
+    let update: UpdateMode = a.update.parse()?;
+    let read: ReadModel = a.read.parse()?;
+    let modes = modes(&a.mode)?;
+    let chunks: Vec<u64> = a.chunk.iter().map(|c| parse_chunk(c)).collect::<Result<_>>()?;
+    for &chunk_bytes in &chunks {
+        ClusterConfig { chunk_bytes, ..ClusterConfig::default() }.validate()?;
+    }
+    // Every cell, validated before any work.
+    let mut cells: Vec<ClusterConfig> = Vec::new();
+    for &chunk_bytes in &chunks {
+        for &nodes in &a.nodes {
+            for &threads in &a.threads {
+                for &mode in &modes {
+                    let scs: Vec<u32> = if mode == WriteMode::Superchunk {
+                        a.superchunk.iter().map(|s| superchunk_chunks(s, chunk_bytes)).collect::<Result<_>>()?
+                    } else {
+                        vec![superchunk_chunks(&a.superchunk[0], chunk_bytes).unwrap_or(1)]
+                    };
+                    let request = superchunk_chunks(&a.request, chunk_bytes)
+                        .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--superchunk", "--request")))?;
+                    for superchunk_chunks in scs {
+                        let cfg = ClusterConfig {
+                            nodes,
+                            chunk_bytes,
+                            superchunk_chunks,
+                            mode,
+                            update,
+                            update_ratio: a.update_ratio,
+                            update_span: a.update_span,
+                            threads,
+                            request,
+                            buffer: a.buffer,
+                            window: a.window,
+                            read,
+                            seed: a.seed,
+                        };
+                        cfg.validate()?;
+                        cells.push(cfg);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(jobs) = &a.emit_jobs {
+        let mut lines = Vec::new();
+        let wl = workload_flags(&a).join(" ");
+        let out = std::path::absolute(&a.out).unwrap_or(a.out.clone());
+        for c in &cells {
+            let name = format!(
+                "{}-n{}-c{}k-sc{}-t{}-{}",
+                c.mode.name(),
+                c.nodes,
+                c.chunk_bytes / 1024,
+                c.superchunk_chunks,
+                c.threads,
+                c.update.name()
+            );
+            lines.push(format!(
+                "dedupsim cluster {wl} --nodes {} --chunk {}KiB --superchunk {} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
+                c.nodes,
+                c.chunk_bytes / 1024,
+                c.superchunk_chunks,
+                c.mode.name(),
+                c.threads,
+                c.request,
+                c.update.name(),
+                c.update_ratio,
+                c.update_span,
+                c.buffer,
+                c.window,
+                c.read.name(),
+                c.seed,
+                shell_quote(&out.join(format!("{name}.json")).display().to_string())
+            ));
+        }
+        dedupsim::output::write_bytes(jobs, (lines.join("\n") + "\n").as_bytes())?;
+        eprintln!("wrote {} job lines to {} (outputs in {})", lines.len(), jobs.display(), out.display());
+        return Ok(());
+    }
+    let files = load(&a)?;
+    let mut reports = Vec::with_capacity(cells.len());
+    for &chunk_bytes in &chunks {
+        let w = files.chunk(chunk_bytes);
+        for c in cells.iter().filter(|c| c.chunk_bytes == chunk_bytes) {
+            if !a.quiet && cells.len() > 1 {
+                eprintln!("running {} on {} nodes ...", c.mode, c.nodes);
+            }
+            reports.push(cluster::run(&w, c)?);
+        }
+    }
+    let json = serde_json::to_string_pretty(&reports).context("serializing the reports")? + "\n";
+    match &a.json {
+        Some(p) if p.as_os_str() == "-" => common::out(&json),
+        Some(p) => {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            dedupsim::output::write_bytes(p, json.as_bytes())?;
+            common::out(&table(&reports))
+        }
+        None => common::out(&table(&reports)),
+    }
+}

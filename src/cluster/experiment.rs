@@ -1,0 +1,340 @@
+//! One cluster run: write phase, update phase, read phase, report.
+
+use super::layout::layout_of;
+use super::node::{Node, UNPLACED};
+use super::read::file_read_ios;
+use super::routing::{interleave, mix64, node_of};
+use super::workload::{sharing, ChunkedFiles, Sharing};
+use super::{ClusterConfig, ClusterError, UpdateMode, WriteMode};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Salt of the updates' random stream and of their new fingerprints.
+const UPDATE_SALT: u64 = 0x5550_4441_5445_5321; // "UPDATES!"
+
+/// Everything a cluster run measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterReport {
+    pub workload: String,
+    pub source: String,
+    pub config: ClusterConfig,
+    pub files: u64,
+    pub sharing: Sharing,
+    /// Bytes of the files written (S_b of Eq. 1).
+    pub logical_bytes: u64,
+    /// Bytes of the chunk copies stored by the write phase (S_a).
+    pub stored_bytes: u64,
+    /// S_b / S_a (Eq. 1), over the write phase.
+    pub dedup_ratio: f64,
+    /// Copies written for content their node already held (`rewrite`).
+    pub rewritten_chunks: u64,
+    /// Chunk copies per node after the write phase.
+    pub node_chunks: Vec<u64>,
+    pub updated_files: u64,
+    pub updated_chunks: u64,
+    /// IRU: updated chunks written in place on the old node.
+    pub updated_in_place: u64,
+    /// IRU: updated chunks written to the old node behind a remapping index.
+    pub remapped_chunks: u64,
+    /// Read I/Os to read every file once (after the updates).
+    pub read_ios: u64,
+    /// `read_ios / files`.
+    pub read_ios_per_file: f64,
+    /// IRU: lookups redirected by a remapping index (one per file and new node).
+    pub redirects: u64,
+}
+
+/// Where a file position's chunk is: (node, copy).
+type Loc = (u32, u32);
+
+/// Runs `cfg` on `w` (chunked at `cfg.chunk_bytes`).
+pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, ClusterError> {
+    cfg.validate()?;
+    if w.chunk_bytes != cfg.chunk_bytes {
+        return Err(ClusterError::Invalid {
+            flag: "--chunk",
+            reason: format!("the workload is chunked at {} bytes, the run asks {}", w.chunk_bytes, cfg.chunk_bytes),
+        });
+    }
+    if w.files.is_empty() {
+        return Err(ClusterError::NoFiles);
+    }
+    let layout = layout_of(cfg.mode)?;
+    let n = cfg.nodes;
+    let sc = (cfg.mode == WriteMode::Superchunk).then_some(cfg.superchunk_chunks);
+
+    // Write phase: the arrival order, split per node (order kept).
+    let order = interleave(&w.files, n, sc, cfg.threads, cfg.request);
+    let mut streams: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
+    for u in &order {
+        let s = &mut streams[u.node as usize];
+        for p in u.start..u.start + u.len {
+            s.push((u.file, p));
+        }
+    }
+    drop(order);
+    let mut nodes: Vec<Node> =
+        (0..n).map(|i| Node::new(i, cfg.mode, cfg.buffer, cfg.window, cfg.read, layout)).collect();
+    nodes.par_iter_mut().zip(streams.par_iter()).try_for_each(|(node, stream)| -> Result<(), ClusterError> {
+        if cfg.mode == WriteMode::Rewrite {
+            let mut counts: std::collections::BTreeMap<u32, u32> = Default::default();
+            for &(f, _) in stream {
+                *counts.entry(f).or_insert(0) += 1;
+            }
+            for (f, c) in counts {
+                node.expect(f, c);
+            }
+        }
+        for &(f, p) in stream {
+            node.write(f, p, w.files[f as usize][p as usize], w.chunk_bytes_of(f as usize, p as usize))?;
+        }
+        node.flush()
+    })?;
+    drop(streams);
+
+    let mut recipes: Vec<Vec<Loc>> = w.files.iter().map(|f| vec![(u32::MAX, u32::MAX); f.len()]).collect();
+    let mut stored_bytes = 0u64;
+    let mut rewritten = 0u64;
+    let mut node_chunks = Vec::with_capacity(n as usize);
+    for node in &mut nodes {
+        for r in node.refs_out.drain(..) {
+            recipes[r.file as usize][r.pos as usize] = (node.id, r.copy);
+        }
+        stored_bytes += node.copies.iter().map(|c| u64::from(c.bytes)).sum::<u64>();
+        rewritten += node.rewritten;
+        node_chunks.push(node.copies.len() as u64);
+    }
+    let logical_bytes = w.logical_bytes();
+
+    // Update phase (sequential: updates are few and cross nodes under IRU).
+    // Per file position: the fingerprint node that redirects its reads (IRU), or NONE.
+    const NONE: u32 = u32::MAX;
+    let mut remapped: Vec<Vec<u32>> = Vec::new();
+    let (mut updated_files, mut updated_chunks, mut in_place, mut remapped_chunks) = (0u64, 0u64, 0u64, 0u64);
+    if cfg.update_ratio > 0.0 {
+        remapped = w.files.iter().map(|f| vec![NONE; f.len()]).collect();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ UPDATE_SALT);
+        let mut next_fp = 0u64;
+        for f in 0..w.files.len() {
+            if rng.gen::<f64>() >= cfg.update_ratio {
+                continue;
+            }
+            let len = w.files[f].len();
+            let span = ((len as f64 * cfg.update_span).ceil() as usize).clamp(1, len);
+            let start = rng.gen_range(0..=len - span);
+            updated_files += 1;
+            for p in start..start + span {
+                updated_chunks += 1;
+                next_fp += 1;
+                let fp = mix64(next_fp ^ UPDATE_SALT ^ cfg.seed.rotate_left(17));
+                let bytes = w.chunk_bytes_of(f, p);
+                let (old_node, old_copy) = recipes[f][p];
+                nodes[old_node as usize].release(old_copy);
+                let new_node = node_of(fp, n);
+                let nn = &nodes[new_node as usize];
+                let known = nn.lookup(fp).map(|c| (new_node, c)).or_else(|| nn.remap.get(&fp).copied());
+                if let Some((kn, kc)) = known {
+                    // Already stored: a dedup hit in either mode.
+                    nodes[kn as usize].add_ref(kc);
+                    recipes[f][p] = (kn, kc);
+                    remapped[f][p] = if kn != new_node { new_node } else { NONE };
+                    continue;
+                }
+                match cfg.update {
+                    UpdateMode::Normal => {
+                        let node = &mut nodes[new_node as usize];
+                        if cfg.mode == WriteMode::Rewrite {
+                            node.expect(f as u32, 1);
+                        }
+                        node.write(f as u32, p as u32, fp, bytes)?;
+                        for r in node.refs_out.drain(..) {
+                            recipes[r.file as usize][r.pos as usize] = (new_node, r.copy);
+                        }
+                    }
+                    UpdateMode::Iru => {
+                        let old = &mut nodes[old_node as usize];
+                        let c = &old.copies[old_copy as usize];
+                        let copy = if c.refs == 0 && c.slot != UNPLACED {
+                            // Step 1: the old chunk's content is updated in place.
+                            old.update_in_place(old_copy, fp, old_node == new_node);
+                            old.add_ref(old_copy);
+                            in_place += 1;
+                            old_copy
+                        } else {
+                            // Shared (or still buffered): a new copy on the old node.
+                            let c = old.append(f as u32, p as u32, fp, bytes)?;
+                            old.refs_out.clear();
+                            c
+                        };
+                        recipes[f][p] = (old_node, copy);
+                        if old_node != new_node {
+                            // Step 2: the remapping index at the new node.
+                            nodes[new_node as usize].remap.insert(fp, (old_node, copy));
+                            remapped[f][p] = new_node;
+                            remapped_chunks += 1;
+                        }
+                    }
+                }
+            }
+        }
+        for node in &mut nodes {
+            node.flush()?;
+            for r in node.refs_out.drain(..) {
+                recipes[r.file as usize][r.pos as usize] = (node.id, r.copy);
+            }
+        }
+    }
+
+    // Read phase: every file once.
+    let (read_ios, redirects) = recipes
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(locs, scratch): &mut (Vec<(u32, u32)>, Vec<u32>), (f, recipe)| {
+                locs.clear();
+                locs.extend(recipe.iter().map(|&(nd, c)| (nd, nodes[nd as usize].copies[c as usize].slot)));
+                let ios = file_read_ios(locs, cfg.window, cfg.read, scratch);
+                let mut redirect_nodes: Vec<u32> =
+                    remapped.get(f).map(|r| r.iter().copied().filter(|&x| x != NONE).collect()).unwrap_or_default();
+                redirect_nodes.sort_unstable();
+                redirect_nodes.dedup();
+                (ios, redirect_nodes.len() as u64)
+            },
+        )
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+
+    let files = w.files.len() as u64;
+    Ok(ClusterReport {
+        workload: w.name.clone(),
+        source: w.source.clone(),
+        config: cfg.clone(),
+        files,
+        sharing: sharing(&w.files),
+        logical_bytes,
+        stored_bytes,
+        dedup_ratio: if stored_bytes == 0 { 0.0 } else { logical_bytes as f64 / stored_bytes as f64 },
+        rewritten_chunks: rewritten,
+        node_chunks,
+        updated_files,
+        updated_chunks,
+        updated_in_place: in_place,
+        remapped_chunks,
+        read_ios,
+        read_ios_per_file: read_ios as f64 / files as f64,
+        redirects,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::workload::{generate_replica, replica, FileSet, FioSpec};
+    use super::*;
+
+    fn chunked(files: Vec<Vec<u64>>) -> ChunkedFiles {
+        FileSet { name: "t".into(), source: "hand-made".into(), files }.chunk(4096)
+    }
+
+    /// Two files of 4 chunks on one node, read 2 slots per I/O: written by
+    /// one thread each file is 2 I/Os; by two threads their chunks alternate
+    /// (slots 0 2 4 6 and 1 3 5 7), so each needs 4.
+    #[test]
+    fn read_ios_of_a_hand_made_example() {
+        let w = chunked(vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]]);
+        let cfg = |threads| ClusterConfig { nodes: 1, threads, window: 2, request: 1, ..ClusterConfig::default() };
+        let one = run(&w, &cfg(1)).unwrap();
+        assert_eq!((one.read_ios, one.dedup_ratio), (4, 1.0));
+        let two = run(&w, &cfg(2)).unwrap();
+        assert_eq!(two.read_ios, 8);
+        // A shared chunk is stored once and read by both files.
+        let d = run(&chunked(vec![vec![1, 2], vec![2, 3]]), &cfg(1)).unwrap();
+        assert_eq!((d.stored_bytes, d.logical_bytes), (3 * 4096, 4 * 4096));
+        assert_eq!(d.sharing.shared_by_multiple_files, 1);
+        assert_eq!(d.read_ios, 2);
+    }
+
+    #[test]
+    fn superchunks_lower_the_dedup_ratio_and_rewrite_adds_copies() {
+        let r = replica("mail").unwrap();
+        let w = generate_replica(&r, 40_000, 3).chunk(4096);
+        // A small read window so the stores span many windows, as at full scale.
+        let base = ClusterConfig { nodes: 20, window: 64, ..ClusterConfig::default() };
+        let exact = run(&w, &base).unwrap();
+        assert!((exact.dedup_ratio - exact.sharing.exact_dedup_ratio).abs() < 1e-9, "routing by fingerprint is exact");
+        let mut last = exact.dedup_ratio;
+        for sc in [4, 16, 64] {
+            let cfg = ClusterConfig { mode: WriteMode::Superchunk, superchunk_chunks: sc, ..base.clone() };
+            let got = run(&w, &cfg).unwrap().dedup_ratio;
+            assert!(got < last, "superchunk {sc}: {got} vs {last}");
+            last = got;
+        }
+        let rw = run(&w, &ClusterConfig { mode: WriteMode::Rewrite, ..base.clone() }).unwrap();
+        assert!(rw.rewritten_chunks > 0 && rw.dedup_ratio < exact.dedup_ratio);
+        assert!(rw.read_ios < exact.read_ios, "rewrite: {} vs {}", rw.read_ios, exact.read_ios);
+    }
+
+    #[test]
+    fn iru_avoids_fragmented_updates() {
+        let w = "fio:dedup=1.5,files=8,size=1MiB".parse::<FioSpec>().unwrap().generate(5).chunk(4096);
+        let cfg = |update| ClusterConfig {
+            nodes: 4,
+            threads: 1,
+            update,
+            update_ratio: 0.5,
+            update_span: 0.25,
+            window: 16,
+            ..ClusterConfig::default()
+        };
+        let fu = run(&w, &cfg(UpdateMode::Normal)).unwrap();
+        let iru = run(&w, &cfg(UpdateMode::Iru)).unwrap();
+        assert_eq!(fu.updated_chunks, iru.updated_chunks);
+        assert!(fu.updated_chunks > 0);
+        assert_eq!(fu.dedup_ratio, iru.dedup_ratio);
+        assert!(iru.updated_in_place > 0 && iru.remapped_chunks > 0 && iru.redirects > 0);
+        assert_eq!(fu.redirects, 0);
+        assert!(iru.read_ios < fu.read_ios, "iru {} vs normal {}", iru.read_ios, fu.read_ios);
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let r = replica("homes").unwrap();
+        let w = generate_replica(&r, 20_000, 9).chunk(4096);
+        for mode in WriteMode::ALL {
+            let cfg = ClusterConfig { mode, update: UpdateMode::Iru, update_ratio: 0.3, ..ClusterConfig::default() };
+            let in_pool =
+                |t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| run(&w, &cfg).unwrap());
+            assert_eq!(in_pool(1), in_pool(3), "{mode}");
+        }
+    }
+
+    /// Exp. 1-2 in small: relocation keeps Base's dedup ratio and cuts its
+    /// read I/Os under concurrent writes.
+    #[test]
+    fn relocation_keeps_the_dedup_ratio_and_cuts_read_ios() {
+        let w = "fio:dedup=1.5,files=16,size=2MiB".parse::<FioSpec>().unwrap().generate(2).chunk(4096);
+        let cfg = |mode| ClusterConfig { mode, buffer: 256, window: 64, ..ClusterConfig::default() };
+        let base = run(&w, &cfg(WriteMode::None)).unwrap();
+        for mode in [WriteMode::Csr, WriteMode::Atr] {
+            let r = run(&w, &cfg(mode)).unwrap();
+            assert_eq!(r.dedup_ratio, base.dedup_ratio, "{mode}");
+            assert!(r.read_ios < base.read_ios, "{mode}: {} vs {}", r.read_ios, base.read_ios);
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let w = chunked(vec![vec![1]]);
+        for cfg in [
+            ClusterConfig { nodes: 0, ..ClusterConfig::default() },
+            ClusterConfig { chunk_bytes: 5000, ..ClusterConfig::default() },
+            ClusterConfig { window: 0, ..ClusterConfig::default() },
+            ClusterConfig { update_ratio: 2.0, ..ClusterConfig::default() },
+            ClusterConfig { chunk_bytes: 8192, ..ClusterConfig::default() },
+        ] {
+            assert!(run(&w, &cfg).is_err(), "{cfg:?}");
+        }
+        assert!(run(&chunked(vec![]), &ClusterConfig::default()).is_err());
+    }
+}

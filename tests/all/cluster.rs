@@ -1,0 +1,121 @@
+//! `dedupsim cluster` (docs/cluster.md): a table, deterministic JSON, job
+//! lines, and a clear error (exit code 1, no panic) for each class of bad
+//! input.
+
+use crate::support::predicate;
+use crate::support::Command;
+
+fn dedupsim() -> Command {
+    Command::cargo_bin("dedupsim").expect("binary builds")
+}
+
+const SMALL: [&str; 5] = ["cluster", "--quiet", "--workload", "mail", "--pages=4000"];
+
+#[test]
+fn a_grid_prints_one_row_per_cell() {
+    dedupsim()
+        .args(SMALL)
+        .args(["--mode", "all", "--nodes", "4,8"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shared by >1 file"))
+        .stdout(predicate::function("10 rows", |s| s.lines().filter(|l| l.contains(" 4K ")).count() == 10));
+}
+
+#[test]
+fn json_is_deterministic() {
+    let run = || {
+        dedupsim()
+            .args(SMALL)
+            .args(["--mode", "csr,superchunk", "--update", "iru", "--update-ratio", "0.3", "--json", "-"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let a = run();
+    assert_eq!(a, run());
+    let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert!(v[0]["read_ios"].as_u64().unwrap() > 0);
+    assert!(v[0]["sharing"]["shared_ratio"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn emit_jobs_writes_one_command_per_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.txt");
+    dedupsim()
+        .args(SMALL)
+        .args(["--mode", "none,superchunk", "--superchunk", "4,16", "--nodes", "8,16", "--emit-jobs"])
+        .arg(&jobs)
+        .arg("--out")
+        .arg(dir.path().join("cells"))
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines.iter().all(|l| l.starts_with("dedupsim cluster --workload mail --pages 4000 --nodes ")));
+    // A job line runs as it is.
+    let args: Vec<&str> = lines[1].split_whitespace().skip(1).collect();
+    dedupsim().args(&args).arg("--quiet").assert().success();
+    assert!(dir.path().join("cells/superchunk-n8-c4k-sc4-t4-normal.json").exists());
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, msg) in [
+        (vec!["--nodes", "0"], "invalid --nodes"),
+        (vec!["--mode", "fast"], "unknown write mode `fast`"),
+        (vec!["--chunk", "6KiB"], "invalid --chunk"),
+        (vec!["--chunk", "4KB"], "ambiguous"),
+        (vec!["--superchunk", "3KiB", "--mode", "superchunk"], "--superchunk 3KiB"),
+        (vec!["--update", "sometimes"], "unknown update mode"),
+        (vec!["--update-ratio", "1.5"], "--update-ratio"),
+        (vec!["--read", "all"], "unknown read model"),
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--workload", "nope"], "unknown cluster workload `nope`"),
+        (vec!["--workload", "fio:dedup=0.5"], "must be a ratio >= 1"),
+        (vec!["--workload", "mail:whole=2"], "out of range"),
+        (vec!["--trace", "/nonexistent/trace.blkparse"], "/nonexistent/trace.blkparse"),
+    ] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000"])
+            .args(&args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(msg))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+}
+
+#[test]
+fn a_trace_without_content_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("hm.csv");
+    std::fs::write(&t, "128166372003061629,hm,0,Write,0,4096,100\n128166372003061630,hm,0,Write,4096,4096,100\n")
+        .unwrap();
+    dedupsim()
+        .args(["cluster", "--quiet", "--trace"])
+        .arg(&t)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("carries no chunk contents"));
+}
+
+#[test]
+fn from_files_trees_are_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = vec![7u8; 3 * 4096];
+    std::fs::write(dir.path().join("a"), &a).unwrap();
+    std::fs::write(dir.path().join("b"), &a).unwrap();
+    dedupsim()
+        .args(["cluster", "--quiet", "--json", "-", "--from-files"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"files\": 2"))
+        .stdout(predicate::str::contains("\"dedup_ratio\": 6.0"));
+}
