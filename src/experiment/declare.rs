@@ -259,6 +259,24 @@ pub struct Declaration {
 }
 
 impl Declaration {
+    /// A declaration with the defaults: rows merged over seeds, `timing.json`
+    /// stamped `{"reproduce": NAME}`, no plot suffix, no extra names.
+    pub fn new(name: &str, title: &str, source: &str, workloads: Vec<Workload>, report: Vec<Block>) -> Declaration {
+        let mut identity = serde_json::Map::new();
+        identity.insert("reproduce".into(), name.into());
+        Declaration {
+            name: name.into(),
+            title: title.into(),
+            source: source.into(),
+            workloads,
+            report,
+            rows: Rows::MergeSeeds,
+            identity,
+            plot_suffix: String::new(),
+            names: Vec::new(),
+        }
+    }
+
     /// The common shape: every workload runs every variant; REPORT.md is
     /// the header, the claims, one [`Figure`] after another and the notes.
     #[allow(clippy::too_many_arguments)]
@@ -277,19 +295,8 @@ impl Declaration {
         if !notes.is_empty() {
             report.push(Block::Notes(notes));
         }
-        let mut identity = serde_json::Map::new();
-        identity.insert("reproduce".into(), name.into());
-        Declaration {
-            name: name.into(),
-            title: title.into(),
-            source: source.into(),
-            workloads: workloads.into_iter().map(|w| Workload::new(w, variants.clone())).collect(),
-            report,
-            rows: Rows::MergeSeeds,
-            identity,
-            plot_suffix: String::new(),
-            names: Vec::new(),
-        }
+        let workloads = workloads.into_iter().map(|w| Workload::new(w, variants.clone())).collect();
+        Declaration::new(name, title, source, workloads, report)
     }
 
     /// Every variant of every workload (for validation).

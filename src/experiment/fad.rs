@@ -270,15 +270,17 @@ pub fn declaration(base: &Config, opts: &FadOptions) -> Result<(Declaration, Vec
         _ => "replicas and traces",
     };
     let decl = Declaration {
-        name: "fad".into(),
-        title: "FAD Section IV reproduced with dedupsim".into(),
-        source: "Lin et al., FAD, Section IV".into(),
-        workloads,
-        report: report(base, opts, &choices, rho0),
         rows: Rows::PerCell,
         identity,
         plot_suffix: format!("{short_kind}; {short_stamp}"),
         names: TABLE_II.iter().map(|r| (r.key.to_string(), r.name.to_string())).collect(),
+        ..Declaration::new(
+            "fad",
+            "FAD Section IV reproduced with dedupsim",
+            "Lin et al., FAD, Section IV",
+            workloads,
+            report(base, opts, &choices, rho0),
+        )
     };
     Ok((decl, choices))
 }

@@ -391,19 +391,13 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         claims: Vec::new(),
     }));
     report.push(Block::Notes(notes));
-    let mut identity = serde_json::Map::new();
-    identity.insert("reproduce".into(), "light-dedup".into());
-    Declaration {
-        name: "light-dedup".into(),
-        title: "Light-Dedup (Zhou et al., USENIX ATC'23): hints, metadata layout and verification".into(),
-        source: "Y. Zhou et al., \"Light-Dedup: A Light-weight Inline Deduplication Framework for Non-Volatile Memory File Systems\", USENIX ATC'23, §3.2, §4.3-4.4, §5.2-5.5".into(),
+    Declaration::new(
+        "light-dedup",
+        "Light-Dedup (Zhou et al., USENIX ATC'23): hints, metadata layout and verification",
+        "Y. Zhou et al., \"Light-Dedup: A Light-weight Inline Deduplication Framework for Non-Volatile Memory File Systems\", USENIX ATC'23, §3.2, §4.3-4.4, §5.2-5.5",
         workloads,
         report,
-        rows: super::declare::Rows::MergeSeeds,
-        identity,
-        plot_suffix: String::new(),
-        names: Vec::new(),
-    }
+    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! workloads are the nine Table II rows as replicas at each trace's own
 //! load (the policies relocate in idle time, so the load matters).
 
-use super::declare::{num, Bars, Block, Claim, Declaration, Metric, Outcome, Plotter, Rows, Variant, Workload};
+use super::declare::{num, Bars, Block, Claim, Declaration, Metric, Outcome, Plotter, Variant, Workload};
 use super::paper::{DOF, READ_MEAN};
 use super::replica::{self, TABLE_II};
 use super::ExperimentError;
@@ -168,19 +168,13 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             "The cluster system the paper evaluates (routing by fingerprint, containers, superchunks, read I/O counts) is `dedupsim cluster` (docs/cluster.md).".into(),
         ]),
     ];
-    let mut identity = serde_json::Map::new();
-    identity.insert("reproduce".into(), "reodedup".into());
-    Declaration {
-        name: "reodedup".into(),
-        title: "ReoDedup's relocation inside the SSD vs FAD, HAR and FCRC on FAD's workloads".into(),
-        source: "Wang et al., ReoDedup, §IV (CSR, ATR) and §VI (the SSD variant), on FAD's Table II workloads".into(),
+    Declaration::new(
+        "reodedup",
+        "ReoDedup's relocation inside the SSD vs FAD, HAR and FCRC on FAD's workloads",
+        "Wang et al., ReoDedup, §IV (CSR, ATR) and §VI (the SSD variant), on FAD's Table II workloads",
         workloads,
         report,
-        rows: Rows::MergeSeeds,
-        identity,
-        plot_suffix: String::new(),
-        names: Vec::new(),
-    }
+    )
 }
 
 #[cfg(test)]
