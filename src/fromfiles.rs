@@ -41,7 +41,7 @@
 //!   loaded trace.
 
 use crate::content::ZipfSampler;
-use crate::trace::{PageHash, TraceRecord, HASH_PAGE};
+use crate::trace::{PageHash, TraceHint, TraceRecord, HASH_PAGE};
 use crate::units::{Nanos, Op};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -123,11 +123,30 @@ pub struct FromFilesOptions {
     pub read_phase: ReadPhase,
     /// Seed of the Zipf read phase.
     pub seed: u64,
+    /// Pages per append: 0 writes each file as one request; `n > 0` writes
+    /// it as appends of `n` pages (see [`FromFilesOptions::writers`]).
+    pub segment: u64,
+    /// With `segment > 0`: files appended at once, their segments
+    /// interleaved round-robin (FAST'24's concurrent appenders), each
+    /// segment at the next free address, so files fragment.
+    pub writers: u32,
+    /// With `segment > 0`: each append after a file's first carries an
+    /// explicit append hint naming the file's previous page (native format
+    /// `hint` column; FAST'24's die-allocation hint).
+    pub hints: bool,
 }
 
 impl Default for FromFilesOptions {
     fn default() -> Self {
-        FromFilesOptions { page_size: 4096, inter_arrival: Nanos::from_us(100), read_phase: ReadPhase::None, seed: 0 }
+        FromFilesOptions {
+            page_size: 4096,
+            inter_arrival: Nanos::from_us(100),
+            read_phase: ReadPhase::None,
+            seed: 0,
+            segment: 0,
+            writers: 1,
+            hints: false,
+        }
     }
 }
 
@@ -186,6 +205,9 @@ pub struct FileEntry {
     pub bytes: u64,
     /// Pages written (`ceil(bytes / page_size)`).
     pub pages: u64,
+    /// The file's extents, `(byte offset, pages)`, in file order: one
+    /// unless appends of several writers fragmented it.
+    pub extents: Vec<(u64, u64)>,
 }
 
 /// A trace built from files, and what went into it.
@@ -209,7 +231,7 @@ pub struct FromFilesResult {
     pub pages: u64,
     /// Distinct page contents among the pages written.
     pub distinct_pages: u64,
-    /// Read requests in the read phase.
+    /// Read requests in the read phase (one per extent of each file read).
     pub reads: u64,
     /// Page size the layout uses.
     pub page_size: u32,
@@ -236,7 +258,7 @@ impl FromFilesResult {
             self.distinct_pages,
             self.dedup_rate() * 100.0,
             self.records.len(),
-            self.files.len(),
+            self.records.len() as u64 - self.reads,
             self.reads,
         );
         let mut not = Vec::new();
@@ -266,6 +288,14 @@ impl FromFilesOptions {
             return Err(FromFilesError::InvalidOptions(format!(
                 "page size {ps} is not a power of two of at least 4096 bytes"
             )));
+        }
+        if self.segment > 0 && self.writers == 0 {
+            return Err(FromFilesError::InvalidOptions("--writers must be at least 1".into()));
+        }
+        if self.segment == 0 && (self.writers != 1 || self.hints) {
+            return Err(FromFilesError::InvalidOptions(
+                "--writers and --hints describe appends: give --segment PAGES too".into(),
+            ));
         }
         if let ReadPhase::Zipf { reads, a } = self.read_phase {
             if reads == 0 || !(a.is_finite() && a >= 0.0) {
@@ -444,6 +474,7 @@ pub fn scan_listing(
         page_size: opts.page_size,
     };
     let mut distinct: HashSet<u128> = HashSet::new();
+    let mut contents: Vec<Vec<PageHash>> = Vec::with_capacity(listing.files.len());
     let mut next_page = 0u64;
     let iat = opts.inter_arrival.0;
     for (path, _) in listing.files {
@@ -471,16 +502,8 @@ pub fn scan_listing(
             let id = if k == 1 { u128::from_be_bytes(page[0]) } else { xxh3_128(page.concat().as_slice()) };
             distinct.insert(id);
         }
-        let offset = next_page * ps;
-        res.records.push(TraceRecord {
-            time: Nanos((res.records.len() as u64).saturating_mul(iat)),
-            op: Op::Write,
-            offset,
-            size: pages * ps,
-            volume: 0,
-            content: Some(hashes),
-        });
-        res.files.push(FileEntry { path, offset, bytes, pages });
+        res.files.push(FileEntry { path, offset: 0, bytes, pages, extents: Vec::new() });
+        contents.push(hashes);
         res.bytes += bytes;
         res.pages += pages;
         next_page += pages;
@@ -490,19 +513,23 @@ pub fn scan_listing(
         return Err(FromFilesError::NoFiles(roots.join(", ")));
     }
     res.distinct_pages = distinct.len() as u64;
+    lay_out(&mut res, contents, opts);
 
+    // A file's read: one request per extent, all arriving together.
     let read = |res: &mut FromFilesResult, i: usize| {
-        let f = &res.files[i];
-        let (offset, size) = (f.offset, f.pages * ps);
-        res.records.push(TraceRecord {
-            time: Nanos((res.records.len() as u64).saturating_mul(iat)),
-            op: Op::Read,
-            offset,
-            size,
-            volume: 0,
-            content: None,
-        });
-        res.reads += 1;
+        let time = Nanos((res.records.len() as u64).saturating_mul(iat));
+        for &(offset, pages) in &res.files[i].extents {
+            res.records.push(TraceRecord {
+                time,
+                op: Op::Read,
+                offset,
+                size: pages * ps,
+                volume: 0,
+                content: None,
+                hint: None,
+            });
+            res.reads += 1;
+        }
     };
     match opts.read_phase {
         ReadPhase::None => {}
@@ -528,6 +555,67 @@ pub fn scan_listing(
         }
     }
     Ok(res)
+}
+
+/// Writes the files' records (see the module doc, "Layout"): each file
+/// whole, back to back; or, with `opts.segment`, as appends of that many
+/// pages, `opts.writers` files at a time interleaved round-robin, each
+/// append at the next free page (so concurrently appended files
+/// fragment), with an append hint naming the file's previous page when
+/// `opts.hints`.
+fn lay_out(res: &mut FromFilesResult, contents: Vec<Vec<PageHash>>, opts: &FromFilesOptions) {
+    let ps = u64::from(opts.page_size);
+    let k = (ps / HASH_PAGE) as usize;
+    let iat = opts.inter_arrival.0;
+    let mut next_page = 0u64;
+    let mut push = |res: &mut FromFilesResult, f: usize, first: u64, pages: u64, hashes: Vec<PageHash>| {
+        let offset = next_page * ps;
+        let entry = &mut res.files[f];
+        let hint = match entry.extents.last() {
+            Some(&(o, p)) if opts.hints => Some(TraceHint::Append { after: o + (p - 1) * ps }),
+            _ => None,
+        };
+        match entry.extents.last_mut() {
+            Some((o, p)) if *o + *p * ps == offset => *p += pages,
+            _ => entry.extents.push((offset, pages)),
+        }
+        if first == 0 {
+            entry.offset = offset;
+        }
+        res.records.push(TraceRecord {
+            time: Nanos((res.records.len() as u64).saturating_mul(iat)),
+            op: Op::Write,
+            offset,
+            size: pages * ps,
+            volume: 0,
+            content: Some(hashes),
+            hint,
+        });
+        next_page += pages;
+    };
+    if opts.segment == 0 {
+        for (f, hashes) in contents.into_iter().enumerate() {
+            let pages = res.files[f].pages;
+            push(res, f, 0, pages, hashes);
+        }
+        return;
+    }
+    let files: Vec<usize> = (0..res.files.len()).collect();
+    let mut contents = contents.into_iter();
+    for group in files.chunks(opts.writers as usize) {
+        // This group's files, each with its hashes and the next page to append.
+        let mut open: Vec<(usize, Vec<PageHash>, u64)> =
+            group.iter().map(|&f| (f, contents.next().unwrap_or_default(), 0)).collect();
+        while !open.is_empty() {
+            for (f, hashes, at) in open.iter_mut() {
+                let pages = opts.segment.min(res.files[*f].pages - *at);
+                let piece = hashes[(*at as usize) * k..(*at + pages) as usize * k].to_vec();
+                push(res, *f, *at, pages, piece);
+                *at += pages;
+            }
+            open.retain(|(f, _, at)| *at < res.files[*f].pages);
+        }
+    }
 }
 
 /// Parses a time interval: a number and a unit, `ns`, `us` (or `µs`), `ms`

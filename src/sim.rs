@@ -84,10 +84,10 @@ use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
-use crate::policy::{Action, Dup, GcHint, PageInfo, PageLayout, Policy, Relocation};
+use crate::policy::{Action, Dup, ExplicitHint, GcHint, PageInfo, PageLayout, Policy, Relocation};
 use crate::timing::{OpKind, Timing, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op, Ppn};
-use crate::workload::{Request, Workload, NO_CONTENT};
+use crate::workload::{Hint, Request, Workload, NO_CONTENT};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Reverse;
@@ -884,7 +884,7 @@ impl<'w> Simulation<'w> {
 
         // 2. The policy decides (with the pages' layout if it asks).
         if self.wants_layout {
-            self.page_layout();
+            self.page_layout(index);
         }
         self.actions.clear();
         self.policy.place(&self.pages, self.units, &mut self.actions);
@@ -1041,13 +1041,22 @@ impl<'w> Simulation<'w> {
 
     /// Tells the policy where the current write's pages and their logical
     /// predecessors live now ([`crate::policy::PageLayout`]).
-    fn page_layout(&mut self) {
+    fn page_layout(&mut self, index: usize) {
         self.layout.clear();
+        let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
+        let hint = if self.workload.hints.is_empty() {
+            ExplicitHint::Absent
+        } else {
+            match self.workload.hint_of(index) {
+                None => ExplicitHint::Unhinted,
+                Some(Hint::Overwrite) => ExplicitHint::Overwrite,
+                Some(Hint::Append { after }) => ExplicitHint::Append { after_unit: unit(&self.ftl, after) },
+            }
+        };
         for p in &self.pages {
-            let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
             let old_unit = unit(&self.ftl, p.lpn.0);
             let prev_unit = p.lpn.0.checked_sub(1).and_then(|l| unit(&self.ftl, l));
-            self.layout.push(PageLayout { old_unit, prev_unit });
+            self.layout.push(PageLayout { old_unit, prev_unit, hint });
         }
         self.policy.layout(&self.layout);
     }

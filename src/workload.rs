@@ -105,13 +105,38 @@ pub struct Workload {
     /// The first `precondition` requests are untimed preconditioning writes
     /// added by [`Workload::add_precondition`].
     pub precondition: u32,
+    /// Explicit write hints carried by the trace (FAST'24's die-allocation
+    /// hint; native format's `hint` column, made by `trace from-files
+    /// --segment`): `(i, hint)` for the `i`-th request of the trace
+    /// (preconditioning writes not counted), sorted by `i`. Empty when the
+    /// trace carries none; see [`Workload::hint_of`].
+    pub hints: Vec<(u32, Hint)>,
+}
+
+/// A host's hint on a write request (Jun et al., FAST'24: an NVMe write
+/// command extension), in logical pages. docs/policies.md, "die-hint".
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// The write continues a file whose previous page is logical page
+    /// `after` (not necessarily `lpn - 1`: a fragmented file's next extent
+    /// lies elsewhere).
+    Append { after: u32 },
+    /// The write replaces data of a file in place.
+    Overwrite,
 }
 
 impl Workload {
     /// Builds a workload with no content from requests; computes the span.
     pub fn from_requests(provenance: Provenance, requests: Vec<Request>) -> Self {
         let lpn_span = requests.iter().map(|r| r.lpn as u64 + r.pages as u64).max().unwrap_or(0);
-        Workload { provenance, requests, contents: Vec::new(), content_space: 0, lpn_span, precondition: 0 }
+        Workload { provenance, requests, lpn_span, ..Workload::default() }
+    }
+
+    /// The explicit hint of request `index` of [`Workload::requests`]
+    /// (preconditioning writes included in `index`, and never hinted).
+    pub fn hint_of(&self, index: usize) -> Option<Hint> {
+        let i = u32::try_from(index.checked_sub(self.precondition as usize)?).ok()?;
+        self.hints.binary_search_by_key(&i, |&(k, _)| k).ok().map(|k| self.hints[k].1)
     }
 
     /// True when every write request carries content ids.
@@ -140,9 +165,12 @@ impl Workload {
         }
         debug_assert_eq!(self.precondition, 0, "files are merged before preconditioning");
         let with_content = !self.contents.is_empty();
+        let mut hints = self.hints.iter().peekable();
+        let mut kept_hints = Vec::new();
         let mut out: Vec<Request> = Vec::with_capacity(self.requests.len());
         let mut contents = Vec::with_capacity(if with_content { self.contents.len() } else { 0 });
-        for r in &self.requests {
+        for (i, r) in self.requests.iter().enumerate() {
+            let hint = hints.next_if(|&&(k, _)| k as usize == i).map(|&(_, h)| h);
             let merge = match out.last() {
                 Some(p) => {
                     p.op == r.op
@@ -160,11 +188,15 @@ impl Workload {
                 None
             };
             if merge {
+                // A merged request keeps the hint of its first record.
                 out.last_mut().expect("a previous request").pages += r.pages;
             } else {
                 let mut n = *r;
                 if src.is_some() {
                     n.content = contents.len() as u32;
+                }
+                if let Some(h) = hint {
+                    kept_hints.push((out.len() as u32, h));
                 }
                 out.push(n);
             }
@@ -174,6 +206,7 @@ impl Workload {
         }
         let merged = (self.requests.len() - out.len()) as u64;
         self.requests = out;
+        self.hints = kept_hints;
         if with_content {
             self.contents = contents;
         }

@@ -258,7 +258,7 @@ impl WorkloadArgs {
 /// Configuration selection shared by commands.
 #[derive(Args, Debug, Clone)]
 pub struct ConfigArgs {
-    /// Built-in preset (fad-table1, fad-onfi800, tiny).
+    /// Built-in preset (fad-table1, fad-onfi800, tiny, fast24-nvmevirt; `dedupsim config presets`).
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
     /// Configuration file (TOML; `base = "<preset>"` to extend a preset).

@@ -91,7 +91,7 @@ pub struct ConvertArgs {
     /// move only the sectors a request names; dedupsim still replays whole pages).
     #[arg(long)]
     sectors: bool,
-    /// Device preset (fad-table1, fad-onfi800, tiny): its page size aligns the requests, its
+    /// Device preset (fad-table1, fad-onfi800, tiny, fast24-nvmevirt): its page size aligns the requests, its
     /// logical capacity bounds --wrap.
     #[arg(long, conflicts_with = "config")]
     preset: Option<String>,
@@ -190,6 +190,18 @@ pub struct FromFilesArgs {
     /// Time between consecutive requests, e.g. 100us, 1ms.
     #[arg(long, default_value = "100us", value_parser = fromfiles::parse_interval)]
     inter_arrival: dedupsim::units::Nanos,
+    /// Write each file as appends of PAGES pages (0: one write per file) (FAST'24's
+    /// append-built files).
+    #[arg(long, default_value_t = 0, value_name = "PAGES")]
+    segment: u64,
+    /// With --segment: files appended at once, their appends interleaved round-robin, each
+    /// at the next free address (so the files fragment).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    writers: u32,
+    /// With --segment: every append after a file's first carries an explicit append hint
+    /// naming the file's previous page (native `hint` column; read by die-hint).
+    #[arg(long)]
+    hints: bool,
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -203,6 +215,9 @@ fn from_files(a: FromFilesArgs) -> Result<()> {
         inter_arrival: a.inter_arrival,
         read_phase: a.read_phase,
         seed: a.seed,
+        segment: a.segment,
+        writers: a.writers,
+        hints: a.hints,
     };
     let mut listing = fromfiles::list_files(&a.dirs)?;
     // A previous output inside a scanned tree is not part of the data.

@@ -792,6 +792,7 @@ mod tests {
             [
                 ("har", vec!["har"]),
                 ("fcrc", vec!["fcrc"]),
+                ("die-hint", vec!["die-hint", "die-hint-dedup"]),
                 ("fad", vec!["fad-rpo", "fad-rwpo", "fad-rwpo-rewrite", "fad"]),
                 ("reodedup-csr", vec!["reodedup-csr"]),
                 ("reodedup-atr", vec!["reodedup-atr"]),
@@ -799,7 +800,8 @@ mod tests {
         );
         let msg = |n: &str| unknown_policy_table(n).to_string();
         assert!(
-            msg("fadd").contains("no policy is called `fadd`") && msg("fadd").contains("tables are: har, fcrc, fad"),
+            msg("fadd").contains("no policy is called `fadd`")
+                && msg("fadd").contains("tables are: har, fcrc, die-hint, fad"),
             "{}",
             msg("fadd")
         );

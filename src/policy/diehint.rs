@@ -25,15 +25,49 @@
 //! places the page. Units are the configuration's parallel units
 //! (`alloc_unit`; the `fast24-nvmevirt` preset allocates per die).
 //!
+//! **Explicit hints** (`hints`, [`HintSource`]): a trace can carry the
+//! host's hint per write (native format `hint` column, written by `trace
+//! from-files --segment N --hints`): an append names the file's previous
+//! page wherever it lies (a fragmented file's next extent is not at
+//! `lpn - 1`, so the inferred rule picks another file's page there), and a
+//! write without a hint goes in write order, as on the paper's drive. With
+//! `hints = "auto"` (default) a trace that carries any hint is placed by
+//! its hints alone and any other trace by the inferred rule; `"infer"`
+//! ignores a trace's hints; `"trace"` uses the trace's hints only (a trace
+//! without hints then gets write order throughout, the hint-less drive).
+//!
 //! `die-hint-dedup` deduplicates like `dedup` (a duplicate references its
 //! existing copy) and places the new pages with the hints: the paper's
 //! drives do not deduplicate, the combination shows the hint under dedup.
 
-use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy};
+use super::{params, Action, Cyclic, Dup, ExplicitHint, PageInfo, PageLayout, Policy, PolicyError};
+use crate::config::Config;
+use serde::Deserialize;
+
+/// Where `die-hint` takes its hints from (`[policy.die-hint] hints`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HintSource {
+    /// The trace's explicit hints when it carries any, else inferred.
+    #[default]
+    Auto,
+    /// Inferred from the mapping, whatever the trace carries.
+    Infer,
+    /// The trace's explicit hints only (none: write order).
+    Trace,
+}
+
+/// Parameters of `die-hint` and `die-hint-dedup` (`[policy.die-hint]`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DieHintParams {
+    pub hints: HintSource,
+}
 
 /// The die-allocation hint policy. See the module doc.
 pub struct DieHint {
     dedup: bool,
+    source: HintSource,
     next: Cyclic,
     layout: Vec<PageLayout>,
     appends: u64,
@@ -43,7 +77,34 @@ pub struct DieHint {
 
 impl DieHint {
     pub fn new(dedup: bool) -> DieHint {
-        DieHint { dedup, next: Cyclic::default(), layout: Vec::new(), appends: 0, overwrites: 0, unhinted: 0 }
+        DieHint::with_source(dedup, HintSource::Auto)
+    }
+
+    pub fn with_source(dedup: bool, source: HintSource) -> DieHint {
+        DieHint { dedup, source, next: Cyclic::default(), layout: Vec::new(), appends: 0, overwrites: 0, unhinted: 0 }
+    }
+
+    /// Builds from `[policy.die-hint]` (both policies read it).
+    pub fn build(dedup: bool, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+        let p: DieHintParams = params(cfg, "die-hint")?;
+        Ok(Box::new(DieHint::with_source(dedup, p.hints)))
+    }
+
+    /// The hint a page gets: the unit of an overwrite's old copy (first)
+    /// or of the page an append continues, taken from the trace's explicit
+    /// hint or inferred from the mapping ([`HintSource`]); `prev` is the
+    /// unit of this write's previous page as placed.
+    fn hint(&self, k: usize, l: &PageLayout, prev: Option<u32>) -> (Option<u32>, Option<u32>) {
+        let explicit = match (self.source, l.hint) {
+            (HintSource::Infer, _) | (HintSource::Auto, ExplicitHint::Absent) => None,
+            (_, h) => Some(h),
+        };
+        match explicit {
+            None => (l.old_unit, if k == 0 { l.prev_unit } else { prev }),
+            Some(ExplicitHint::Overwrite) => (l.old_unit, None),
+            Some(ExplicitHint::Append { after_unit }) => (None, if k == 0 { after_unit } else { prev }),
+            Some(ExplicitHint::Absent | ExplicitHint::Unhinted) => (None, None),
+        }
     }
 }
 
@@ -96,8 +157,8 @@ impl Policy for DieHint {
                 }
                 _ => {}
             }
-            let from = if k == 0 { l.prev_unit } else { prev };
-            let unit = if let Some(u) = l.old_unit {
+            let (old, from) = self.hint(k, &l, prev);
+            let unit = if let Some(u) = old {
                 self.overwrites += 1;
                 u % units
             } else if let Some(u) = from {
@@ -152,14 +213,18 @@ mod tests {
         assert_eq!(units_of(&out), [0, 1, 2]);
         // Append after a page on die 6: dies 7, 0, 1.
         out.clear();
-        p.layout(&[PageLayout { old_unit: None, prev_unit: Some(6) }, PageLayout::default(), PageLayout::default()]);
+        p.layout(&[
+            PageLayout { old_unit: None, prev_unit: Some(6), ..Default::default() },
+            PageLayout::default(),
+            PageLayout::default(),
+        ]);
         p.place(&[page(10), page(11), page(12)], 8, &mut out);
         assert_eq!(units_of(&out), [7, 0, 1]);
         // Overwrite of pages on dies 5 and 2; the third page appends after 2.
         out.clear();
         p.layout(&[
-            PageLayout { old_unit: Some(5), prev_unit: None },
-            PageLayout { old_unit: Some(2), prev_unit: Some(5) },
+            PageLayout { old_unit: Some(5), prev_unit: None, ..Default::default() },
+            PageLayout { old_unit: Some(2), prev_unit: Some(5), ..Default::default() },
             PageLayout::default(),
         ]);
         p.place(&[page(20), page(21), page(22)], 8, &mut out);

@@ -22,7 +22,7 @@ mod native;
 mod reodedup;
 
 pub use dedup::Dedup;
-pub use diehint::DieHint;
+pub use diehint::{DieHint, DieHintParams, HintSource};
 pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
@@ -75,6 +75,25 @@ pub struct PageInfo {
 pub struct PageLayout {
     pub old_unit: Option<u32>,
     pub prev_unit: Option<u32>,
+    /// The trace's explicit hint for this write (the same for each of its
+    /// pages).
+    pub hint: ExplicitHint,
+}
+
+/// A write's explicit hint from the trace ([`crate::workload::Hint`]), as
+/// a policy sees it in its [`PageLayout`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ExplicitHint {
+    /// The workload carries no explicit hints at all.
+    #[default]
+    Absent,
+    /// The workload carries hints, but this write has none.
+    Unhinted,
+    /// The write appends to a file whose previous page lives on
+    /// `after_unit` now (`None`: that page is not mapped).
+    Append { after_unit: Option<u32> },
+    /// The write overwrites in place.
+    Overwrite,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -248,12 +267,8 @@ pub const REGISTRY: &[(&str, &str, Builder)] = &[
         "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)",
         Fcrc::build,
     ),
-    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", |_| {
-        Ok(Box::new(DieHint::new(false)))
-    }),
-    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", |_| {
-        Ok(Box::new(DieHint::new(true)))
-    }),
+    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", |c| DieHint::build(false, c)),
+    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", |c| DieHint::build(true, c)),
     ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),

@@ -564,10 +564,10 @@ mod tests {
         let page = |l: u32, dup: Dup| PageInfo { lpn: Lpn(l), content: ContentId(l), dup };
         let pages = [page(0, Dup::None), page(1, Dup::None), page(2, Dup::None), page(3, Dup::InFile { first: 0 })];
         r.layout(&[
-            PageLayout { old_unit: Some(5), prev_unit: None },
-            PageLayout { old_unit: None, prev_unit: Some(5) },
-            PageLayout { old_unit: Some(9), prev_unit: None },
-            PageLayout { old_unit: Some(2), prev_unit: None },
+            PageLayout { old_unit: Some(5), prev_unit: None, ..Default::default() },
+            PageLayout { old_unit: None, prev_unit: Some(5), ..Default::default() },
+            PageLayout { old_unit: Some(9), prev_unit: None, ..Default::default() },
+            PageLayout { old_unit: Some(2), prev_unit: None, ..Default::default() },
         ]);
         let mut out = Vec::new();
         r.place(&pages, 16, &mut out);

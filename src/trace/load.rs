@@ -10,9 +10,9 @@ use super::parse::{
     md5_of, pages_covered, quote, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE, MAX_NATIVE_LINE,
 };
 use super::{fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
-use super::{PageHash, TraceError, TraceFormat};
+use super::{PageHash, TraceError, TraceFormat, TraceHint};
 use crate::units::{ContentId, Nanos, Op};
-use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
+use crate::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
 use md5::{Digest, Md5};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -561,6 +561,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     let mut intern: HashMap<PageHash, u32> = HashMap::new();
     let mut contents: Vec<ContentId> = Vec::new();
     let mut requests: Vec<Request> = Vec::with_capacity(records.len());
+    let mut hints: Vec<(u32, Hint)> = Vec::new();
     let mut span = 0u64;
     let mut last_base: Option<(u32, u64)> = None;
     for (line, r) in &records {
@@ -625,6 +626,23 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
             } else {
                 segs[0].0 = l;
             }
+        }
+        if let Some(h) = r.hint {
+            let hint = match h {
+                TraceHint::Overwrite => Hint::Overwrite,
+                TraceHint::Append { after } => {
+                    let a = base.checked_add(after / ps).filter(|&a| a < 1 << 32).ok_or_else(|| {
+                        TraceError::AddressOverflow {
+                            path: pb(),
+                            line,
+                            reason: "the append hint's page lies beyond the 2^32-page address space".into(),
+                        }
+                    })?;
+                    let a = opts.wrap_to_pages.map_or(a, |w| a % w);
+                    Hint::Append { after: a as u32 }
+                }
+            };
+            hints.push((requests.len() as u32, hint));
         }
         for &(l, p, h0) in &segs[..nsegs] {
             let end = l + p;
@@ -719,6 +737,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         contents,
         content_space: intern.len() as u32,
         lpn_span: span,
+        hints,
         ..Workload::default()
     };
     Ok(Loaded { workload, bad_lines, format, warnings, volumes })

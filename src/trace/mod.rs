@@ -74,4 +74,18 @@ pub struct TraceRecord {
     /// Page `i` is the 4 KiB page `offset / 4096 + i`, so there are
     /// [`pages_covered`]`(offset, size, 4096)` of them.
     pub content: Option<Vec<PageHash>>,
+    /// An explicit write hint (native format only; `None` elsewhere).
+    pub hint: Option<TraceHint>,
+}
+
+/// A write hint as a trace carries it (the native format's `hint` column):
+/// FAST'24's die-allocation hint, in bytes. The loader turns it into a
+/// [`crate::workload::Hint`] in logical pages.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TraceHint {
+    /// The write continues a file whose previous byte-page starts at byte
+    /// offset `after` of the same volume.
+    Append { after: u64 },
+    /// The write replaces a file's data in place.
+    Overwrite,
 }

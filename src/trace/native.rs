@@ -28,9 +28,9 @@
 //!   content). Decimal ids keep synthetic traces short.
 
 use super::parse::{check_extent, pages_covered, quote, Fields, LineParser, Numbered, HASH_PAGE, QUOTE_CHARS};
-use super::{PageHash, TraceRecord};
+use super::{PageHash, TraceHint, TraceRecord};
 use crate::units::{Nanos, Op};
-use crate::workload::{Workload, NO_CONTENT};
+use crate::workload::{Hint, Workload, NO_CONTENT};
 use std::io::{self, BufWriter, Write};
 
 /// The header line that starts every native trace.
@@ -39,7 +39,7 @@ pub const HEADER: &str = "# dedupsim-trace v1";
 /// What every native header starts with, whatever its version.
 pub const HEADER_PREFIX: &str = "# dedupsim-trace";
 
-const NAMES: &[&str] = &["time_ns", "op", "offset_bytes", "size_bytes", "volume", "content"];
+const NAMES: &[&str] = &["time_ns", "op", "offset_bytes", "size_bytes", "volume", "content", "hint"];
 
 /// The 128-bit content hash that decimal content id `id` denotes
 /// (big-endian, high 64 bits zero).
@@ -63,8 +63,8 @@ fn parse_item(item: &str) -> Option<PageHash> {
 pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let f = Fields::ws(line, NAMES);
     f.require(4)?;
-    if f.len() > 6 {
-        return Err(format!("expected at most 6 fields ({}), found {}", NAMES.join(", "), f.len()));
+    if f.len() > 7 {
+        return Err(format!("expected at most 7 fields ({}), found {}", NAMES.join(", "), f.len()));
     }
     let time = f.u64(0)?;
     let op = match f.str(1)? {
@@ -101,7 +101,38 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
             Some(hashes)
         }
     };
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content }))
+    let hint = match f.str(6) {
+        Err(_) | Ok("-") => None,
+        Ok(h) => Some(parse_hint(h)?),
+    };
+    if hint.is_some() && op != Op::Write {
+        return Err("field 7 (hint) is given on a request that is not a write (hints apply to writes)".into());
+    }
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content, hint }))
+}
+
+/// Parses the `hint` column: `o` (overwrite) or `a:OFFSET` (append after
+/// the page at byte offset OFFSET of the same volume).
+fn parse_hint(h: &str) -> Result<TraceHint, String> {
+    let bad = || format!("field 7 (hint) is not `-`, `o` or `a:OFFSET` (append after byte OFFSET): {}", quote(h));
+    match h {
+        "o" | "O" => Ok(TraceHint::Overwrite),
+        _ => {
+            let off = h.strip_prefix("a:").or_else(|| h.strip_prefix("A:")).ok_or_else(bad)?;
+            if off.is_empty() || !off.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            off.parse::<u64>().map(|after| TraceHint::Append { after }).map_err(|_| bad())
+        }
+    }
+}
+
+/// Writes the ` HINT` column of a record that has a hint.
+fn write_hint(out: &mut impl Write, h: TraceHint) -> io::Result<()> {
+    match h {
+        TraceHint::Overwrite => write!(out, " o"),
+        TraceHint::Append { after } => write!(out, " a:{after}"),
+    }
 }
 
 /// Line parser that validates the version header and keeps the
@@ -199,8 +230,19 @@ where
                     write_item(&mut out, h)?;
                 }
             }
-            None if r.volume != 0 => write!(out, " {}", r.volume)?,
+            None if r.volume != 0 || r.hint.is_some() => {
+                write!(out, " {}", r.volume)?;
+                if r.hint.is_some() {
+                    write!(out, " -")?;
+                }
+            }
             None => {}
+        }
+        if let Some(h) = r.hint {
+            if r.op != Op::Write {
+                return Err(invalid(format!("record {i}: a hint on a request that is not a write")));
+            }
+            write_hint(&mut out, h)?;
         }
         writeln!(out)?;
     }
@@ -232,7 +274,7 @@ pub fn write_native_workload<W: Write>(w: &Workload, page_size: u32, out: W) -> 
     let one_line = |s: &str| s.replace(['\n', '\r'], " ");
     writeln!(out, "# {}: {}", one_line(&w.provenance.name), one_line(&w.provenance.source))?;
     writeln!(out, "# time_ns op offset_bytes size_bytes [volume [content]]")?;
-    for r in &w.requests {
+    for (i, r) in w.requests.iter().enumerate() {
         let offset = u64::from(r.lpn) * ps;
         let size = u64::from(r.pages) * ps;
         write!(out, "{} {} {} {}", r.arrival.0, op_letter(r.op), offset, size)?;
@@ -257,6 +299,16 @@ pub fn write_native_workload<W: Write>(w: &Workload, page_size: u32, out: W) -> 
                 }
             }
         }
+        if let Some(h) = w.hint_of(i) {
+            if r.content == NO_CONTENT {
+                out.write_all(b" 0 -")?;
+            }
+            let h = match h {
+                Hint::Overwrite => TraceHint::Overwrite,
+                Hint::Append { after } => TraceHint::Append { after: u64::from(after) * ps },
+            };
+            write_hint(&mut out, h)?;
+        }
         writeln!(out)?;
     }
     out.flush()
@@ -265,6 +317,28 @@ pub fn write_native_workload<W: Write>(w: &Workload, page_size: u32, out: W) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `hint` column: `-`, `o`, `a:OFFSET`; only on writes; a bad one
+    /// names the field.
+    #[test]
+    fn parses_hints() {
+        let r = parse_line("5 W 0 4096 0 - a:8192").unwrap().unwrap();
+        assert_eq!(r.hint, Some(TraceHint::Append { after: 8192 }));
+        let r = parse_line("5 W 0 4096 0 7 o").unwrap().unwrap();
+        assert_eq!(r.hint, Some(TraceHint::Overwrite));
+        assert_eq!(parse_line("5 W 0 4096 0 7 -").unwrap().unwrap().hint, None);
+        for (line, want) in [
+            ("5 R 0 4096 0 - o", "not a write"),
+            ("5 W 0 4096 0 - a:", "field 7 (hint)"),
+            ("5 W 0 4096 0 - a:-3", "field 7 (hint)"),
+            ("5 W 0 4096 0 - x", "field 7 (hint)"),
+            ("5 W 0 4096 0 - a:99999999999999999999999", "field 7 (hint)"),
+            ("5 W 0 4096 0 - o extra", "at most 7 fields"),
+        ] {
+            let e = parse_line(line).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+    }
 
     #[test]
     fn parses_native_lines() {
@@ -298,8 +372,9 @@ mod tests {
                 size: 4096,
                 volume: 3,
                 content: Some(vec![[0xab; 16], content_id_hash(42)]),
+                hint: None,
             },
-            TraceRecord { time: Nanos(20), op: Op::Read, offset: 0, size: 1, volume: 0, content: None },
+            TraceRecord { time: Nanos(20), op: Op::Read, offset: 0, size: 1, volume: 0, content: None, hint: None },
         ];
         let mut buf = Vec::new();
         write_native(&recs, &mut buf).unwrap();

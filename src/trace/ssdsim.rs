@@ -51,7 +51,7 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
         _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
     };
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
 }
 
 /// The common case of [`parse_disksim`], read straight from the line's
@@ -90,7 +90,7 @@ fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
     let offset = v[2].checked_mul(SECTOR)?;
     let size = v[3].checked_mul(SECTOR)?;
     offset.checked_add(size)?;
-    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None })
+    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None, hint: None })
 }
 
 /// The largest sector address (exclusive end of a request) SSDsim can hold:
@@ -198,7 +198,7 @@ mod tests {
                 _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
             };
             check_extent(offset, size)?;
-            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None })
+            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
         };
         let accepted = ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 extra fields", "007 0 0 1 1"];
         for line in accepted {

@@ -581,7 +581,7 @@ mod silent_mistakes {
 
     #[test]
     fn unknown_policy_table_lists_the_known_ones() {
-        let known = "the parameter tables are: har, fcrc, fad";
+        let known = "the parameter tables are: har, fcrc, die-hint, fad";
         fails_with(dedupsim().args(["run", "-q", "--set", "policy.fadd.rho=0.2"]), 1, &["[policy.fadd]", known]);
         fails_with(dedupsim().args(["config", "show", "--set", "policy.fadd.rho=0.2"]), 1, &["[policy.fadd]"]);
         // An ablation's name: its parameters are FAD's.

@@ -461,3 +461,69 @@ fn from_files_cli_writes_a_replayable_trace() {
         .assert()
         .failure();
 }
+
+/// `--segment 1 --writers 2 --hints`: files appended a page at a time, two
+/// at once, each append at the next free address; every append after a
+/// file's first names the file's previous page; a file's read is one
+/// request per extent, all at the file's read time. The trace loads with
+/// the hints in pages and writes back identically.
+#[test]
+fn from_files_appends_interleave_files_and_carry_hints() {
+    use dedupsim::trace::TraceHint;
+    use dedupsim::workload::Hint;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("tree");
+    make_tree(&root);
+    let opts = FromFilesOptions {
+        segment: 1,
+        writers: 2,
+        hints: true,
+        read_phase: ReadPhase::All,
+        ..FromFilesOptions::default()
+    };
+    let res = scan_tree(&root, &opts);
+    // Pairs (Z, a.bin), (b_copy, c_repeat), (sub-x, sub/d.txt), (e): pages
+    // 1+2, 2+3, 1+1, 2 -> 12 one-page writes.
+    let writes: Vec<&TraceRecord> = res.records.iter().filter(|r| r.op == Op::Write).collect();
+    assert_eq!(writes.len(), 12);
+    let got: Vec<(u64, Option<TraceHint>)> = writes.iter().map(|r| (r.offset / P as u64, r.hint)).collect();
+    let a = |p: u64| Some(TraceHint::Append { after: p * P as u64 });
+    #[rustfmt::skip]
+    let want = vec![
+        (0, None), (1, None), (2, a(1)),          // Z@0, a@1, a@2 (after 1)
+        (3, None), (4, None), (5, a(3)), (6, a(4)), (7, a(6)), // b@3,5; c@4,6,7
+        (8, None), (9, None),                     // sub-x@8, d@9
+        (10, None), (11, a(10)),                  // e@10,11
+    ];
+    assert_eq!(got, want);
+    assert_eq!(res.files[3].extents, vec![(4 * P as u64, 1), (6 * P as u64, 2)], "c_repeat: two extents");
+    assert_eq!(res.files[1].extents, vec![(P as u64, 2)], "a.bin: contiguous");
+    // Reads: one per extent, a file's extents at one time.
+    let reads: Vec<&TraceRecord> = res.records.iter().filter(|r| r.op == Op::Read).collect();
+    assert_eq!(reads.len() as u64, res.reads);
+    let c: Vec<(u64, u64, Nanos)> = reads
+        .iter()
+        .filter(|r| r.offset == 4 * P as u64 || r.offset == 6 * P as u64)
+        .map(|r| (r.offset, r.size, r.time))
+        .collect();
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].2, c[1].2);
+    assert!(res.summary().contains(&format!("({} writes, {} reads)", 12, res.reads)), "{}", res.summary());
+
+    let path = dir.path().join("h.trace");
+    write_native(&res.records, std::fs::File::create(&path).unwrap()).unwrap();
+    let l = load(&path, &LoadOptions::default()).unwrap();
+    let hinted: Vec<(u32, Hint)> = l.workload.hints.clone();
+    assert_eq!(hinted.len(), 5);
+    assert_eq!(hinted[0], (2, Hint::Append { after: 1 }));
+
+    // Options that need --segment, and --writers 0, are errors.
+    for bad in [
+        FromFilesOptions { writers: 2, ..FromFilesOptions::default() },
+        FromFilesOptions { hints: true, ..FromFilesOptions::default() },
+        FromFilesOptions { segment: 1, writers: 0, ..FromFilesOptions::default() },
+    ] {
+        let e = fromfiles::scan(std::slice::from_ref(&root), &bad, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, FromFilesError::InvalidOptions(_)), "{e}");
+    }
+}

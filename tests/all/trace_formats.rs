@@ -9,10 +9,10 @@
 
 use dedupsim::trace::{
     content_id_hash, load, load_from_reader, read_records, stats, write_native, write_native_workload, LoadOptions,
-    TraceError, TraceFormat, TraceRecord, VolumeSelect,
+    TraceError, TraceFormat, TraceHint, TraceRecord, VolumeSelect,
 };
 use dedupsim::units::{ContentId, Nanos, Op};
-use dedupsim::workload::NO_CONTENT;
+use dedupsim::workload::{Hint, NO_CONTENT};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -478,9 +478,19 @@ fn native_writer_reader_round_trip() {
             size: 12288,
             volume: 2,
             content: Some(vec![[0x11; 16], content_id_hash(3), [0x11; 16]]),
+            hint: Some(TraceHint::Append { after: 0 }),
         },
-        TraceRecord { time: Nanos(6), op: Op::Read, offset: 100, size: 5000, volume: 0, content: None },
-        TraceRecord { time: Nanos(9), op: Op::Trim, offset: 0, size: 4096, volume: 1, content: None },
+        TraceRecord { time: Nanos(6), op: Op::Read, offset: 100, size: 5000, volume: 0, content: None, hint: None },
+        TraceRecord { time: Nanos(9), op: Op::Trim, offset: 0, size: 4096, volume: 1, content: None, hint: None },
+        TraceRecord {
+            time: Nanos(12),
+            op: Op::Write,
+            offset: 8192,
+            size: 4096,
+            volume: 0,
+            content: None,
+            hint: Some(TraceHint::Overwrite),
+        },
     ];
     let mut buf = Vec::new();
     write_native(&records, &mut buf).unwrap();
@@ -497,6 +507,9 @@ fn native_writer_reader_round_trip() {
     assert_eq!(shape(&l2), shape(&l));
     assert_eq!(l2.workload.contents, l.workload.contents);
     assert_eq!(l2.workload.content_space, 2);
+    // Hints in pages (volume 2 starts at page 0: first seen), carried through.
+    assert_eq!(l.workload.hints, vec![(0, Hint::Append { after: 0 }), (3, Hint::Overwrite)]);
+    assert_eq!(l2.workload.hints, l.workload.hints);
 
     // Larger pages: each id still maps to one content after a reload.
     let big = LoadOptions { page_size: 8192, ..opts() };
