@@ -154,6 +154,9 @@ fn convert(a: ConvertArgs) -> Result<()> {
     if n.trims_dropped > 0 {
         eprintln!("dropped {} trim requests (SSDsim ASCII has no trim)", n.trims_dropped);
     }
+    if !loaded.workload.hints.is_empty() {
+        eprintln!("dropped {} write hints (SSDsim ASCII has no hint field)", loaded.workload.hints.len());
+    }
     Ok(())
 }
 

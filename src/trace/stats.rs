@@ -8,7 +8,7 @@
 //! are not part of the trace and are excluded.
 
 use crate::units::Op;
-use crate::workload::{Workload, NO_CONTENT};
+use crate::workload::{Hint, Workload, NO_CONTENT};
 use serde::Serialize;
 use std::fmt;
 
@@ -47,6 +47,10 @@ pub struct TraceStats {
     /// Write requests without content ids (the dedup rate is n/a when this
     /// is not 0).
     pub writes_without_content: u64,
+    /// Writes with an explicit append / overwrite hint (native format
+    /// column 7; [`crate::workload::Hint`]).
+    pub append_hints: u64,
+    pub overwrite_hints: u64,
 }
 
 /// Statistics of a workload with 4 KiB pages.
@@ -116,6 +120,8 @@ pub fn stats_with_page_size(w: &Workload, page_size: u32) -> TraceStats {
         distinct_written,
         dedup_rate,
         writes_without_content,
+        append_hints: w.hints.iter().filter(|(_, h)| matches!(h, Hint::Append { .. })).count() as u64,
+        overwrite_hints: w.hints.iter().filter(|(_, h)| *h == Hint::Overwrite).count() as u64,
     }
 }
 
@@ -188,6 +194,9 @@ impl fmt::Display for TraceStats {
                 format!("n/a ({} of {} write requests carry no content)", self.writes_without_content, self.writes),
             )),
             _ => rows.push(("dedup rate", "n/a (no content)".into())),
+        }
+        if self.append_hints + self.overwrite_hints > 0 {
+            rows.push(("write hints", format!("{} append, {} overwrite", self.append_hints, self.overwrite_hints)));
         }
         let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
         for (k, v) in rows {

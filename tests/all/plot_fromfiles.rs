@@ -516,6 +516,9 @@ fn from_files_appends_interleave_files_and_carry_hints() {
     let hinted: Vec<(u32, Hint)> = l.workload.hints.clone();
     assert_eq!(hinted.len(), 5);
     assert_eq!(hinted[0], (2, Hint::Append { after: 1 }));
+    let st = dedupsim::trace::stats(&l.workload);
+    assert_eq!((st.append_hints, st.overwrite_hints), (5, 0));
+    assert!(st.to_string().contains("write hints         5 append, 0 overwrite"), "{st}");
 
     // Options that need --segment, and --writers 0, are errors.
     for bad in [
