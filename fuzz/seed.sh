@@ -25,7 +25,7 @@ systor=$'Timestamp,Response,IOType,LUN,Offset,Size\n1455591804.310701000,0.00647
 tencent=$'Timestamp,Offset,Size,IOType,VolumeID\n1538323200,0,8,1,1063\n1538323201,16,16,0,1063\n1538323201,8,8,1,7\n'
 lcs=$'version,time,op,size,lbn\n1,5633898368802,42,512,42932745\n1,5633898368900,0x28,6656,40409911\n1,5633898369000,0x2a,4096,8\n'
 disksim=$'0 0 303567 7 0\n26214000 0 303574 7 1\n26215000 1 8 64 0\n'
-native=$'# dedupsim-trace v1\n# time_ns op offset_bytes size_bytes [volume [content]]\n0 W 0 8192 0 3f4fc2833a17fd2a3dacad7c0e8ca8ad,7\n1500 R 4096 4096\n2000 T 0 8192 1\n2500 W 4096 4096 0 7\n3000 W 100 5000 2 -\n'
+native=$'# dedupsim-trace v1\n# time_ns op offset_bytes size_bytes [volume [content]]\n0 W 0 8192 0 3f4fc2833a17fd2a3dacad7c0e8ca8ad,7\n1500 R 4096 4096\n2000 T 0 8192 1\n2500 W 4096 4096 0 7\n3000 W 100 5000 2 -\n3500 W 8192 4096 0 - a:4096\n4000 W 0 4096 0 9 o\n'
 
 seed trace_msr a '\000' "$msr"
 seed trace_msr b '\010' "$msr"$'garbage,line\n'

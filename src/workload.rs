@@ -290,6 +290,23 @@ mod tests {
         Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT }
     }
 
+    /// Hints follow their requests through merging (a merged request keeps
+    /// its first record's) and are looked up past the preconditioning.
+    #[test]
+    fn hints_follow_merging_and_preconditioning() {
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![req(Op::Write, 0, 1), req(Op::Write, 1, 1), req(Op::Write, 7, 1), req(Op::Read, 20, 1)],
+        );
+        w.hints = vec![(1, Hint::Append { after: 0 }), (2, Hint::Overwrite)];
+        assert_eq!(w.apply_file_rule(FileRule::Merged), 1);
+        assert_eq!(w.hints, vec![(1, Hint::Overwrite)]);
+        assert_eq!((w.hint_of(0), w.hint_of(1), w.hint_of(2)), (None, Some(Hint::Overwrite), None));
+        w.add_precondition_with(PreconditionRule::AllReads);
+        assert_eq!(w.precondition, 1);
+        assert_eq!((w.hint_of(0), w.hint_of(1), w.hint_of(2)), (None, None, Some(Hint::Overwrite)));
+    }
+
     #[test]
     fn merged_files_join_contiguous_runs_of_one_operation() {
         let mut w = Workload::from_requests(
