@@ -24,7 +24,7 @@ use dedupsim::ftl::Ftl;
 use dedupsim::policy;
 use dedupsim::sim::{RunOptions, RunOutput, Simulation};
 use dedupsim::units::{ContentId, Lpn, Nanos, Op};
-use dedupsim::workload::{Provenance, Request, Workload, NO_CONTENT};
+use dedupsim::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use std::cell::{Cell, RefCell};
@@ -110,6 +110,7 @@ fn workload(cmds: &[Cmd], span: u32) -> (Workload, HashMap<u32, u32>) {
     // Contents known at generation time (preconditioned pages are not).
     let mut now: HashMap<u32, u32> = HashMap::new();
     let mut files: Vec<(u32, u32)> = Vec::new();
+    let mut hints = Vec::new();
     let mut fresh = POOL;
     let mut next_fresh = || {
         fresh += 1;
@@ -150,6 +151,15 @@ fn workload(cmds: &[Cmd], span: u32) -> (Workload, HashMap<u32, u32>) {
             }
         };
         let pages = new.len() as u32;
+        // Half the workloads carry explicit die-allocation hints (the
+        // `die-hint` policies then follow them instead of inferring).
+        if cmds.len() % 2 == 0 {
+            match lpn % 3 {
+                0 => hints.push((reqs.len() as u32, Hint::Overwrite)),
+                1 => hints.push((reqs.len() as u32, Hint::Append { after: (lpn * 7) % span })),
+                _ => {}
+            }
+        }
         reqs.push(Request { arrival: t, op: Op::Write, lpn, pages, content: contents.len() as u32 });
         for (k, &x) in new.iter().enumerate() {
             contents.push(ContentId(x));
@@ -159,6 +169,7 @@ fn workload(cmds: &[Cmd], span: u32) -> (Workload, HashMap<u32, u32>) {
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
+    w.hints = hints;
     let base = next_fresh();
     common::precondition_with_distinct_contents(&mut w, base);
     let model = reference_model(&w);
