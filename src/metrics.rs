@@ -184,6 +184,11 @@ pub struct Counters {
     /// when zero.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub flash_reads_relocation: u64,
+    /// Pages a policy placed on a unit whose plane was too full of live
+    /// data ([`crate::ftl::Ftl::unit_has_room`]), programmed on the next
+    /// unit with room instead; absent from the JSON when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub placement_redirects: u64,
     pub programs: Programs,
     pub erases: u64,
     pub gc_invocations: u64,
@@ -204,6 +209,7 @@ impl Counters {
         self.flash_reads_host += o.flash_reads_host;
         self.flash_reads_gc += o.flash_reads_gc;
         self.flash_reads_relocation += o.flash_reads_relocation;
+        self.placement_redirects += o.placement_redirects;
         self.programs.host_unique += o.programs.host_unique;
         self.programs.host_rewrite += o.programs.host_rewrite;
         self.programs.gc += o.programs.gc;

@@ -381,6 +381,10 @@ impl<'w> Simulation<'w> {
         let mut ftl = Ftl::new(cfg);
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
+        if wants_layout {
+            // Layout-driven placement can pile live data on one unit.
+            ftl.track_plane_live();
+        }
         let policy_idle_threshold = policy.idle_threshold();
         if policy.deduplicates() {
             if ftl_index {
@@ -972,6 +976,8 @@ impl<'w> Simulation<'w> {
                         self.least_loaded_unit(h)
                     } else if self.fad_ssdsim_places {
                         self.fad_ssdsim.as_deref_mut().expect("set with the model").draw_unit()
+                    } else if self.wants_layout && !self.ftl.unit_has_room(unit) {
+                        self.unit_with_room(unit)
                     } else {
                         unit
                     };
@@ -1037,6 +1043,19 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.write_count += 1;
         }
         Ok(())
+    }
+
+    /// The first unit after `unit` (cyclically) whose next plane has room
+    /// ([`Ftl::unit_has_room`]), for a page its policy placed on a unit
+    /// too full of live data; `unit` itself when none has (the FTL then
+    /// says the device is full). Counted in `placement_redirects`.
+    #[cold]
+    fn unit_with_room(&mut self, unit: u32) -> u32 {
+        let found = (1..self.units).map(|k| (unit + k) % self.units).find(|&u| self.ftl.unit_has_room(u));
+        if found.is_some() {
+            self.metrics.counters.placement_redirects += 1;
+        }
+        found.unwrap_or(unit)
     }
 
     /// Tells the policy where the current write's pages and their logical

@@ -246,6 +246,10 @@ pub struct Ftl {
     blocks: Vec<BlockMeta>,
     planes: Vec<Plane>,
     unit_ptr: Vec<u32>,
+    /// Live (valid) pages per plane, kept only when
+    /// [`Ftl::track_plane_live`] asked for it (empty otherwise: no cost on
+    /// the hot path of the policies that do not need it).
+    plane_live: Vec<u32>,
     live_entries: u64,
     indexed: u64,
     /// Pages GC migrated that were shared (refs > 1), over the FTL's life.
@@ -307,6 +311,7 @@ impl Ftl {
             blocks,
             planes,
             unit_ptr: vec![0; geo.unit_count() as usize],
+            plane_live: Vec::new(),
             live_entries: 0,
             indexed: 0,
             gc_moved_shared: 0,
@@ -501,6 +506,9 @@ impl Ftl {
             self.p2e[ent.ppn.0 as usize] = 0;
             let b = self.geo.block_of(ent.ppn) as usize;
             self.blocks[b].valid -= 1;
+            if !self.plane_live.is_empty() {
+                self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
+            }
             if let Some(slot) = self.index.get_mut(ent.content.0 as usize) {
                 if *slot == e + 1 {
                     *slot = 0;
@@ -583,6 +591,9 @@ impl Ftl {
         self.p2e[old.0 as usize] = 0;
         let b = self.geo.block_of(old) as usize;
         self.blocks[b].valid -= 1;
+        if !self.plane_live.is_empty() {
+            self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
+        }
         self.p2e[new.0 as usize] = e + 1;
         self.entries[e as usize].ppn = new;
         let gc =
@@ -595,6 +606,33 @@ impl Ftl {
     /// before each write's programs.
     pub fn set_gc_preference(&mut self, pref: Option<GcPreference>) {
         self.gc_pref = pref.filter(|p| p.unit < self.geo.unit_count());
+    }
+
+    /// Keeps a live-page count per plane from now on (counted from the
+    /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
+    pub fn track_plane_live(&mut self) {
+        let (bpp, planes) = (self.geo.blocks_per_plane, self.planes.len() as u32);
+        self.plane_live = (0..planes)
+            .map(|p| (p * bpp..(p + 1) * bpp).map(|b| u32::from(self.blocks[b as usize].valid)).sum())
+            .collect();
+    }
+
+    /// Whether the plane that the next page programmed on `unit` goes to
+    /// holds few enough live pages that its GC can always reclaim space:
+    /// at most `(blocks_per_plane - gc.min_free_blocks - 1) x
+    /// pages_per_block`, so that its closed blocks keep at least a block's
+    /// worth of invalid pages when it collects. A placement that piles
+    /// live data on one unit (hints) is redirected by the simulator when
+    /// this is false, as a drive allocates elsewhere when the hinted die
+    /// is full. Always true unless [`Ftl::track_plane_live`] was called.
+    pub fn unit_has_room(&self, unit: u32) -> bool {
+        if self.plane_live.is_empty() {
+            return true;
+        }
+        let plane = self.geo.unit_planes(unit)[self.unit_ptr[unit as usize] as usize];
+        let bpp = self.geo.blocks_per_plane;
+        let limit = bpp.saturating_sub(self.min_free + 1) * self.geo.pages_per_block;
+        self.plane_live[plane as usize] < limit
     }
 
     /// The collection `plane`'s trigger asks for: on the preferred unit's
@@ -663,6 +701,9 @@ impl Ftl {
         let ppn = Ppn(b * ppb + meta.written as u32);
         meta.written += 1;
         meta.valid += 1;
+        if let Some(l) = self.plane_live.get_mut(plane as usize) {
+            *l += 1;
+        }
         Ok(ppn)
     }
 
@@ -751,6 +792,10 @@ impl Ftl {
                 work.shared += (ent.refs > 1) as u32;
             }
             let m = &mut self.blocks[victim as usize];
+            // Its valid pages were counted again where they moved.
+            if let Some(l) = self.plane_live.get_mut(plane as usize) {
+                *l -= u32::from(m.valid);
+            }
             m.valid = 0;
             m.written = 0;
             m.erase_count += 1;
