@@ -414,7 +414,14 @@ impl<'w> Simulation<'w> {
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload,
-            timing: Timing::new(cfg),
+            timing: {
+                let mut t = Timing::new(cfg);
+                // The closed loop bounds unreported completions by the next event.
+                if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
+                    t.report_at_completion();
+                }
+                t
+            },
             metrics: Metrics::default(),
             replay: cfg.replay.clone(),
             units,
