@@ -681,136 +681,132 @@ impl Channel {
         // One pass suffices: phase ends (1) only make chips held or idle;
         // starts (2) only need idle chips; a bus grant (3) needs held or
         // idle chips and leaves the bus busy; and no phase lasts 0 ns, so
-        // nothing decided now ends now.
-        //
-        // 1. Phases ended by now. Only a sense's end is a decision (its data
-        //    wants the bus); the others' completions were reported when
-        //    they started, so they end here lazily, at the next settle.
-        for c in self.chips.iter_mut() {
+        // nothing decided now ends now. (1) and (2) concern one chip each,
+        // so they share a loop; (3) and the next event (4) share another.
+        for (i, c) in self.chips.iter_mut().enumerate() {
+            // 1. A phase ended by now. Only a sense's end is a decision (its
+            //    data wants the bus); the others' completions were reported
+            //    when they started (unless reported late), so they end here
+            //    lazily, at the next settle.
             if c.until <= now && !matches!(c.phase, Phase::Idle | Phase::Held) {
                 if c.phase == Phase::Sense {
                     c.phase = Phase::Held;
                     self.held += 1;
-                } else {
-                    if r.late && c.tag != NO_TAG {
-                        report_end(r, c.phase, c.tag, c.until, done);
-                    }
-                    c.phase = Phase::Idle;
-                }
-            }
-        }
-        // 2. Idle chips start chip-only work (a read's sense, GC).
-        if self.queued > 0 {
-            for (i, c) in self.chips.iter_mut().enumerate() {
-                if c.phase != Phase::Idle {
                     continue;
                 }
-                let chip = (i as u32 * n + h) as usize;
-                let take_read = match (c.reads.front(), c.writes.front()) {
-                    (Some(_), None) => true,
-                    (Some(rd), Some(wr)) => r.scheduling == Scheduling::ReadPriority || rd.arrival < wr.arrival,
-                    _ => false,
-                };
-                if take_read {
-                    let q =
-                        c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
-                    self.queued -= 1;
-                    acct.wait[chip] += now - q.arrival;
-                    c.phase = Phase::Sense;
-                    c.until = now + r.t_read;
-                    c.tag = q.tag;
-                    c.arrival = q.arrival;
-                    c.ppn = q.ppn;
-                } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
-                    c.writes.pop_front();
-                    self.queued -= 1;
-                    acct.wait[chip] += now - q.arrival;
-                    acct.busy[chip] += q.gc;
-                    c.phase = Phase::Gc;
-                    c.until = now + q.gc;
-                    c.tag = NO_TAG;
+                if r.late && c.tag != NO_TAG {
+                    report_end(r, c.phase, c.tag, c.until, done);
                 }
+                c.phase = Phase::Idle;
+            }
+            // 2. An idle chip starts chip-only work (a read's sense, GC).
+            if c.phase != Phase::Idle || self.queued == 0 {
+                continue;
+            }
+            let chip = (i as u32 * n + h) as usize;
+            let take_read = match (c.reads.front(), c.writes.front()) {
+                (Some(_), None) => true,
+                (Some(rd), Some(wr)) => r.scheduling == Scheduling::ReadPriority || rd.arrival < wr.arrival,
+                _ => false,
+            };
+            if take_read {
+                let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                c.phase = Phase::Sense;
+                c.until = now + r.t_read;
+                c.tag = q.tag;
+                c.arrival = q.arrival;
+                c.ppn = q.ppn;
+            } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
+                c.writes.pop_front();
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                acct.busy[chip] += q.gc;
+                c.phase = Phase::Gc;
+                c.until = now + q.gc;
+                c.tag = NO_TAG;
             }
         }
-        // 3. The bus, if free, goes to one waiting chip.
-        if self.bus_free <= now {
-            // (class, time, chip): class 0 = read data out, 1 = program in.
-            let mut best: Option<(u8, Nanos, usize)> = None;
-            for (i, c) in self.chips.iter().enumerate() {
-                let cand = match c.phase {
-                    // A held read's age: its sense end under read
-                    // priority, its arrival under FCFS.
-                    Phase::Held => Some((0u8, if r.scheduling == Scheduling::Fcfs { c.arrival } else { c.until })),
-                    Phase::Idle => c.writes.front().filter(|q| q.gc == Nanos::ZERO).map(|q| (1u8, q.arrival)),
-                    _ => None,
-                };
-                if let Some((class, t)) = cand {
-                    let key = match r.scheduling {
-                        Scheduling::ReadPriority => (class, t, i),
-                        Scheduling::Fcfs => (0, t, i),
-                    };
-                    if best.is_none_or(|b| key < b) {
-                        best = Some(key);
-                    }
-                }
-            }
-            if let Some((_, _, i)) = best {
-                let c = &mut self.chips[i];
-                let chip = (i as u32 * n + h) as usize;
-                self.bus_free = now + r.t_xfer;
-                if c.phase == Phase::Held {
-                    // Held since `until`; busy from sense start to transfer end.
-                    acct.busy[chip] += self.bus_free - (c.until - r.t_read);
-                    c.phase = Phase::Out;
-                    self.held -= 1;
-                    if r.shortcut {
-                        if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
-                            *n -= 1;
-                            if *n == 0 {
-                                self.waiting_reads.remove(&c.ppn);
-                            }
-                        }
-                    }
-                    // Untagged reads (a dedup engine's background or
-                    // metadata reads) report nothing.
-                    if c.tag != NO_TAG && !r.late {
-                        done.push((c.tag, self.bus_free));
-                    }
-                    c.until = self.bus_free;
-                } else {
-                    let q =
-                        c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
-                    self.queued -= 1;
-                    acct.wait[chip] += now - q.arrival;
-                    acct.busy[chip] += r.t_xfer + r.t_prog;
-                    c.phase = Phase::Program;
-                    c.tag = q.tag;
-                    c.until = self.bus_free + r.t_prog;
-                    report_program(r, q.tag, self.bus_free, c.until, done);
-                }
-            }
-        }
-        // 4. The next event.
+        // 3. The bus, if free, goes to one waiting chip: (class, time,
+        //    chip), class 0 = read data out, 1 = program in. 4. The next
+        //    event, without the granted chip (added after the grant).
+        let bus_free = self.bus_free <= now;
+        let mut best: Option<(u8, Nanos, usize)> = None;
         let mut next = NEVER;
-        let mut waiting = false;
-        for c in &self.chips {
-            match c.phase {
-                Phase::Sense => next = next.min(c.until),
-                Phase::Held => waiting = true,
-                Phase::Idle => waiting |= c.writes.front().is_some_and(|q| q.gc == Nanos::ZERO),
+        let mut waiters = 0u32;
+        for (i, c) in self.chips.iter().enumerate() {
+            let cand = match c.phase {
+                Phase::Sense => {
+                    next = next.min(c.until);
+                    continue;
+                }
                 Phase::Out | Phase::Program | Phase::Gc => {
                     if r.late || !c.reads.is_empty() || !c.writes.is_empty() {
                         next = next.min(c.until);
                     }
+                    continue;
+                }
+                // A held read's age: its sense end under read priority,
+                // its arrival under FCFS.
+                Phase::Held => (0u8, if r.scheduling == Scheduling::Fcfs { c.arrival } else { c.until }),
+                Phase::Idle => match c.writes.front() {
+                    Some(q) if q.gc == Nanos::ZERO => (1u8, q.arrival),
+                    _ => continue,
+                },
+            };
+            waiters += 1;
+            if bus_free {
+                let key = match r.scheduling {
+                    Scheduling::ReadPriority => (cand.0, cand.1, i),
+                    Scheduling::Fcfs => (0, cand.1, i),
+                };
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
                 }
             }
         }
-        if r.late {
-            // Every phase end is an event, and so is the bus freeing while
-            // anything is queued or held.
-            waiting = self.queued > 0 || self.held > 0;
+        if let Some((_, _, i)) = best {
+            waiters -= 1;
+            let c = &mut self.chips[i];
+            let chip = (i as u32 * n + h) as usize;
+            self.bus_free = now + r.t_xfer;
+            if c.phase == Phase::Held {
+                // Held since `until`; busy from sense start to transfer end.
+                acct.busy[chip] += self.bus_free - (c.until - r.t_read);
+                c.phase = Phase::Out;
+                self.held -= 1;
+                if r.shortcut {
+                    if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.waiting_reads.remove(&c.ppn);
+                        }
+                    }
+                }
+                // Untagged reads (a dedup engine's background or metadata
+                // reads) report nothing.
+                if c.tag != NO_TAG && !r.late {
+                    done.push((c.tag, self.bus_free));
+                }
+                c.until = self.bus_free;
+            } else {
+                let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                acct.busy[chip] += r.t_xfer + r.t_prog;
+                c.phase = Phase::Program;
+                c.tag = q.tag;
+                c.until = self.bus_free + r.t_prog;
+                report_program(r, q.tag, self.bus_free, c.until, done);
+            }
+            if r.late || !c.reads.is_empty() || !c.writes.is_empty() {
+                next = next.min(c.until);
+            }
         }
-        // The bus freeing is an event only if a chip waits for it.
+        // The bus freeing is an event only if a chip waits for it (when
+        // completions are reported late: if anything is queued or held).
+        let waiting = if r.late { self.queued > 0 || self.held > 0 } else { waiters > 0 };
         if waiting && self.bus_free > now {
             next = next.min(self.bus_free);
         }
