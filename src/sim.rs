@@ -418,7 +418,14 @@ impl<'w> Simulation<'w> {
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload,
-            timing: Timing::new(cfg),
+            timing: {
+                let mut t = Timing::new(cfg);
+                // The closed loop bounds unreported completions by the next event.
+                if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
+                    t.report_at_completion();
+                }
+                t
+            },
             metrics: Metrics::default(),
             replay: cfg.replay.clone(),
             units,
@@ -1304,10 +1311,12 @@ impl<'w> Simulation<'w> {
         let (mut best, mut best_t) = (start, load(start));
         for range in [start + 1..n, 0..start] {
             for u in range {
+                // Branch-free select: which chip wins is data, not a
+                // pattern the branch predictor could learn.
                 let e = load(u);
-                if e < best_t {
-                    (best, best_t) = (u, e);
-                }
+                let lt = e < best_t;
+                best = if lt { u } else { best };
+                best_t = if lt { e } else { best_t };
             }
         }
         self.ll_next = if best + 1 == n { 0 } else { best as u32 + 1 };
