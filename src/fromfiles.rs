@@ -475,7 +475,6 @@ pub fn scan_listing(
     };
     let mut distinct: HashSet<u128> = HashSet::new();
     let mut contents: Vec<Vec<PageHash>> = Vec::with_capacity(listing.files.len());
-    let mut next_page = 0u64;
     let iat = opts.inter_arrival.0;
     for (path, _) in listing.files {
         let mut progress = |n: u64| {
@@ -495,8 +494,8 @@ pub fn scan_listing(
         }
         let pages = bytes.div_ceil(ps);
         debug_assert_eq!(hashes.len() as u64, pages * k as u64);
-        if next_page + pages > 1 << 32 {
-            return Err(FromFilesError::TooLarge { pages: next_page + pages, page_size: opts.page_size });
+        if res.pages + pages > 1 << 32 {
+            return Err(FromFilesError::TooLarge { pages: res.pages + pages, page_size: opts.page_size });
         }
         for page in hashes.chunks_exact(k) {
             let id = if k == 1 { u128::from_be_bytes(page[0]) } else { xxh3_128(page.concat().as_slice()) };
@@ -506,7 +505,6 @@ pub fn scan_listing(
         contents.push(hashes);
         res.bytes += bytes;
         res.pages += pages;
-        next_page += pages;
     }
     if res.files.is_empty() {
         let roots: Vec<String> = listing.roots.iter().map(|p| p.display().to_string()).collect();
@@ -600,12 +598,12 @@ fn lay_out(res: &mut FromFilesResult, contents: Vec<Vec<PageHash>>, opts: &FromF
         }
         return;
     }
-    let files: Vec<usize> = (0..res.files.len()).collect();
+    let (n, w) = (res.files.len(), opts.writers as usize);
     let mut contents = contents.into_iter();
-    for group in files.chunks(opts.writers as usize) {
+    for start in (0..n).step_by(w) {
         // This group's files, each with its hashes and the next page to append.
         let mut open: Vec<(usize, Vec<PageHash>, u64)> =
-            group.iter().map(|&f| (f, contents.next().unwrap_or_default(), 0)).collect();
+            (start..n.min(start + w)).map(|f| (f, contents.next().unwrap_or_default(), 0)).collect();
         while !open.is_empty() {
             for (f, hashes, at) in open.iter_mut() {
                 let pages = opts.segment.min(res.files[*f].pages - *at);
