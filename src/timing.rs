@@ -640,6 +640,9 @@ impl Channel {
                 c.writes.push_back(q);
             }
             self.queued += 1;
+            if chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize]) {
+                self.queued -= 1;
+            }
             if c.phase != Phase::Held {
                 self.next = self.next.min(c.until);
             }
@@ -735,14 +738,17 @@ impl Channel {
         let mut best: Option<(u8, Nanos, usize)> = None;
         let mut next = NEVER;
         let mut waiters = 0u32;
-        for (i, c) in self.chips.iter().enumerate() {
+        for (i, c) in self.chips.iter_mut().enumerate() {
             let cand = match c.phase {
                 Phase::Sense => {
                     next = next.min(c.until);
                     continue;
                 }
                 Phase::Out | Phase::Program | Phase::Gc => {
-                    if r.late || !c.reads.is_empty() || !c.writes.is_empty() {
+                    if chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize]) {
+                        self.queued -= 1;
+                    }
+                    if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                         next = next.min(c.until);
                     }
                     continue;
@@ -800,7 +806,10 @@ impl Channel {
                 c.until = self.bus_free + r.t_prog;
                 report_program(r, q.tag, self.bus_free, c.until, done);
             }
-            if r.late || !c.reads.is_empty() || !c.writes.is_empty() {
+            if chain_read(c, r, &mut acct.wait[chip]) {
+                self.queued -= 1;
+            }
+            if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                 next = next.min(c.until);
             }
         }
@@ -812,6 +821,33 @@ impl Channel {
         }
         self.next = next;
     }
+}
+
+/// Starts a busy chip's next read now, back to back with the phase it is
+/// in, when that is already decided (module doc, "Events"): under read
+/// priority, a chip ending a phase whose end is fixed (a transfer out, a
+/// program, GC) starts its oldest queued read then, whatever arrives
+/// meanwhile (a later read queues behind it, writes and GC wait for
+/// reads), so the read's sense is scheduled at once, from the phase's end,
+/// and that end is no event. Returns whether a read was taken from the
+/// queue (its wait, from arrival to the phase's end, is added to `wait`).
+/// Not when completions are reported late: that mode keeps one event per
+/// phase end.
+#[inline]
+fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos) -> bool {
+    if r.late || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc)
+    {
+        return false;
+    }
+    let Some(q) = c.reads.pop_front() else { return false };
+    let start = c.until;
+    *wait += start - q.arrival;
+    c.phase = Phase::Sense;
+    c.until = start + r.t_read;
+    c.tag = q.tag;
+    c.arrival = q.arrival;
+    c.ppn = q.ppn;
+    true
 }
 
 /// Reports a program's completion when its bus grant fixes it: the
