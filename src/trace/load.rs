@@ -7,7 +7,8 @@
 
 use super::format::{detect, DETECT_LINES};
 use super::parse::{
-    md5_of, pages_covered, quote, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE, MAX_NATIVE_LINE,
+    md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE,
+    MAX_NATIVE_LINE,
 };
 use super::{fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
 use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
@@ -358,7 +359,7 @@ impl Driver<'_> {
             self.keep(line_no, r);
             return Ok(());
         }
-        self.line(line_no, &String::from_utf8_lossy(bytes))
+        self.line(line_no, &text(bytes))
     }
 
     /// Moves newly parsed records to the output, applying the filters.
