@@ -7,10 +7,11 @@
 
 use super::format::{detect, DETECT_LINES};
 use super::parse::{
-    md5_of, pages_covered, quote, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE, MAX_NATIVE_LINE,
+    md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE,
+    MAX_NATIVE_LINE,
 };
 use super::{fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
-use super::{PageHash, TraceError, TraceFormat, TraceHint};
+use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
 use md5::{Digest, Md5};
@@ -174,8 +175,8 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
 /// only used in messages, provenance and to break the SSDsim/MQSim tie.
 pub fn load_from_reader<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let parsed = read_records(reader, path, opts)?;
-    build_workload(parsed, path, opts)
+    let (parsed, records) = parse(reader, path, opts)?;
+    build(parsed, records, path, opts)
 }
 
 fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
@@ -193,13 +194,131 @@ fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
     }
 }
 
+/// A byte-level fast path of a format's parser: it reads a raw line (not
+/// trimmed, not checked to be UTF-8) and returns a record only when the
+/// format's parser would return the identical record for that line; any
+/// other line (blank, comment, malformed, unusual) is `None` and goes to the
+/// parser, which then gives the same record or its precise error.
+type FastParse = fn(&[u8]) -> Option<TraceRecord>;
+
+/// The [`FastParse`] of a format, if it has one.
+fn fast_parser(format: TraceFormat) -> Option<FastParse> {
+    match format {
+        TraceFormat::Ssdsim | TraceFormat::Mqsim => Some(ssdsim::parse_disksim_fast),
+        _ => None,
+    }
+}
+
+/// One kept record in the loader's compact form: 40 bytes where a
+/// [`Numbered`] takes 88. Most formats never carry content or hints, and the
+/// few records that do keep them in [`Records::extras`], so a trace of a
+/// million requests holds half the memory (and causes half the page
+/// faults) between parsing and [`build_workload`].
+#[derive(Copy, Clone, Debug)]
+struct Rec {
+    time: Nanos,
+    offset: u64,
+    size: u64,
+    /// The line the record starts on.
+    line: u64,
+    /// The record's volume, as an index into [`Records::volumes`].
+    slot: u32,
+    op: Op,
+    /// Whether the record's content and hint are in [`Records::extras`].
+    extra: bool,
+}
+
+/// The content and hint of a record that has either (see [`Rec`]).
+#[derive(Debug)]
+struct Extra {
+    content: Option<Vec<PageHash>>,
+    hint: Option<TraceHint>,
+}
+
+/// Records in trace order in compact form, with what [`build_workload`]
+/// needs to know of all of them before it can place the first: each
+/// volume's first line and highest end byte, gathered as records arrive so
+/// that building takes one pass.
+#[derive(Debug, Default)]
+struct Records {
+    recs: Vec<Rec>,
+    /// Content and hints of the records marked `extra`, in trace order.
+    extras: Vec<Extra>,
+    /// Per slot: (volume, first line, highest `offset + size`), in order of
+    /// first appearance.
+    volumes: Vec<(u32, u64, u64)>,
+    /// The slot of each volume.
+    slots: HashMap<u32, u32>,
+}
+
+impl Records {
+    fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// Appends a record, as is (no filtering).
+    fn push(&mut self, line: u64, r: TraceRecord) {
+        let end = r.offset + r.size;
+        // Consecutive records are nearly always on one volume, so the map is
+        // rarely consulted.
+        let slot = match self.recs.last() {
+            Some(p) if self.volumes[p.slot as usize].0 == r.volume => p.slot,
+            _ => match self.slots.get(&r.volume) {
+                Some(&i) => i,
+                None => {
+                    let i = self.volumes.len() as u32;
+                    self.slots.insert(r.volume, i);
+                    self.volumes.push((r.volume, line, end));
+                    i
+                }
+            },
+        };
+        let v = &mut self.volumes[slot as usize];
+        v.2 = v.2.max(end);
+        let extra = r.content.is_some() || r.hint.is_some();
+        if extra {
+            self.extras.push(Extra { content: r.content, hint: r.hint });
+        }
+        self.recs.push(Rec { time: r.time, offset: r.offset, size: r.size, line, slot, op: r.op, extra });
+    }
+
+    /// The records as [`read_records`] returns them.
+    fn into_numbered(self) -> Vec<Numbered> {
+        let mut extras = self.extras.into_iter();
+        self.recs
+            .iter()
+            .map(|r| {
+                let e = if r.extra { extras.next() } else { None };
+                let (content, hint) = e.map_or((None, None), |e| (e.content, e.hint));
+                let volume = self.volumes[r.slot as usize].0;
+                (r.line, TraceRecord { time: r.time, op: r.op, offset: r.offset, size: r.size, volume, content, hint })
+            })
+            .collect()
+    }
+}
+
+impl From<Vec<Numbered>> for Records {
+    fn from(records: Vec<Numbered>) -> Self {
+        let mut out = Records { recs: Vec::with_capacity(records.len()), ..Records::default() };
+        for (line, r) in records {
+            out.push(line, r);
+        }
+        out
+    }
+}
+
 /// Per-line driver state of [`read_records`].
 struct Driver<'a> {
     parser: Box<dyn LineParser>,
+    fast: Option<FastParse>,
     path: &'a Path,
     opts: &'a LoadOptions,
     scratch: Vec<Numbered>,
-    out: Vec<Numbered>,
+    out: Records,
     bad: u64,
     zero_len: u64,
     warnings: Vec<String>,
@@ -232,34 +351,60 @@ impl Driver<'_> {
         Ok(())
     }
 
+    /// [`line`](Self::line) on a line's raw bytes: through the format's
+    /// fast path when it has one that accepts the line, else as text
+    /// (invalid UTF-8 replaced).
+    fn line_bytes(&mut self, line_no: u64, bytes: &[u8]) -> Result<(), TraceError> {
+        if let Some(r) = self.fast.and_then(|f| f(bytes)) {
+            self.keep(line_no, r);
+            return Ok(());
+        }
+        self.line(line_no, &text(bytes))
+    }
+
     /// Moves newly parsed records to the output, applying the filters.
     fn drain(&mut self) {
-        for (line, r) in self.scratch.drain(..) {
-            // Consecutive records are nearly always on the last new
-            // volume's device: skip the set then.
-            if self.volumes.last() != Some(&r.volume) && self.seen.insert(r.volume) {
-                self.volumes.push(r.volume);
-            }
-            if r.size == 0 {
-                self.zero_len += 1;
-                continue;
-            }
-            if let VolumeSelect::One(v) = self.opts.volume {
-                if r.volume != v {
-                    continue;
-                }
-            }
-            if self.opts.max_requests.is_some_and(|m| self.out.len() as u64 >= m) {
-                continue;
-            }
-            self.out.push((line, r));
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for (line, r) in scratch.drain(..) {
+            self.keep(line, r);
         }
+        self.scratch = scratch;
+    }
+
+    /// Adds one parsed record to the output, applying the filters.
+    fn keep(&mut self, line: u64, r: TraceRecord) {
+        // Consecutive records are nearly always on the last new volume's
+        // device: skip the set then.
+        if self.volumes.last() != Some(&r.volume) && self.seen.insert(r.volume) {
+            self.volumes.push(r.volume);
+        }
+        if r.size == 0 {
+            self.zero_len += 1;
+            return;
+        }
+        if let VolumeSelect::One(v) = self.opts.volume {
+            if r.volume != v {
+                return;
+            }
+        }
+        if self.full() {
+            return;
+        }
+        self.out.push(line, r);
     }
 }
 
 /// Parses a trace into records (format detection, line parsing, FIU
 /// merging, volume filtering) without page alignment.
 pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<ParsedTrace, TraceError> {
+    let (mut parsed, records) = parse(reader, path, opts)?;
+    parsed.records = records.into_numbered();
+    Ok(parsed)
+}
+
+/// [`read_records`] with the records in compact form, apart from the
+/// (then empty) `records` of the [`ParsedTrace`].
+fn parse<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<(ParsedTrace, Records), TraceError> {
     let line_err = |e| match e {
         LineError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
         LineError::TooLong { line, limit } => TraceError::LineTooLong { path: path.to_path_buf(), line, limit },
@@ -270,7 +415,7 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     }
     let mut head: Vec<(u64, String)> = Vec::new();
     while head.len() < DETECT_LINES {
-        match lines.next_line().map_err(line_err)?.map(|(n, t)| (n, t.to_owned())) {
+        match lines.next_line().map_err(line_err)?.map(|(n, t)| (n, t.into_owned())) {
             Some((n, t)) if !t.trim().is_empty() => {
                 // Native lines carry content lists: allow them their length
                 // as soon as the header says what the file is.
@@ -306,10 +451,11 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
     };
     let mut d = Driver {
         parser: make_parser(format, opts),
+        fast: fast_parser(format),
         path,
         opts,
         scratch: Vec::new(),
-        out: Vec::new(),
+        out: Records::default(),
         bad: 0,
         zero_len: 0,
         warnings: Vec::new(),
@@ -323,8 +469,8 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
         d.line(n, &text)?;
     }
     while !d.full() {
-        let Some((n, text)) = lines.next_line().map_err(line_err)? else { break };
-        d.line(n, text)?;
+        let Some((n, bytes)) = lines.next_bytes().map_err(line_err)? else { break };
+        d.line_bytes(n, bytes)?;
     }
     d.parser.finish(&mut d.scratch);
     d.drain();
@@ -340,7 +486,15 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
         d.warnings.push(format!("ignored {} zero-length requests", d.zero_len));
     }
     let description = d.parser.description();
-    Ok(ParsedTrace { format, records: d.out, bad_lines: d.bad, warnings: d.warnings, volumes: d.volumes, description })
+    let parsed = ParsedTrace {
+        format,
+        records: Vec::new(),
+        bad_lines: d.bad,
+        warnings: d.warnings,
+        volumes: d.volumes,
+        description,
+    };
+    Ok((parsed, d.out))
 }
 
 /// A volume number as the user spells it: FIU devices as `major:minor`
@@ -496,9 +650,15 @@ fn coarse_timestamps(requests: &[Request]) -> Option<String> {
 ///    request ending beyond the capacity is an error naming its line and
 ///    suggesting `--wrap`. Page numbers must fit in 32 bits
 ///    ([`crate::units::Lpn`]).
-pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
+pub fn build_workload(mut parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
+    let records = Records::from(std::mem::take(&mut parsed.records));
+    build(parsed, records, path, opts)
+}
+
+/// [`build_workload`] on compact records (`parsed.records` is ignored).
+fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let ParsedTrace { format, records, bad_lines, mut warnings, volumes: seen, description } = parsed;
+    let ParsedTrace { format, bad_lines, mut warnings, volumes: seen, description, .. } = parsed;
     let pb = || path.to_path_buf();
     if records.is_empty() {
         let detail = match opts.volume {
@@ -513,35 +673,16 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         return Err(TraceError::Empty { path: pb(), detail });
     }
     let ps = u64::from(opts.page_size);
+    // The page size is a power of two (validated): divide by shifting.
+    let shift = ps.trailing_zeros();
 
-    // Volume ranges, in order of first appearance.
-    let mut order: Vec<(u32, u64, u64)> = Vec::new(); // (volume, first line, max end)
-    let mut index: HashMap<u32, usize> = HashMap::new();
-    // The previous record's volume and its slot: consecutive records are
-    // nearly always on one volume, so the map is rarely consulted.
-    let mut last: Option<(u32, usize)> = None;
-    for (line, r) in &records {
-        let end = r.offset + r.size;
-        let i = match last {
-            Some((v, i)) if v == r.volume => i,
-            _ => match index.get(&r.volume) {
-                Some(&i) => i,
-                None => {
-                    index.insert(r.volume, order.len());
-                    order.push((r.volume, *line, end));
-                    order.len() - 1
-                }
-            },
-        };
-        order[i].2 = order[i].2.max(end);
-        last = Some((r.volume, i));
-    }
-    let mut bases: HashMap<u32, u64> = HashMap::new();
-    let mut volumes = Vec::with_capacity(order.len());
+    // Volume ranges (by slot), in order of first appearance.
+    let mut bases: Vec<u64> = Vec::with_capacity(records.volumes.len());
+    let mut volumes = Vec::with_capacity(records.volumes.len());
     let mut next = 0u64;
     let merge = opts.volume == VolumeSelect::Merge;
-    for &(v, line, max_end) in &order {
-        bases.insert(v, next);
+    for &(v, line, max_end) in &records.volumes {
+        bases.push(next);
         volumes.push((v, next));
         if merge {
             continue;
@@ -553,7 +694,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         })?;
     }
 
-    let t0 = records[0].1.time;
+    let t0 = records.recs[0].time;
     let mut prev = t0;
     let (mut backwards, mut max_back) = (0u64, Nanos::ZERO);
     let (mut splits, mut folded, mut mismatched, mut writes_without) = (0u64, 0u64, 0u64, 0u64);
@@ -563,9 +704,13 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
     let mut requests: Vec<Request> = Vec::with_capacity(records.len());
     let mut hints: Vec<(u32, Hint)> = Vec::new();
     let mut span = 0u64;
-    let mut last_base: Option<(u32, u64)> = None;
-    for (line, r) in &records {
-        let line = *line;
+    let mut extras = records.extras.into_iter();
+    for r in &records.recs {
+        let line = r.line;
+        let (content, hint) = match r.extra {
+            true => extras.next().map_or((None, None), |e| (e.content, e.hint)),
+            false => (None, None),
+        };
         let mut abs = r.time;
         if abs < prev {
             backwards += 1;
@@ -574,18 +719,16 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         }
         prev = abs;
         let t = abs - t0;
-        let base = match last_base {
-            Some((v, b)) if v == r.volume => b,
-            _ => bases.get(&r.volume).copied().unwrap_or(0),
-        };
-        last_base = Some((r.volume, base));
-        let pages = pages_covered(r.offset, r.size, ps);
-        let lpn = base.checked_add(r.offset / ps).ok_or_else(|| TraceError::AddressOverflow {
+        let base = bases[r.slot as usize];
+        // `pages_covered(r.offset, r.size, ps)`, shifting.
+        let first = r.offset >> shift;
+        let pages = if r.size == 0 { 0 } else { ((r.offset + r.size - 1) >> shift) - first + 1 };
+        let lpn = base.checked_add(first).ok_or_else(|| TraceError::AddressOverflow {
             path: pb(),
             line,
             reason: "logical page number overflows 64 bits".into(),
         })?;
-        let hashes = match (&r.content, r.op) {
+        let hashes = match (&content, r.op) {
             (Some(c), Op::Write) if !opts.ignore_content => {
                 let h = page_hashes(c, r.offset, r.size, ps);
                 if h.is_none() {
@@ -627,11 +770,11 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
                 segs[0].0 = l;
             }
         }
-        if let Some(h) = r.hint {
+        if let Some(h) = hint {
             let hint = match h {
                 TraceHint::Overwrite => Hint::Overwrite,
                 TraceHint::Append { after } => {
-                    let a = base.checked_add(after / ps).filter(|&a| a < 1 << 32).ok_or_else(|| {
+                    let a = base.checked_add(after >> shift).filter(|&a| a < 1 << 32).ok_or_else(|| {
                         TraceError::AddressOverflow {
                             path: pb(),
                             line,
@@ -698,7 +841,7 @@ pub fn build_workload(parsed: ParsedTrace, path: &Path, opts: &LoadOptions) -> R
         warnings.push(format!(
             "{folded} of {} requests started beyond the --wrap range of {w} pages and were folded \
              into it (page p -> p mod {w})",
-            records.len()
+            records.recs.len()
         ));
     }
     if splits > 0 {

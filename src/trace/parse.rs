@@ -9,6 +9,7 @@
 use super::{PageHash, TraceRecord};
 use crate::units::SECTOR;
 use md5::{Digest, Md5};
+use std::borrow::Cow;
 use std::io::{self, BufRead};
 
 /// Granularity of [`PageHash`]es in [`TraceRecord::content`]: one per 4 KiB page.
@@ -110,21 +111,29 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// after buffering at most the limit plus one read buffer.
 pub(crate) struct LineReader<R> {
     reader: R,
+    /// A line that did not lie whole in the reader's buffer, copied.
     buf: Vec<u8>,
-    /// The current line when it is not valid UTF-8 (replaced characters).
-    lossy: String,
+    /// Bytes of the reader's buffer the line last returned in place
+    /// occupies: consumed on the next call, so that the line can borrow them.
+    pending: usize,
     line_no: u64,
     limit: usize,
 }
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(reader: R) -> Self {
-        LineReader { reader, buf: Vec::with_capacity(256), lossy: String::new(), line_no: 0, limit: MAX_LINE }
+        LineReader { reader, buf: Vec::with_capacity(256), pending: 0, line_no: 0, limit: MAX_LINE }
     }
 
     /// Sets the longest line accepted from now on.
     pub fn set_limit(&mut self, limit: usize) {
         self.limit = limit;
+    }
+
+    /// Whether a line body (terminator excluded, a trailing CR not counted)
+    /// exceeds `limit`.
+    fn too_long(body: &[u8], limit: usize) -> bool {
+        body.len() - usize::from(body.last() == Some(&b'\r')) > limit
     }
 
     /// Reads up to and including the next LF (or to end of input) into
@@ -133,11 +142,7 @@ impl<R: BufRead> LineReader<R> {
     fn read_bounded(&mut self) -> Result<bool, LineError> {
         self.buf.clear();
         loop {
-            let chunk = match self.reader.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.into()),
-            };
+            let chunk = fill(&mut self.reader)?;
             if chunk.is_empty() {
                 return Ok(!self.buf.is_empty());
             }
@@ -149,7 +154,7 @@ impl<R: BufRead> LineReader<R> {
             self.reader.consume(take);
             // The terminator (LF or CR LF) does not count against the limit.
             let body = if done { &self.buf[..self.buf.len() - 1] } else { &self.buf[..] };
-            if body.len() - usize::from(body.last() == Some(&b'\r')) > self.limit {
+            if Self::too_long(body, self.limit) {
                 return Err(LineError::TooLong { line: self.line_no + 1, limit: self.limit });
             }
             if done {
@@ -158,28 +163,75 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
-    /// The next line and its 1-based number, or `None` at end of input.
-    /// The text borrows the reader's buffer (no allocation per line: a
-    /// valid UTF-8 line is used in place; only a line with invalid bytes is
-    /// copied, with replacement characters).
-    pub fn next_line(&mut self) -> Result<Option<(u64, &str)>, LineError> {
-        if !self.read_bounded()? {
-            return Ok(None);
-        }
-        self.line_no += 1;
-        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-            self.buf.pop();
-        }
-        let bytes = if self.line_no == 1 { self.buf.strip_prefix(BOM).unwrap_or(&self.buf) } else { &self.buf };
-        let text = match std::str::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(_) => {
-                self.lossy = String::from_utf8_lossy(bytes).into_owned();
-                &self.lossy
+    /// The next line's bytes (terminator, trailing CRs and a leading
+    /// byte-order mark removed) and its 1-based number, or `None` at end of
+    /// input. A line that lies whole in the reader's buffer (nearly every
+    /// line) is returned in place, without a copy; it is consumed on the
+    /// next call.
+    pub fn next_bytes(&mut self) -> Result<Option<(u64, &[u8])>, LineError> {
+        self.reader.consume(std::mem::take(&mut self.pending));
+        // Where the line ends if it lies whole in the buffer, and whether it
+        // is too long then. (The reader is often a `dyn BufRead`: each call
+        // costs, so the buffer is looked at once here and once to lend it.)
+        let in_place = loop {
+            match self.reader.fill_buf() {
+                Ok(chunk) => break memchr::memchr(b'\n', chunk).map(|i| (i, Self::too_long(&chunk[..i], self.limit))),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
             }
         };
-        Ok(Some((self.line_no, text)))
+        let mut line: &[u8] = match in_place {
+            Some((_, true)) => return Err(LineError::TooLong { line: self.line_no + 1, limit: self.limit }),
+            Some((i, false)) => {
+                self.pending = i + 1;
+                self.line_no += 1;
+                &self.reader.fill_buf()?[..i]
+            }
+            None => {
+                if !self.read_bounded()? {
+                    return Ok(None);
+                }
+                self.line_no += 1;
+                &self.buf
+            }
+        };
+        while let Some((b'\n' | b'\r', rest)) = line.split_last() {
+            line = rest;
+        }
+        if self.line_no == 1 {
+            line = line.strip_prefix(BOM).unwrap_or(line);
+        }
+        Ok(Some((self.line_no, line)))
     }
+
+    /// [`next_bytes`](Self::next_bytes) as text: a valid UTF-8 line is used
+    /// in place; only a line with invalid bytes is copied, with replacement
+    /// characters.
+    pub fn next_line(&mut self) -> Result<Option<(u64, Cow<'_, str>)>, LineError> {
+        Ok(self.next_bytes()?.map(|(n, b)| (n, text(b))))
+    }
+}
+
+/// A line's bytes as text, invalid UTF-8 replaced. Valid lines (nearly all)
+/// are checked with `str::from_utf8`, several times faster than
+/// `String::from_utf8_lossy`'s chunk iterator on valid input.
+pub(crate) fn text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// The reader's buffer, refilled if empty (retrying interrupted reads).
+fn fill<R: BufRead>(reader: &mut R) -> io::Result<&[u8]> {
+    loop {
+        match reader.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    reader.fill_buf()
 }
 
 /// The fields of one line plus their names, for error messages.
@@ -465,7 +517,7 @@ mod tests {
         r.set_limit(limit);
         let mut out = Vec::new();
         while let Some((_, t)) = r.next_line()? {
-            out.push(t.to_owned());
+            out.push(t.into_owned());
         }
         Ok(out)
     }

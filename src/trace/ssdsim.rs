@@ -62,7 +62,7 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
 /// record or its precise error: this path only accepts lines the general
 /// one parses to the identical record.
 #[inline]
-fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
+pub(crate) fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut v = [0u64; 5];
     let mut i = 0;
