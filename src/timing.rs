@@ -64,6 +64,14 @@
 //! common cases (a busy chip, or an idle chip with nothing queued) is
 //! decided by arithmetic, without a settle (`Channel::arrive`).
 //!
+//! Under read priority, a chip busy with a phase whose end is fixed (a
+//! transfer out, a program, GC) and with a read queued behind it starts
+//! that read when the phase ends, whatever arrives meanwhile: a later read
+//! queues behind it, and writes and GC wait for reads. So the read's sense
+//! is scheduled at once, back to back with the phase (`chain_read`), and
+//! the phase's end is no event either (15% fewer settles on the benchmark
+//! trace; BENCHMARKS.md, round 3).
+//!
 //! [`Timing::report_at_completion`] (the closed-loop replay, which bounds
 //! unreported completions by [`Timing::next_event`] and advances to it)
 //! keeps one event per phase end instead, reports completions at those
