@@ -54,6 +54,10 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
     Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
 }
 
+/// Digits per field that [`parse_disksim_fast`] reads: any 19-digit number
+/// fits a u64.
+const MAX_FAST_DIGITS: usize = 19;
+
 /// The common case of [`parse_disksim`], read straight from the line's
 /// bytes with no allocation: five fields of ASCII digits separated by
 /// spaces or tabs (anything may follow), each in range, op exactly `0` or
@@ -72,8 +76,18 @@ pub(crate) fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
             i += 1;
         }
         let start = i;
-        while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            *x = x.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        // At most 19 digits cannot overflow a u64 (10^19 - 1 < 2^64), so
+        // plain arithmetic suffices; a longer field goes to the general
+        // parser (which reports overflow, or reads leading zeros).
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            if i - start == MAX_FAST_DIGITS {
+                return None;
+            }
+            *x = *x * 10 + u64::from(d);
             i += 1;
         }
         if i == start || b.get(i).is_some_and(|&c| !blank(c)) {
@@ -200,7 +214,13 @@ mod tests {
             check_extent(offset, size)?;
             Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
         };
-        let accepted = ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 extra fields", "007 0 0 1 1"];
+        let accepted = [
+            "0 0 0 8 1",
+            "26214000 0 303574 7 0",
+            "1\t2  3\t\t4 0 extra fields",
+            "007 0 0 1 1",
+            "9999999999999999999 0 0 8 1",
+        ];
         for line in accepted {
             let fast = parse_disksim_fast(line.as_bytes()).expect(line);
             assert_eq!(Ok(fast.clone()), general(line), "{line}");
@@ -214,6 +234,7 @@ mod tests {
             "+1 0 0 8 1",
             "0 4294967296 0 8 1",
             "18446744073709551616 0 0 8 1",
+            "00000000000000000001 0 0 8 1",
             "0 0 36028797018963968 8 1",
             "0 0 36028797018963967 1 1",
             "0\u{a0}0 0 8 1",
