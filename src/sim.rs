@@ -1307,16 +1307,24 @@ impl<'w> Simulation<'w> {
         let n = self.units as usize;
         let start = self.ll_next as usize % n;
         let (est, chips) = (&self.est_free, &self.unit_chip[..n]);
-        let load = |u: usize| est[chips[u] as usize].max(at);
-        let (mut best, mut best_t) = (start, load(start));
-        for range in [start + 1..n, 0..start] {
+        let free = |u: usize| est[chips[u] as usize];
+        // A chip free by `at` has the least possible load (`at`): the first
+        // such unit in cyclic order wins, and the scan stops there.
+        let (mut best, mut best_t) = (start, free(start));
+        'scan: for range in [start + 1..n, 0..start] {
+            if best_t <= at {
+                break;
+            }
             for u in range {
                 // Branch-free select: which chip wins is data, not a
                 // pattern the branch predictor could learn.
-                let e = load(u);
+                let e = free(u);
                 let lt = e < best_t;
                 best = if lt { u } else { best };
                 best_t = if lt { e } else { best_t };
+                if best_t <= at {
+                    break 'scan;
+                }
             }
         }
         self.ll_next = if best + 1 == n { 0 } else { best as u32 + 1 };
