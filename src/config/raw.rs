@@ -720,8 +720,25 @@ pub(crate) fn normalize_engine_tables(engine: toml::Table) -> Result<toml::Table
     })
 }
 
+/// How deep a `[section.<name>]` parameter table may nest tables and
+/// arrays. Parameters are plain values, so this only turns away input like
+/// `--set policy.fad.a.b.c.d.e.f.g.h.i=1`: its `config show` would not load
+/// back (the TOML parser limits how deep a document may nest), a crash
+/// found by the `config` fuzz target (docs/reliability.md).
+const MAX_PARAM_NESTING: usize = 8;
+
+/// Levels of tables and arrays in `v` (a plain value is 0).
+fn nesting(v: &toml::Value) -> usize {
+    match v {
+        toml::Value::Table(t) => 1 + t.values().map(nesting).max().unwrap_or(0),
+        toml::Value::Array(a) => 1 + a.iter().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// `[section.<name>]` parameter tables: every name must pass `known`, every
-/// value must be a table; empty tables are dropped.
+/// value must be a table nesting at most [`MAX_PARAM_NESTING`] levels; empty
+/// tables are dropped.
 fn normalize_tables(
     section: &str,
     tables: toml::Table,
@@ -733,6 +750,16 @@ fn normalize_tables(
         match v {
             toml::Value::Table(t) if t.is_empty() => {}
             toml::Value::Table(t) => {
+                let depth = 1 + t.values().map(nesting).max().unwrap_or(0);
+                if depth > MAX_PARAM_NESTING {
+                    return Err(ConfigError::invalid(
+                        format!("{section}.{name}"),
+                        format!(
+                            "[{section}.{name}] nests tables or arrays {depth} levels deep; parameters nest at most \
+                             {MAX_PARAM_NESTING} levels (every parameter of a policy or engine is a plain value)"
+                        ),
+                    ));
+                }
                 out.insert(name, toml::Value::Table(t));
             }
             other => {
@@ -784,6 +811,23 @@ mod tests {
     }
 
     /// The registry's parameter tables, found by probing the constructors.
+    #[test]
+    fn deeply_nested_parameter_tables_are_errors() {
+        use crate::config::Config;
+        // Found by the `config` fuzz target: such a config loaded, but its
+        // `config show` did not load back.
+        let deep = format!("policy.fad.{}=1", (0..40).map(|i| format!("k{i}")).collect::<Vec<_>>().join("."));
+        let err = Config::from_toml_str_with_overrides("", "t.toml", &[deep]).unwrap_err().to_string();
+        assert!(err.contains("nests tables or arrays 40 levels deep"), "{err}");
+        let nested_array = format!("[engine.smartdedup]\nx = {}1{}\n", "[".repeat(9), "]".repeat(9));
+        let err = Config::from_toml_str(&nested_array, "t.toml").unwrap_err().to_string();
+        assert!(err.contains("at most 8 levels"), "{err}");
+        // Up to the limit is left to the policy's own parameter check.
+        let ok = Config::from_toml_str_with_overrides("", "t.toml", &["policy.fad.a.b.c.d.e.f.g=1".into()]).unwrap();
+        let shown = ok.show();
+        assert_eq!(Config::from_toml_str(&shown, &ok.name).unwrap(), ok);
+    }
+
     #[test]
     fn policy_tables_are_found_in_the_registry() {
         let t: Vec<(&str, Vec<&str>)> = policy_tables().to_vec();
