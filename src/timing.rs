@@ -69,8 +69,8 @@
 //! that read when the phase ends, whatever arrives meanwhile: a later read
 //! queues behind it, and writes and GC wait for reads. So the read's sense
 //! is scheduled at once, back to back with the phase (`chain_read`), and
-//! the phase's end is no event either (15% fewer settles on the benchmark
-//! trace; BENCHMARKS.md, round 3).
+//! the phase's end is no event either (15% fewer settles on the first
+//! 200,000 requests of the benchmark trace; BENCHMARKS.md, round 3).
 //!
 //! [`Timing::report_at_completion`] (the closed-loop replay, which bounds
 //! unreported completions by [`Timing::next_event`] and advances to it)
@@ -648,8 +648,8 @@ impl Channel {
                 c.writes.push_back(q);
             }
             self.queued += 1;
-            if chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize]) {
-                self.queued -= 1;
+            if read {
+                chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
             }
             if c.phase != Phase::Held {
                 self.next = self.next.min(c.until);
@@ -753,9 +753,7 @@ impl Channel {
                     continue;
                 }
                 Phase::Out | Phase::Program | Phase::Gc => {
-                    if chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize]) {
-                        self.queued -= 1;
-                    }
+                    chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
                     if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                         next = next.min(c.until);
                     }
@@ -814,9 +812,7 @@ impl Channel {
                 c.until = self.bus_free + r.t_prog;
                 report_program(r, q.tag, self.bus_free, c.until, done);
             }
-            if chain_read(c, r, &mut acct.wait[chip]) {
-                self.queued -= 1;
-            }
+            chain_read(c, r, &mut acct.wait[chip], &mut self.queued);
             if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                 next = next.min(c.until);
             }
@@ -837,17 +833,18 @@ impl Channel {
 /// program, GC) starts its oldest queued read then, whatever arrives
 /// meanwhile (a later read queues behind it, writes and GC wait for
 /// reads), so the read's sense is scheduled at once, from the phase's end,
-/// and that end is no event. Returns whether a read was taken from the
-/// queue (its wait, from arrival to the phase's end, is added to `wait`).
-/// Not when completions are reported late: that mode keeps one event per
-/// phase end.
+/// and that end is no event. A read taken from the queue leaves the
+/// channel's `queued` count, and its wait (arrival to the phase's end) is
+/// added to `wait`. Not when completions are reported late: that mode
+/// keeps one event per phase end.
 #[inline]
-fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos) -> bool {
+fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos, queued: &mut u32) {
     if r.late || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc)
     {
-        return false;
+        return;
     }
-    let Some(q) = c.reads.pop_front() else { return false };
+    let Some(q) = c.reads.pop_front() else { return };
+    *queued -= 1;
     let start = c.until;
     *wait += start - q.arrival;
     c.phase = Phase::Sense;
@@ -855,7 +852,6 @@ fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos) -> bool {
     c.tag = q.tag;
     c.arrival = q.arrival;
     c.ppn = q.ppn;
-    true
 }
 
 /// Reports a program's completion when its bus grant fixes it: the

@@ -727,10 +727,15 @@ pub(crate) fn normalize_engine_tables(engine: toml::Table) -> Result<toml::Table
 /// found by the `config` fuzz target (docs/reliability.md).
 const MAX_PARAM_NESTING: usize = 8;
 
+/// Levels of tables and arrays in table `t`, itself included.
+fn table_nesting(t: &toml::Table) -> usize {
+    1 + t.values().map(nesting).max().unwrap_or(0)
+}
+
 /// Levels of tables and arrays in `v` (a plain value is 0).
 fn nesting(v: &toml::Value) -> usize {
     match v {
-        toml::Value::Table(t) => 1 + t.values().map(nesting).max().unwrap_or(0),
+        toml::Value::Table(t) => table_nesting(t),
         toml::Value::Array(a) => 1 + a.iter().map(nesting).max().unwrap_or(0),
         _ => 0,
     }
@@ -750,7 +755,7 @@ fn normalize_tables(
         match v {
             toml::Value::Table(t) if t.is_empty() => {}
             toml::Value::Table(t) => {
-                let depth = 1 + t.values().map(nesting).max().unwrap_or(0);
+                let depth = table_nesting(&t);
                 if depth > MAX_PARAM_NESTING {
                     return Err(ConfigError::invalid(
                         format!("{section}.{name}"),
@@ -810,7 +815,6 @@ mod tests {
         }
     }
 
-    /// The registry's parameter tables, found by probing the constructors.
     #[test]
     fn deeply_nested_parameter_tables_are_errors() {
         use crate::config::Config;
@@ -828,6 +832,7 @@ mod tests {
         assert_eq!(Config::from_toml_str(&shown, &ok.name).unwrap(), ok);
     }
 
+    /// The registry's parameter tables, found by probing the constructors.
     #[test]
     fn policy_tables_are_found_in_the_registry() {
         let t: Vec<(&str, Vec<&str>)> = policy_tables().to_vec();

@@ -720,10 +720,8 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
         prev = abs;
         let t = abs - t0;
         let base = bases[r.slot as usize];
-        // `pages_covered(r.offset, r.size, ps)`, shifting.
-        let first = r.offset >> shift;
-        let pages = if r.size == 0 { 0 } else { ((r.offset + r.size - 1) >> shift) - first + 1 };
-        let lpn = base.checked_add(first).ok_or_else(|| TraceError::AddressOverflow {
+        let pages = pages_covered(r.offset, r.size, ps);
+        let lpn = base.checked_add(r.offset >> shift).ok_or_else(|| TraceError::AddressOverflow {
             path: pb(),
             line,
             reason: "logical page number overflows 64 bits".into(),

@@ -381,9 +381,15 @@ pub(crate) fn check_extent(offset: u64, size: u64) -> Result<(), String> {
 
 /// Number of `page`-byte pages the byte range `[offset, offset+size)`
 /// touches (0 for an empty range). The caller guarantees no overflow.
+/// Page sizes are powers of two in practice (the loader validates it):
+/// those divide by shifting, since the loader calls this per request.
+#[inline]
 pub fn pages_covered(offset: u64, size: u64, page: u64) -> u64 {
     if size == 0 {
         0
+    } else if page.is_power_of_two() {
+        let shift = page.trailing_zeros();
+        ((offset + size - 1) >> shift) - (offset >> shift) + 1
     } else {
         (offset + size - 1) / page - offset / page + 1
     }
@@ -563,6 +569,9 @@ mod tests {
         assert_eq!(pages_covered(512, 4096, 4096), 2);
         assert_eq!(pages_covered(4095, 2, 4096), 2);
         assert_eq!(pages_covered(7, 0, 4096), 0);
+        // Not a power of two: the division path.
+        assert_eq!(pages_covered(0, 6000, 3000), 2);
+        assert_eq!(pages_covered(2999, 2, 3000), 2);
     }
 
     #[test]
