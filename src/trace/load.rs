@@ -665,7 +665,20 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
             VolumeSelect::One(v) => {
                 let list: Vec<String> = seen.iter().take(20).map(|&s| volume_label(format, s)).collect();
                 let more = if seen.len() > 20 { format!(" and {} more", seen.len() - 20) } else { String::new() };
-                format!(" for volume {} (volumes present: {}{more})", volume_label(format, v), list.join(", "))
+                // `--volume major:minor` on a trace that numbers its
+                // volumes: say where the number came from.
+                let fiu = matches!(format, TraceFormat::Fiu | TraceFormat::FiuHomes);
+                let hint = if !fiu && v >= 1 << 20 {
+                    format!(
+                        "; major:minor ({}:{} = {v}) names FIU devices, {} traces number their volumes",
+                        v >> 20,
+                        v & ((1 << 20) - 1),
+                        format.name()
+                    )
+                } else {
+                    String::new()
+                };
+                format!(" for volume {} (volumes present: {}{more}){hint}", volume_label(format, v), list.join(", "))
             }
             VolumeSelect::All | VolumeSelect::Merge if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
             VolumeSelect::All | VolumeSelect::Merge => String::new(),
@@ -1005,6 +1018,14 @@ mod tests {
         let e = load_from_reader(text.as_bytes(), Path::new("mail.blkparse"), &one).unwrap_err().to_string();
         assert_eq!(e, "mail.blkparse: contains no requests for volume 1:2 (volumes present: 6:0, 6:16)");
         assert_eq!(volume_label(TraceFormat::Msr, (1 << 20) | 2), "1048578");
+        // major:minor on a trace with numbered volumes says where the number came from.
+        let text = "# dedupsim-trace v1\n0 W 0 4096 0\n";
+        let e = load_from_reader(text.as_bytes(), Path::new("t.trace"), &one).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "t.trace: contains no requests for volume 1048578 (volumes present: 0); \
+             major:minor (1:2 = 1048578) names FIU devices, native traces number their volumes"
+        );
     }
 
     #[test]
