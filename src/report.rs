@@ -111,6 +111,76 @@ pub struct MemoryStats {
     pub live_pages: u64,
 }
 
+/// What the hash engines did (a deduplicating run only): pages hashed,
+/// engine time, the time pages waited for an engine, and the busy share
+/// of the engines over the replay span.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HashStats {
+    pub engines: u32,
+    pub pages: u64,
+    pub busy_us: f64,
+    /// Total time hashed pages waited for an engine (from their write's
+    /// arrival to the start of their hash).
+    pub wait_us: f64,
+    pub mean_wait_us: f64,
+    /// `busy_us` over `engines` × the replay span.
+    pub utilization: f64,
+}
+
+impl HashStats {
+    /// From the totals of one run or of merged runs over `span_s` seconds
+    /// of replay; `None` when no page was hashed.
+    pub fn new(engines: u32, pages: u64, busy_us: f64, wait_us: f64, span_s: f64) -> Option<HashStats> {
+        (pages > 0).then(|| HashStats {
+            engines,
+            pages,
+            busy_us,
+            wait_us,
+            mean_wait_us: wait_us / pages as f64,
+            utilization: if span_s > 0.0 { busy_us / 1e6 / (f64::from(engines.max(1)) * span_s) } else { 0.0 },
+        })
+    }
+
+    /// The warning a saturated hash stage deserves: the engines were busy
+    /// most of the replay and pages queued for them far longer than a hash
+    /// takes, so write latency measures the hash queue, not the flash.
+    pub fn saturation_warning(&self) -> Option<String> {
+        let per_page = self.busy_us / self.pages.max(1) as f64;
+        (self.utilization >= HASH_SATURATED && self.mean_wait_us > HASH_QUEUE_FACTOR * per_page).then(|| {
+            format!(
+                "{} saturated: busy {:.1}% of the replay ({} pages x {:.1} us on {} engine{}), \
+                 and a page waited {} on average for an engine, so write latency measures the hash queue \
+                 more than the flash; more engines (dedup.hash_engines), a faster hash (dedup.fingerprint) or a \
+                 slower replay (replay.time_scale) would show the device",
+                if self.engines == 1 { "the hash engine is" } else { "the hash engines are" },
+                self.utilization * 100.0,
+                self.pages,
+                per_page,
+                self.engines,
+                if self.engines == 1 { "" } else { "s" },
+                approx_time(self.mean_wait_us)
+            )
+        })
+    }
+}
+
+/// A time in microseconds, rounded for reading (`549 us`, `12.3 ms`, `1.86 s`).
+fn approx_time(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if us >= 1e4 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{us:.0} us")
+    }
+}
+
+/// [`HashStats::saturation_warning`]: the busy share from which the hash
+/// engines count as saturated ...
+pub const HASH_SATURATED: f64 = 0.9;
+/// ... when pages also waited on average more than this many hash times.
+pub const HASH_QUEUE_FACTOR: f64 = 10.0;
+
 /// Full latency histograms (HDR, ns, base64 V2 deflate).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Histograms {
@@ -154,6 +224,13 @@ pub struct RunReport {
     pub wear: WearStats,
     pub memory: MemoryStats,
     pub invariant_checks: u64,
+    /// The hash engines' load; absent for a run that hashed nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<HashStats>,
+    /// What the run's figures should be read with (a saturated hash
+    /// stage); absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub histograms: Histograms,
 }
 
@@ -198,6 +275,9 @@ impl RunReport {
                 utilization: if span > 0.0 { b.as_secs_f64() / span } else { 0.0 },
             })
             .collect();
+        let h = &out.hash;
+        let hash = HashStats::new(h.engines, h.pages, h.busy.as_us_f64(), h.wait.as_us_f64(), span);
+        let warnings = hash.iter().filter_map(HashStats::saturation_warning).collect();
         RunReport {
             dedupsim_version: VERSION.to_string(),
             config_name: meta.config_name,
@@ -222,6 +302,8 @@ impl RunReport {
                 live_pages: out.live_pages,
             },
             invariant_checks: out.invariant_checks,
+            hash,
+            warnings,
             histograms: Histograms { read: m.read_latency.clone(), write: m.write_latency.clone() },
         }
     }
@@ -316,6 +398,20 @@ impl RunReport {
         if !self.engine_stats.is_empty() {
             let stats: Vec<String> = self.engine_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let _ = writeln!(o, "engine {}: {}", self.engine, stats.join("  "));
+        }
+        if let Some(h) = &self.hash {
+            let _ = writeln!(
+                o,
+                "hashing: {} pages on {} engine{}, busy {:.1}% of the replay, mean wait for an engine {}",
+                h.pages,
+                h.engines,
+                if h.engines == 1 { "" } else { "s" },
+                h.utilization * 100.0,
+                approx_time(h.mean_wait_us)
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(o, "warning: {w}");
         }
         if self.invariant_checks > 0 {
             let _ = writeln!(o, "--check: {} full invariant checks passed, every read verified", self.invariant_checks);
@@ -481,5 +577,37 @@ impl WearStats {
             stddev: var.sqrt(),
             histogram: hist.iter().map(|(&c, &k)| (c, k)).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_saturation_needs_a_busy_engine_and_a_queue() {
+        // 1000 pages of 32 us over 40 ms on one engine: 80% busy.
+        let h = HashStats::new(1, 1000, 32_000.0, 500_000.0, 0.04).unwrap();
+        assert!((h.utilization - 0.8).abs() < 1e-12 && h.mean_wait_us == 500.0);
+        assert_eq!(h.saturation_warning(), None, "80% busy is not saturated");
+        // Busy 100% of 32 ms with a 320 us mean wait: 10 hash times, not more.
+        let h = HashStats::new(1, 1000, 32_000.0, 320_000.0, 0.032).unwrap();
+        assert_eq!(h.saturation_warning(), None, "a short queue is not saturated");
+        // A queue of 1.5 s: saturated; two engines share the span.
+        let h = HashStats::new(2, 1000, 64_000.0, 1.5e9, 0.032).unwrap();
+        assert_eq!(h.utilization, 1.0);
+        let w = h.saturation_warning().unwrap();
+        assert!(
+            w.starts_with(
+                "the hash engines are saturated: busy 100.0% of the replay (1000 pages x 64.0 us on 2 engines), \
+                 and a page waited 1.50 s on average"
+            ),
+            "{w}"
+        );
+        assert_eq!(HashStats::new(1, 0, 0.0, 0.0, 1.0), None, "nothing hashed");
+        assert_eq!(
+            (approx_time(549.4), approx_time(12_345.0), approx_time(1_857_837.0)),
+            ("549 us".into(), "12.3 ms".into(), "1.86 s".into())
+        );
     }
 }

@@ -250,6 +250,9 @@ pub struct RunOutput {
     pub metadata_bytes: (u64, u64),
     pub live_pages: u64,
     pub invariant_checks: u64,
+    /// The hash engines' load over the timed replay (all zero but
+    /// `engines` for a policy that does not deduplicate).
+    pub hash: crate::timing::HashLoad,
 }
 
 /// One simulation. See the module doc.
@@ -632,6 +635,7 @@ impl<'w> Simulation<'w> {
             metadata_bytes: self.ftl.metadata_bytes(),
             live_pages: self.ftl.live_pages(),
             invariant_checks: self.checks,
+            hash: self.timing.hash_load(),
             metrics: self.metrics,
         };
         Ok((out, self.ftl))

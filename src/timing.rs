@@ -286,10 +286,35 @@ pub struct Timing {
     /// instead of a division and a remainder per operation.
     loc: Vec<(u32, u32)>,
     hash_free: Vec<Nanos>,
+    hash: HashLoad,
     acct: Accounting,
     done: Vec<(u32, Nanos)>,
     /// Reads completed by the duplicate-read shortcut.
     shortcuts: u64,
+}
+
+/// The hash engines' load over a run (`dedup.hash_engines`,
+/// `dedup.fingerprint`): pages hashed, engine time spent hashing, and the
+/// time pages waited for an engine (from the write's arrival to the start
+/// of the page's hash, so pages of one request queue behind each other).
+/// The run report turns it into a utilization and warns when the engines
+/// are saturated (docs/reliability.md, item 6).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HashLoad {
+    pub engines: u32,
+    pub pages: u64,
+    pub busy: Nanos,
+    pub wait: Nanos,
+}
+
+impl HashLoad {
+    /// A page of a write arriving at `t` hashed from `start` for `t_fp`.
+    #[inline]
+    fn count(&mut self, t: Nanos, start: Nanos, t_fp: Nanos) {
+        self.pages += 1;
+        self.busy += t_fp;
+        self.wait += start - t;
+    }
 }
 
 impl Timing {
@@ -326,6 +351,7 @@ impl Timing {
             n_channels: g.channels,
             loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
+            hash: HashLoad { engines: cfg.dedup.hash_engines.max(1), ..HashLoad::default() },
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
             shortcuts: 0,
@@ -463,9 +489,16 @@ impl Timing {
     #[inline]
     pub fn fingerprint(&mut self, t: Nanos) -> Nanos {
         let e = self.free_engine();
-        let done = t.max(self.hash_free[e]) + self.t_fp;
+        let start = t.max(self.hash_free[e]);
+        let done = start + self.t_fp;
         self.hash_free[e] = done;
+        self.hash.count(t, start, self.t_fp);
         done
+    }
+
+    /// What the hash engines did so far (see [`HashLoad`]).
+    pub fn hash_load(&self) -> HashLoad {
+        self.hash
     }
 
     /// Fingerprints a write request of `pages` pages arriving at `t`
@@ -513,8 +546,10 @@ impl Timing {
                 for k in 0..pages {
                     if hashed(k) {
                         let e = self.free_engine();
-                        let done = t.max(self.hash_free[e]) + t_fp;
+                        let start = t.max(self.hash_free[e]);
+                        let done = start + t_fp;
                         self.hash_free[e] = done;
+                        self.hash.count(t, start, t_fp);
                         ready.push(done);
                     } else {
                         ready.push(t);
@@ -530,6 +565,7 @@ impl Timing {
                 let mut done = t.max(self.hash_free[e]);
                 for k in 0..pages {
                     if hashed(k) {
+                        self.hash.count(t, done, t_fp);
                         done += t_fp;
                         ready.push(done);
                     } else {
@@ -1135,6 +1171,19 @@ mod tests {
             assert_eq!(ready, a.map(Nanos), "{unit:?} {overlap:?} {engines} engines");
             t.fingerprint_request(Nanos(10_000), 1, &mut ready);
             assert_eq!(ready, [Nanos(b)], "{unit:?} {overlap:?} {engines} engines");
+            // The load: 5 pages of FP; each page waited from its request's
+            // arrival to its hash's start (the overlap model does not
+            // change when hashes start).
+            let wait = match (unit, engines) {
+                // A's pages start at 0, FP, 2 FP, 3 FP; B at 4 FP.
+                (_, 1) => 6 * FP + (4 * FP - 10_000),
+                // A's pairs at 0 and FP; B at 2 FP.
+                (Page, _) => 2 * FP + (2 * FP - 10_000),
+                // A on one engine as above; B on the other at once.
+                (Request, _) => 6 * FP,
+            };
+            let load = HashLoad { engines, pages: 5, busy: Nanos(5 * FP), wait: Nanos(wait) };
+            assert_eq!(t.hash_load(), load, "{unit:?} {overlap:?} {engines} engines");
         }
     }
 }

@@ -187,6 +187,14 @@ pub fn run(a: RunArgs) -> Result<()> {
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
     let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
+    // A printed table carries its run's warnings; the comparison does not.
+    if !a.quiet && reports.len() > 1 && !a.verbose {
+        for r in &reports {
+            for w in &r.warnings {
+                eprintln!("warning: {}: {w}", r.policy);
+            }
+        }
+    }
     let mut o = String::new();
     if reports.len() == 1 || a.verbose {
         for r in &reports {

@@ -8,7 +8,7 @@
 
 use super::{params_string, CellRecord, ExperimentError};
 use crate::metrics::{Counters, DofStats, LatencyHistogram};
-use crate::report::{self, ChipStats, RunReport, Summary, Transferred, WearStats};
+use crate::report::{self, ChipStats, HashStats, RunReport, Summary, Transferred, WearStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -113,7 +113,14 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     let mut wear: BTreeMap<u32, u64> = BTreeMap::new();
     let mut hashes: Vec<String> = Vec::new();
     let mut content_rate = 0.0;
+    let mut hash: Option<HashStats> = None;
     for r in reports {
+        if let Some(h) = &r.hash {
+            let a = hash.get_or_insert_with(|| HashStats { engines: h.engines, ..HashStats::default() });
+            a.pages += h.pages;
+            a.busy_us += h.busy_us;
+            a.wait_us += h.wait_us;
+        }
         read.merge(&r.histograms.read);
         write.merge(&r.histograms.write);
         counters.add(&r.counters);
@@ -168,6 +175,8 @@ pub fn merge_reports(reports: &[&RunReport]) -> RunReport {
     m.policy_stats = stats;
     m.engine_stats = engine_stats;
     m.chips = chips;
+    m.hash = hash.and_then(|h| HashStats::new(h.engines, h.pages, h.busy_us, h.wait_us, duration));
+    m.warnings = m.hash.iter().filter_map(HashStats::saturation_warning).collect();
     m.wear = WearStats::from_histogram(&wear);
     m.histograms.read = read;
     m.histograms.write = write;

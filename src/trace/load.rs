@@ -141,6 +141,8 @@ pub struct ParsedTrace {
     pub records: Vec<Numbered>,
     /// Lines skipped because they did not parse (`skip_bad_lines`).
     pub bad_lines: u64,
+    /// Zero-length requests dropped (each also counted in `warnings`).
+    pub zero_length: u64,
     pub warnings: Vec<String>,
     /// Every volume seen, selected or not, in order of first appearance.
     pub volumes: Vec<u32>,
@@ -490,6 +492,7 @@ fn parse<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<(Pars
         format,
         records: Vec::new(),
         bad_lines: d.bad,
+        zero_length: d.zero_len,
         warnings: d.warnings,
         volumes: d.volumes,
         description,
@@ -658,7 +661,7 @@ pub fn build_workload(mut parsed: ParsedTrace, path: &Path, opts: &LoadOptions) 
 /// [`build_workload`] on compact records (`parsed.records` is ignored).
 fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let ParsedTrace { format, bad_lines, mut warnings, volumes: seen, description, .. } = parsed;
+    let ParsedTrace { format, bad_lines, zero_length, mut warnings, volumes: seen, description, .. } = parsed;
     let pb = || path.to_path_buf();
     if records.is_empty() {
         let detail = match opts.volume {
@@ -680,8 +683,20 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                 };
                 format!(" for volume {} (volumes present: {}{more}){hint}", volume_label(format, v), list.join(", "))
             }
-            VolumeSelect::All | VolumeSelect::Merge if bad_lines > 0 => format!(" ({bad_lines} bad lines skipped)"),
-            VolumeSelect::All | VolumeSelect::Merge => String::new(),
+            VolumeSelect::All | VolumeSelect::Merge => {
+                let mut why = Vec::new();
+                if bad_lines > 0 {
+                    why.push(format!("{bad_lines} bad lines skipped"));
+                }
+                if zero_length > 0 {
+                    why.push(format!("{zero_length} zero-length requests ignored"));
+                }
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", why.join(", "))
+                }
+            }
         };
         return Err(TraceError::Empty { path: pb(), detail });
     }

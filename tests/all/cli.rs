@@ -53,6 +53,37 @@ mod default_job {
     }
 
     #[test]
+    fn a_saturated_hash_engine_is_warned_about() {
+        // 10 us between writes of ~4.7 pages, 32 us per page hash: the one
+        // engine cannot keep up.
+        let fast = "requests=3000,read=0,iat=exp:10us";
+        let out =
+            dedupsim().args(["run", "--synth", fast, "-p", "native,dedup"]).assert().success().get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("warning: dedup: the hash engine is saturated: busy 100.0% of the replay"), "{err}");
+        assert!(!err.contains("warning: native"), "native hashes nothing: {err}");
+        // A single run's table carries the hashing line and the warning.
+        dedupsim()
+            .args(["run", "--quiet", "--synth", fast, "-p", "dedup"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("hashing: 13965 pages on 1 engine, busy 100.0% of the replay"))
+            .stdout(predicate::str::contains("warning: the hash engine is saturated"));
+        // 1 ms apart the engine keeps up: no warning, and none under --quiet.
+        let slow = "requests=3000,read=0,iat=exp:1ms";
+        let out =
+            dedupsim().args(["run", "--synth", slow, "-p", "native,dedup"]).assert().success().get_output().clone();
+        assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
+        let out = dedupsim()
+            .args(["run", "-q", "--synth", fast, "-p", "native,dedup"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        assert!(out.stderr.is_empty());
+    }
+
+    #[test]
     fn check_mode_verifies_every_policy() {
         dedupsim()
             .args(["run", "--quiet", "--check", "--check-every", "500", "--synth", SMALL, "-p", "all"])

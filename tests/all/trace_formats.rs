@@ -650,6 +650,10 @@ fn empty_trace_is_an_error() {
     let skip = LoadOptions { skip_bad_lines: true, format: Some(TraceFormat::Msr), ..opts() };
     let e = load_str("bad.csv", "x\ny\n", &skip).unwrap_err();
     assert!(e.to_string().contains("contains no requests (2 bad lines skipped)"), "{e}");
+    // Only zero-length requests: says so instead of a bare "no requests".
+    let ssd = LoadOptions { format: Some(TraceFormat::Ssdsim), skip_bad_lines: true, ..opts() };
+    let e = load_str("zero.ascii", "0 0 100 0 0\n1 0 8 0 1\nx\n", &ssd).unwrap_err();
+    assert_eq!(e.to_string(), "zero.ascii: contains no requests (1 bad lines skipped, 2 zero-length requests ignored)");
 }
 
 #[test]
