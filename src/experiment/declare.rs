@@ -637,6 +637,22 @@ fn header(md: &mut String, decl: &Declaration, o: &Outcome, command: &str) {
     let _ = writeln!(md, "Source: {}.\n", decl.source);
     let _ = writeln!(md, "Produced by `{command}` (dedupsim {VERSION}). Every number below is measured from `results.csv` / `results.json` in this directory; cells are cached in `cells/`.\n");
     let _ = writeln!(md, "Workloads: {}.\n", o.workloads.join(", "));
+    // A cell whose figures need a caveat (a saturated hash stage) says so
+    // up front, once per distinct message.
+    let mut seen: Vec<String> = Vec::new();
+    for r in &o.exec.records {
+        let params = r.params_string();
+        let cell = if params.is_empty() { r.policy.clone() } else { format!("{} ({params})", r.policy) };
+        for w in &r.report.warnings {
+            let line = format!("* {}, {cell}: {w}", r.workload);
+            if !seen.contains(&line) {
+                seen.push(line);
+            }
+        }
+    }
+    if !seen.is_empty() {
+        let _ = writeln!(md, "**Warnings** (from the runs' reports):\n\n{}\n", seen.join("\n"));
+    }
 }
 
 /// A [`Figure`]: the plot of the means, then a table of every workload.
@@ -813,7 +829,12 @@ mod tests {
             "Toy",
             "nowhere",
             vec![WorkloadDef::new(spec)],
-            vec![Variant::new("plain", "native", &[]), Variant::new("dedup", "dedup", &[])],
+            vec![
+                Variant::new("plain", "native", &[]),
+                Variant::new("dedup", "dedup", &[]),
+                // 2 ms per page hash: the engine cannot keep up.
+                Variant::new("slow-hash", "dedup", &[("dedup.fingerprint", "\"2ms\"".to_string())]),
+            ],
             vec![Figure {
                 stem: "toy",
                 title: "Dedup rate".into(),
@@ -841,6 +862,14 @@ mod tests {
         assert!(md.contains(&format!("| §0 | dedup finds duplicates | {d:.3} |")), "{md}");
         assert!(md.contains("| s | 1.00 |"), "{md}");
         assert!(md.contains("a note"));
+        // Saturated hash stages head the report (this toy workload's writes
+        // outrun even the default 32 us hash); native hashes nothing.
+        assert!(md.contains("**Warnings** (from the runs' reports):"), "{md}");
+        let warning = |cell: &str| {
+            md.lines().any(|l| l.starts_with(&format!("* synthetic, {cell}: the hash engine is saturated")))
+        };
+        assert!(warning("dedup (dedup.fingerprint=\"2ms\")"), "{md}");
+        assert!(!warning("native"), "{md}");
         assert!(dir.path().join("results.csv").exists());
         // A second run takes every cell from the cache and writes the same report.
         let again = run(&decl, &cfg, dir.path(), 1, &Silent, "test", false).unwrap();
