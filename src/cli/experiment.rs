@@ -449,6 +449,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     out.join("results.csv").display(),
                     out.join("results.json").display()
                 );
+                for w in dedupsim::experiment::declare::cell_warnings(&exec.records) {
+                    eprintln!("warning: {w}");
+                }
             }
             common::out(&rows_table(&rows))
         }

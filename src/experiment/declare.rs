@@ -638,21 +638,31 @@ fn header(md: &mut String, decl: &Declaration, o: &Outcome, command: &str) {
     let _ = writeln!(md, "Produced by `{command}` (dedupsim {VERSION}). Every number below is measured from `results.csv` / `results.json` in this directory; cells are cached in `cells/`.\n");
     let _ = writeln!(md, "Workloads: {}.\n", o.workloads.join(", "));
     // A cell whose figures need a caveat (a saturated hash stage) says so
-    // up front, once per distinct message.
+    // up front.
+    let warnings = cell_warnings(&o.exec.records);
+    if !warnings.is_empty() {
+        let lines: Vec<String> = warnings.iter().map(|w| format!("* {w}")).collect();
+        let _ = writeln!(md, "**Warnings** (from the runs' reports):\n\n{}\n", lines.join("\n"));
+    }
+}
+
+/// The cells' run warnings ([`RunReport::warnings`]) as `WORKLOAD, POLICY
+/// (PARAMS): WARNING`, each distinct line once, in plan order.
+///
+/// [`RunReport::warnings`]: crate::report::RunReport::warnings
+pub fn cell_warnings(records: &[super::CellRecord]) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
-    for r in &o.exec.records {
+    for r in records {
         let params = r.params_string();
         let cell = if params.is_empty() { r.policy.clone() } else { format!("{} ({params})", r.policy) };
         for w in &r.report.warnings {
-            let line = format!("* {}, {cell}: {w}", r.workload);
+            let line = format!("{}, {cell}: {w}", r.workload);
             if !seen.contains(&line) {
                 seen.push(line);
             }
         }
     }
-    if !seen.is_empty() {
-        let _ = writeln!(md, "**Warnings** (from the runs' reports):\n\n{}\n", seen.join("\n"));
-    }
+    seen
 }
 
 /// A [`Figure`]: the plot of the means, then a table of every workload.

@@ -611,6 +611,24 @@ seed = [1, 2]
         }
     }
 
+    /// A cell whose hash stage saturates is named with its warning (the
+    /// `sweep` command prints these lines on stderr, `reproduce` heads
+    /// REPORT.md with them); a cell without one is not.
+    #[test]
+    fn saturated_cells_are_named_with_their_warning() {
+        let text = "name = \"hashload\"\n[grid]\nworkloads = [\"synth:name=w,requests=3000,read=0,iat=exp:10us\"]\n\
+                    policies = [\"native\", \"dedup\"]\n[grid.set]\n\"dedup.fingerprint\" = [\"32us\", \"1us\"]\n";
+        let s = Sweep::parse(text, Path::new("hashload.toml")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (exec, _) = sweep::run(&s, dir.path(), 1, &Silent).unwrap();
+        let w = dedupsim::experiment::declare::cell_warnings(&exec.records);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("w, dedup (dedup.fingerprint=\"32us\"): the hash engine is saturated: busy 100.0%"),
+            "{w:?}"
+        );
+    }
+
     #[test]
     fn bad_sweep_files_name_the_problem() {
         let e =
