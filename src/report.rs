@@ -276,7 +276,7 @@ impl RunReport {
             })
             .collect();
         let h = &out.hash;
-        let hash = HashStats::new(h.engines, h.pages, h.busy.as_us_f64(), h.wait.as_us_f64(), span);
+        let hash = HashStats::new(h.engines, h.pages, h.busy.as_us_f64(), h.wait_ns as f64 / 1e3, span);
         let warnings = hash.iter().filter_map(HashStats::saturation_warning).collect();
         RunReport {
             dedupsim_version: VERSION.to_string(),

@@ -304,7 +304,9 @@ pub struct HashLoad {
     pub engines: u32,
     pub pages: u64,
     pub busy: Nanos,
-    pub wait: Nanos,
+    /// Total wait in nanoseconds (a sum over pages of waits that may each
+    /// approach the clock's range: 128 bits cannot overflow).
+    pub wait_ns: u128,
 }
 
 impl HashLoad {
@@ -313,7 +315,7 @@ impl HashLoad {
     fn count(&mut self, t: Nanos, start: Nanos, t_fp: Nanos) {
         self.pages += 1;
         self.busy += t_fp;
-        self.wait += start - t;
+        self.wait_ns += u128::from((start - t).0);
     }
 }
 
@@ -1182,7 +1184,7 @@ mod tests {
                 // A on one engine as above; B on the other at once.
                 (Request, _) => 6 * FP,
             };
-            let load = HashLoad { engines, pages: 5, busy: Nanos(5 * FP), wait: Nanos(wait) };
+            let load = HashLoad { engines, pages: 5, busy: Nanos(5 * FP), wait_ns: u128::from(wait) };
             assert_eq!(t.hash_load(), load, "{unit:?} {overlap:?} {engines} engines");
         }
     }
