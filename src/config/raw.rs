@@ -741,9 +741,25 @@ fn nesting(v: &toml::Value) -> usize {
     }
 }
 
+/// The first parameter in `t` (depth first, by key) that is a float other
+/// than a finite number, as (dotted key, value).
+fn non_finite(t: &toml::Table) -> Option<(String, f64)> {
+    fn walk(key: String, v: &toml::Value) -> Option<(String, f64)> {
+        match v {
+            toml::Value::Float(f) if !f.is_finite() => Some((key, *f)),
+            toml::Value::Table(t) => t.iter().find_map(|(k, v)| walk(format!("{key}.{k}"), v)),
+            toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| walk(format!("{key}[{i}]"), v)),
+            _ => None,
+        }
+    }
+    t.iter().find_map(|(k, v)| walk(k.clone(), v))
+}
+
 /// `[section.<name>]` parameter tables: every name must pass `known`, every
-/// value must be a table nesting at most [`MAX_PARAM_NESTING`] levels; empty
-/// tables are dropped.
+/// value must be a table nesting at most [`MAX_PARAM_NESTING`] levels whose
+/// numbers are finite (no parameter of a policy or engine can be `nan` or
+/// `inf`; a `nan` also made `config show` fail to load back equal, a case
+/// the `config` fuzz target found); empty tables are dropped.
 fn normalize_tables(
     section: &str,
     tables: toml::Table,
@@ -763,6 +779,12 @@ fn normalize_tables(
                             "[{section}.{name}] nests tables or arrays {depth} levels deep; parameters nest at most \
                              {MAX_PARAM_NESTING} levels (every parameter of a policy or engine is a plain value)"
                         ),
+                    ));
+                }
+                if let Some((key, f)) = non_finite(&t) {
+                    return Err(ConfigError::invalid(
+                        format!("{section}.{name}.{key}"),
+                        format!("[{section}.{name}] {key} = {f}: parameters are finite numbers (not nan or inf)"),
                     ));
                 }
                 out.insert(name, toml::Value::Table(t));
@@ -830,6 +852,24 @@ mod tests {
         let ok = Config::from_toml_str_with_overrides("", "t.toml", &["policy.fad.a.b.c.d.e.f.g=1".into()]).unwrap();
         let shown = ok.show();
         assert_eq!(Config::from_toml_str(&shown, &ok.name).unwrap(), ok);
+    }
+
+    #[test]
+    fn non_finite_parameters_are_errors() {
+        use crate::config::Config;
+        // Found by the `config` fuzz target: `nan` loaded, and its `config
+        // show` loaded back unequal (NaN is not equal to itself).
+        for (set, msg) in [
+            ("policy.fad.rho=nan", "[policy.fad] rho = NaN: parameters are finite numbers"),
+            ("policy.har.x.y=-inf", "[policy.har] x.y = -inf: parameters are finite numbers"),
+        ] {
+            let err = Config::from_toml_str_with_overrides("", "t.toml", &[set.into()]).unwrap_err().to_string();
+            assert!(err.contains(msg), "{set}: {err}");
+        }
+        let err = Config::from_toml_str("[engine.smartdedup]\nx = [1.0, inf]\n", "t.toml").unwrap_err().to_string();
+        assert!(err.contains("[engine.smartdedup] x[1] = inf"), "{err}");
+        // Finite floats stay (the policy checks their range).
+        assert!(Config::from_toml_str_with_overrides("", "t.toml", &["policy.fad.rho=0.3".into()]).is_ok());
     }
 
     /// The registry's parameter tables, found by probing the constructors.
