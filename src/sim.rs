@@ -203,7 +203,8 @@ pub enum SimError {
     Empty,
     #[error(
         "the workload addresses {span} logical pages but the device exposes {capacity}; \
-         use a larger device (--set geometry.blocks_per_plane=...) or replay with --wrap"
+         use a larger device (--set geometry.blocks_per_plane=...) or a smaller workload (footprint= \
+         of a synthetic spec, NAME@SCALE of a replica; `run --trace FILE --wrap` folds a trace)"
     )]
     TooLarge { span: u64, capacity: u64 },
     #[error(

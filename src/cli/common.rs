@@ -56,9 +56,22 @@ fn file_id(p: &Path) -> Option<FileId> {
 /// Refuses, before any work is done, an output file that is also an input
 /// (`--json` on the trace would replace it) or that two outputs share (one
 /// would silently replace the other). `inputs` and `outputs` are
-/// (flag, path) pairs, e.g. `("--trace", path)`.
+/// (flag, path) pairs, e.g. `("--trace", path)`. Also refuses an output
+/// that could not be written at the end: a directory, or a file in a
+/// directory that does not exist.
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
     for (i, (flag, out)) in outputs.iter().enumerate() {
+        if out.is_dir() {
+            anyhow::bail!("{flag} {}: is a directory; give a file name", out.display());
+        }
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "{flag} {}: directory {} does not exist; create it first or choose another path",
+                out.display(),
+                dir.display()
+            );
+        }
         let Some(id) = file_id(out) else { continue };
         for (in_flag, input) in inputs {
             if file_id(input).as_ref() == Some(&id) {
@@ -208,21 +221,21 @@ pub struct WorkloadArgs {
     pub trace: Option<PathBuf>,
     /// Trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim, mqsim,
     /// libcachesim, native.
-    #[arg(long)]
+    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"])]
     pub format: Option<TraceFormat>,
     /// Volumes of a multi-volume trace: `all` (each volume on its own disjoint page range), `merge`
     /// (every volume kept, device column ignored: one shared address space, as SSDsim and MQSim
     /// do), or one volume: a number, or major:minor (FIU).
-    #[arg(long, default_value = "all")]
+    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"], default_value = "all")]
     pub volume: VolumeSelect,
     /// Fold addresses beyond the device's logical capacity back into it (modulo).
-    #[arg(long)]
+    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"])]
     pub wrap: bool,
     /// Count and skip malformed trace lines instead of stopping at the first.
-    #[arg(long)]
+    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"])]
     pub skip_bad_lines: bool,
-    /// Replay at most this many requests of the trace.
-    #[arg(long)]
+    /// Replay at most this many requests (of the trace, the synthetic workload or the replica).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_requests: Option<u64>,
     /// Synthetic replica of a FAD Table II workload: homes, mail, webvm, mds1, stg1, web1, lun0,
     /// lun1, lun2, optionally scaled as NAME@SCALE (e.g. mail@0.05). Labelled "synthetic (Table
@@ -294,6 +307,15 @@ impl ConfigArgs {
             }
             (None, None) => None,
         };
+        // A flag and a --set of the same key: one would silently win.
+        let set_key = |key: &str| self.set.iter().any(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == key));
+        for (flag, given, key) in
+            [("--engine", self.engine.is_some(), "dedup.engine"), ("--seed", self.seed.is_some(), "seed")]
+        {
+            if given && set_key(key) {
+                anyhow::bail!("{flag} and --set {key}=... both set {key}; give only one");
+            }
+        }
         let mut set = self.set.clone();
         if let Some(e) = &self.engine {
             if !dedupsim::engine::names().contains(&e.as_str()) {

@@ -488,8 +488,12 @@ fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
 /// Refuses an output directory that holds files but is not a previous
 /// output of an experiment (no `cells/`, `results.csv` or `timing.json`):
 /// writing reports, plots and cells into someone's unrelated directory
-/// would mix them with its files and overwrite same-named ones.
+/// would mix them with its files and overwrite same-named ones. A file
+/// where the directory should be is refused too.
 fn check_out_dir(out: &std::path::Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!("--out {}: is a file, not a directory; give a new or empty directory", out.display());
+    }
     let Ok(mut entries) = std::fs::read_dir(out) else {
         return Ok(()); // missing (created later) or unreadable (reported when written)
     };

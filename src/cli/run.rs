@@ -95,7 +95,12 @@ pub fn run_policies(
 ) -> Result<Vec<RunReport>> {
     let total = prepared.workload.timed().len() as u64 * policies.len() as u64;
     let bar = Mutex::new(Progress::new(total, "simulating", quiet));
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build()?;
+    // No more threads than runs: `-j 100000` must not spawn 100,000 threads.
+    let threads = common::runs_at_once(jobs, policies.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
     let results: Vec<Result<RunReport>> = pool.install(|| {
         policies
             .par_iter()

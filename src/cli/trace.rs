@@ -85,7 +85,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     skip_bad_lines: bool,
     /// Convert at most this many requests of the trace.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_requests: Option<u64>,
     /// Keep 512-byte sector precision instead of aligning requests to pages (SSDsim and MQSim then
     /// move only the sectors a request names; dedupsim still replays whole pages).

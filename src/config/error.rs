@@ -24,6 +24,10 @@ pub enum ConfigError {
     #[error("`{name}` is neither a preset nor an existing file; presets: {presets}")]
     UnknownPreset { name: String, presets: String },
 
+    /// A path that exists but is no regular file (a directory, a device).
+    #[error("`{name}` exists but is not a regular file (a directory or a device); give a TOML config file or a preset name (`dedupsim config presets`)")]
+    NotAFile { name: String },
+
     /// `base = ...` keys that form a loop.
     #[error("config `base` chain loops: {chain}; one of these files must use another base or base = \"none\"")]
     BaseCycle { chain: String },

@@ -475,7 +475,10 @@ impl Config {
         let doc = match preset_or_file {
             None => Doc::preset("fad-table1"),
             Some(s) if Path::new(s).is_file() => Some(Doc::file(Path::new(s))?),
-            Some(s) => Doc::preset(s),
+            Some(s) => match Doc::preset(s) {
+                None if Path::new(s).exists() => return Err(ConfigError::NotAFile { name: s.to_string() }),
+                d => d,
+            },
         };
         doc.ok_or_else(|| ConfigError::UnknownPreset {
             name: preset_or_file.unwrap_or_default().to_string(),
@@ -608,6 +611,9 @@ impl Config {
         }
 
         const MAX_OP: Nanos = Nanos(1_000_000_000);
+        /// Engines are scanned for the earliest free one on every hashed
+        /// page; a bound keeps that scan (and its table) small.
+        const MAX_HASH_ENGINES: u32 = 1024;
         let t = &self.timing;
         for (key, v) in [("timing.read", t.read), ("timing.program", t.program), ("timing.erase", t.erase)] {
             if v == Nanos::ZERO {
@@ -653,6 +659,16 @@ impl Config {
             return bad(
                 "dedup.hash_engines",
                 "dedup.hash_engines = 0: deduplication needs at least 1 hash engine".into(),
+            );
+        }
+        if d.hash_engines > MAX_HASH_ENGINES {
+            return bad(
+                "dedup.hash_engines",
+                format!(
+                    "dedup.hash_engines = {}: more than {MAX_HASH_ENGINES} engines is not a controller \
+                     (each is modelled on its own); for hashing that never waits use dedup.fingerprint = \"0ns\"",
+                    d.hash_engines
+                ),
             );
         }
         if d.fingerprint > MAX_OP {

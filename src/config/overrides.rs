@@ -32,6 +32,11 @@ pub fn apply_override(doc: &mut toml::Table, arg: &str) -> Result<(), ConfigErro
     if value.is_empty() {
         return Err(err(format!("no value given for `{key}`")));
     }
+    // A value is parsed as a TOML document `v = VALUE`: a line break would
+    // let a second line through unseen (and be dropped).
+    if value.contains(['\n', '\r']) {
+        return Err(err(format!("the value of `{key}` contains a line break; give one key=value per --set")));
+    }
     let path: Vec<&str> = key.split('.').map(str::trim).collect();
     if path.iter().any(|p| p.is_empty()) {
         return Err(err(format!("`{key}` is not a valid dotted key")));
@@ -122,5 +127,16 @@ mod tests {
         assert!(e.contains("derived"), "{e}");
         doc.insert("gc".into(), toml::Value::Integer(1));
         assert!(apply_override(&mut doc, "gc.copyback=false").is_err());
+    }
+
+    #[test]
+    fn a_line_break_in_a_value_is_an_error() {
+        // Before: `channels = 4` applied and the second line silently dropped.
+        let mut doc = toml::Table::new();
+        let e = apply_override(&mut doc, "geometry.channels=4\ntiming.read=\"1us\"").unwrap_err().to_string();
+        assert!(e.contains("contains a line break; give one key=value per --set"), "{e}");
+        assert!(apply_override(&mut doc, "geometry.channels=4\r").is_ok(), "trailing white space is trimmed");
+        assert!(apply_override(&mut doc, "seed=1\r\n2").is_err());
+        assert!(doc.get("geometry").and_then(|g| g.get("channels")).and_then(|c| c.as_integer()) == Some(4));
     }
 }

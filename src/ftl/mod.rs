@@ -429,9 +429,11 @@ impl Ftl {
     /// The entry an LPN maps to, if any.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Option<EntryId> {
-        match self.l2p[lpn.0 as usize] {
-            0 => None,
-            e => Some(e - 1),
+        // Beyond the logical capacity nothing is mapped (an explicit hint
+        // may name such a page; the loaders refuse it, this is the backstop).
+        match self.l2p.get(lpn.0 as usize) {
+            None | Some(0) => None,
+            Some(&e) => Some(e - 1),
         }
     }
 
@@ -876,6 +878,17 @@ mod tests {
 
     /// Relocation moves a shared copy to another unit: every sharer reads
     /// it from the new page, the old page is invalid, the invariants hold.
+    #[test]
+    fn lookup_beyond_the_logical_capacity_is_unmapped() {
+        let mut ftl = Ftl::new(&tiny());
+        let (e, _, _) = ftl.program(0, ContentId(1), true).unwrap();
+        ftl.map_pinned(Lpn(0), e);
+        let cap = ftl.l2p.len() as u32;
+        assert!(ftl.lookup(Lpn(0)).is_some());
+        assert_eq!(ftl.lookup(Lpn(cap)), None);
+        assert_eq!(ftl.lookup(Lpn(u32::MAX)), None);
+    }
+
     #[test]
     fn relocation_moves_a_shared_copy_for_all_sharers() {
         let mut ftl = Ftl::new(&tiny());

@@ -57,6 +57,15 @@ pub enum TraceError {
     )]
     BeyondCapacity { path: PathBuf, line: u64, lpn: u64, pages: u64, capacity: u64 },
 
+    /// A write's append hint (native column 7) names a page beyond the
+    /// configured device capacity.
+    #[error(
+        "{}:{line}: the append hint names LPN {lpn}, beyond the device capacity of {capacity} pages; \
+         use --wrap to fold the trace's addresses into the device",
+        path.display()
+    )]
+    HintBeyondCapacity { path: PathBuf, line: u64, lpn: u64, capacity: u64 },
+
     /// A request's address does not fit the simulator's 32-bit page numbers
     /// (or a similar hard limit).
     #[error("{}:{line}: {reason}; use --wrap to fold the trace's addresses into a smaller range", path.display())]

@@ -52,15 +52,29 @@ impl FromStr for VolumeSelect {
         if s.eq_ignore_ascii_case("merge") {
             return Ok(VolumeSelect::Merge);
         }
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
         if let Some((maj, min)) = s.split_once(':') {
-            let maj: u32 = maj.parse().map_err(|_| bad())?;
-            let min: u32 = min.parse().map_err(|_| bad())?;
-            if maj >= 1 << 12 || min >= 1 << 20 {
+            if !digits(maj) || !digits(min) {
                 return Err(bad());
             }
-            return Ok(VolumeSelect::One((maj << 20) | min));
+            match (maj.parse::<u32>(), min.parse::<u32>()) {
+                (Ok(maj), Ok(min)) if maj < 1 << 12 && min < 1 << 20 => {
+                    return Ok(VolumeSelect::One((maj << 20) | min))
+                }
+                _ => {
+                    return Err(TraceError::InvalidOptions(format!(
+                        "volume {}: a FIU major:minor device number has major < 4096 and minor < 1048576",
+                        quote(s)
+                    )))
+                }
+            }
         }
-        s.parse().map(VolumeSelect::One).map_err(|_| bad())
+        if digits(s) {
+            return s.parse().map(VolumeSelect::One).map_err(|_| {
+                TraceError::InvalidOptions(format!("volume {} is out of range: at most {}", quote(s), u32::MAX))
+            });
+        }
+        Err(bad())
     }
 }
 
@@ -808,6 +822,9 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                         }
                     })?;
                     let a = opts.wrap_to_pages.map_or(a, |w| a % w);
+                    if let Some(cap) = opts.capacity_pages.filter(|&cap| a >= cap) {
+                        return Err(TraceError::HintBeyondCapacity { path: pb(), line, lpn: a, capacity: cap });
+                    }
                     Hint::Append { after: a as u32 }
                 }
             };
@@ -1070,5 +1087,13 @@ mod tests {
         assert_eq!("3".parse::<VolumeSelect>().unwrap(), VolumeSelect::One(3));
         assert_eq!("6:16".parse::<VolumeSelect>().unwrap(), VolumeSelect::One((6 << 20) | 16));
         assert!("x".parse::<VolumeSelect>().is_err());
+        // Numbers out of range say so (before: "is not ... a number").
+        let e = "4294967296".parse::<VolumeSelect>().unwrap_err().to_string();
+        assert!(e.contains("out of range: at most 4294967295"), "{e}");
+        assert_eq!("4294967295".parse::<VolumeSelect>().unwrap(), VolumeSelect::One(u32::MAX));
+        let e = "4096:0".parse::<VolumeSelect>().unwrap_err().to_string();
+        assert!(e.contains("major < 4096 and minor < 1048576"), "{e}");
+        let e = "1:x".parse::<VolumeSelect>().unwrap_err().to_string();
+        assert!(e.contains("is not `all`, `merge`, a number or `major:minor`"), "{e}");
     }
 }

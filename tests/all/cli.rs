@@ -692,6 +692,95 @@ mod silent_mistakes {
             .assert()
             .success();
     }
+
+    /// Found by a hostile-input hunt (sixth stop): options that only a trace
+    /// file uses, given without one, were ignored.
+    #[test]
+    fn trace_only_options_need_a_trace() {
+        for (opt, val) in
+            [("--wrap", None), ("--skip-bad-lines", None), ("--format", Some("msr")), ("--volume", Some("7"))]
+        {
+            for source in [&["--synth", "requests=100"][..], &["--replica", "mail@0.001"], &[]] {
+                let mut cmd = dedupsim();
+                cmd.args(["run", "-q", "-p", "native", "--preset", "tiny"]).args(source).arg(opt);
+                if let Some(v) = val {
+                    cmd.arg(v);
+                }
+                let needle = if source.is_empty() { "--trace <TRACE>".to_string() } else { opt.to_string() };
+                fails_with(&mut cmd, 2, &[&needle]);
+            }
+        }
+        // The device-too-small message no longer offers --wrap to a synthetic workload.
+        let a = dedupsim()
+            .args(["run", "-q", "-p", "native", "--preset", "tiny", "--synth", "requests=100"])
+            .assert()
+            .code(1);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains("or a smaller workload (footprint= of a synthetic spec"), "{err}");
+        assert!(!err.contains("or replay with --wrap"), "{err}");
+    }
+
+    #[test]
+    fn a_flag_and_a_set_of_the_same_key_conflict() {
+        let synth = ["run", "-q", "-p", "dedup", "--synth", "requests=100"];
+        fails_with(
+            dedupsim().args(synth).args(["--engine", "smartdedup", "--set", "dedup.engine=\"light-dedup\""]),
+            1,
+            &["--engine and --set dedup.engine=... both set dedup.engine; give only one"],
+        );
+        fails_with(
+            dedupsim().args(synth).args(["--seed", "3", "--set", " seed = 4"]),
+            1,
+            &["--seed and --set seed=..."],
+        );
+        dedupsim().args(synth).args(["--engine", "smartdedup", "--set", "seed=4"]).assert().success();
+    }
+
+    #[test]
+    fn many_jobs_start_no_more_threads_than_runs() {
+        // `-j 100000` spawned 100,000 threads for one run (a hang).
+        dedupsim()
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "-j", "100000"])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .success();
+    }
+
+    #[test]
+    fn unwritable_outputs_are_refused_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such/dir/out.json");
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "native", "--synth", "requests=100", "--json"]).arg(&missing),
+            1,
+            &["--json", "does not exist; create it first"],
+        );
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "native", "--synth", "requests=100", "--csv"]).arg(dir.path()),
+            1,
+            &["is a directory; give a file name"],
+        );
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        fails_with(
+            dedupsim().args(["reproduce", "fad", "--quick", "--out"]).arg(&file),
+            1,
+            &["is a file, not a directory"],
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    }
+
+    #[test]
+    fn messages_name_the_real_problem() {
+        fails_with(dedupsim().args(["run", "-q", "--max-requests", "0"]), 2, &["'--max-requests <MAX_REQUESTS>'"]);
+        fails_with(dedupsim().args(["config", "show", "/dev/null"]), 1, &["exists but is not a regular file"]);
+        let dir = tempfile::tempdir().unwrap();
+        fails_with(
+            dedupsim().args(["run", "-q", "--config"]).arg(dir.path()),
+            1,
+            &["exists but is not a regular file"],
+        );
+    }
 }
 
 /// Issue 12, bad input 3: a valid but huge device is refused with the

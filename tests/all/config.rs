@@ -324,6 +324,14 @@ fn validate_checks_hand_built_configs() {
     c.dedup.hash_engines = 0;
     let e = c.validate().unwrap_err();
     assert!(matches!(&e, ConfigError::Invalid { key, .. } if key == "dedup.hash_engines"), "{e}");
+    // A bound, so a typo cannot allocate a table per engine of 2^32 (an
+    // abort before; found by a hostile-input hunt); 1024 is fine.
+    c.dedup.hash_engines = u32::MAX;
+    let e = c.validate().unwrap_err();
+    assert!(matches!(&e, ConfigError::Invalid { key, .. } if key == "dedup.hash_engines"), "{e}");
+    assert!(e.to_string().contains("more than 1024 engines"), "{e}");
+    c.dedup.hash_engines = 1024;
+    c.validate().unwrap();
 
     let mut c = Config::fad_table1();
     c.replay = ReplayConfig::OpenLoop { time_scale: f64::NAN };

@@ -675,6 +675,26 @@ fn address_beyond_capacity_suggests_wrap() {
 }
 
 #[test]
+fn append_hint_beyond_capacity_is_an_error() {
+    // The write is in range, its hint is not (a panic in the FTL's look-up
+    // before; found by a hostile-input hunt).
+    let text = "# dedupsim-trace v1\n0 W 0 8192 0 - a:1099511627776\n";
+    let cap = LoadOptions { capacity_pages: Some(192), ..opts() };
+    let e = load_str("far.trace", text, &cap).unwrap_err();
+    assert!(matches!(e, TraceError::HintBeyondCapacity { line: 2, lpn: 268435456, capacity: 192, .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("far.trace:2: the append hint names LPN 268435456, beyond the device capacity of 192 pages"),
+        "{msg}"
+    );
+    assert!(msg.contains("--wrap"), "{msg}");
+    // Folded with --wrap like the request itself.
+    let wrapped = LoadOptions { wrap_to_pages: Some(192), ..cap };
+    let l = load_str("far.trace", text, &wrapped).unwrap();
+    assert_eq!(l.workload.hints, vec![(0, Hint::Append { after: 268435456 % 192 })]);
+}
+
+#[test]
 fn unknown_format_lists_formats() {
     let e = "blktrace".parse::<TraceFormat>().unwrap_err();
     assert_eq!(
