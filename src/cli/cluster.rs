@@ -131,22 +131,38 @@ fn modes(list: &[String]) -> Result<Vec<WriteMode>> {
     Ok(out)
 }
 
-fn load(a: &ClusterArgs) -> Result<FileSet> {
+/// A generated workload, parsed and checked (`--pages`) before any work.
+enum Generated {
+    Replica(workload::Replica),
+    Fio(FioSpec),
+}
+
+/// The generated workload, or `None` for a trace or directory trees.
+fn generated(a: &ClusterArgs) -> Result<Option<Generated>> {
+    if a.trace.is_some() || !a.from_files.is_empty() {
+        return Ok(None);
+    }
+    let name = a.workload.as_deref().unwrap_or("homes");
+    if name.starts_with("fio") {
+        return Ok(Some(Generated::Fio(name.parse()?)));
+    }
+    let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
+    workload::check_replica_pages(a.pages)?;
+    Ok(Some(Generated::Replica(r)))
+}
+
+fn load(a: &ClusterArgs, generated: Option<Generated>) -> Result<FileSet> {
+    match generated {
+        Some(Generated::Replica(r)) => return Ok(workload::generate_replica(&r, a.pages, a.seed)),
+        Some(Generated::Fio(spec)) => return Ok(spec.generate(a.seed)),
+        None => {}
+    }
     if let Some(t) = &a.trace {
         let opts = LoadOptions { format: a.format, ..LoadOptions::default() };
         let loaded = trace::load(t, &opts).with_context(|| format!("loading trace {}", t.display()))?;
         return Ok(workload::from_workload(&loaded.workload)?);
     }
-    if !a.from_files.is_empty() {
-        return Ok(workload::from_files(&a.from_files)?);
-    }
-    let name = a.workload.as_deref().unwrap_or("homes");
-    anyhow::ensure!(a.pages > 0, "--pages must be at least 1");
-    if name.starts_with("fio") {
-        return Ok(name.parse::<FioSpec>()?.generate(a.seed));
-    }
-    let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
-    Ok(workload::generate_replica(&r, a.pages, a.seed))
+    Ok(workload::from_files(&a.from_files)?)
 }
 
 /// The workload flags of a job line.
@@ -259,6 +275,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         })?;
         return common::out(&md);
     }
+    let generated = generated(&a)?;
     let update: UpdateMode = a.update.parse()?;
     let read: ReadModel = a.read.parse()?;
     let modes = modes(&a.mode)?;
@@ -338,7 +355,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         eprintln!("wrote {} job lines to {} (outputs in {})", lines.len(), jobs.display(), out.display());
         return Ok(());
     }
-    let files = load(&a)?;
+    let files = load(&a, generated)?;
     let mut reports = Vec::with_capacity(cells.len());
     for &chunk_bytes in &chunks {
         let w = files.chunk(chunk_bytes);

@@ -91,6 +91,55 @@ fn bad_input_is_a_clear_error() {
     }
 }
 
+/// A generated workload larger than `workload::MAX_PAGES` is refused,
+/// naming the flag, the value and the limit, before any work (it used to run
+/// out of memory and abort, exit 134, or grow for minutes; an FIO-like
+/// files x size beyond 2^64 wrapped past the old check).
+#[test]
+fn huge_generated_workloads_are_refused_before_any_work() {
+    let limit = "more than the limit of 67108864 pages (2^26, 256 GiB)";
+    for (workload, pages) in
+        [("homes", "100000000"), ("homes", "4294967296"), ("homes", "18446744073709551615"), ("mail", "100000000")]
+    {
+        dedupsim()
+            .args(["cluster", "--quiet", "--workload", workload, "--pages", pages])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!(
+                "error: invalid --pages: {pages} pages: {limit}; use fewer pages"
+            )))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+    // Before job lines are written, too.
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.txt");
+    dedupsim()
+        .args(["cluster", "--quiet", "--pages", "67108865", "--emit-jobs"])
+        .arg(&jobs)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid --pages: 67108865 pages: more than the limit"));
+    assert!(!jobs.exists(), "refused before any job line was written");
+    for (fio, msg) in [
+        ("fio:dedup=1.5,files=8192,size=9223372036854775808", "8192 files of 2251799813685248 pages: "),
+        ("fio:dedup=1.5,files=17,size=16GiB", "17 files of 4194304 pages: "),
+    ] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--workload", fio])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!("invalid --workload: `{fio}`: {msg}{limit}")))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+    dedupsim()
+        .args(["cluster", "--quiet", "--pages", "0"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid --pages: 0 pages; use at least 1"));
+}
+
 #[test]
 fn a_trace_without_content_is_refused() {
     let dir = tempfile::tempdir().unwrap();
