@@ -58,10 +58,15 @@ fn emit_jobs_writes_one_command_per_cell() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 6, "{text}");
     assert!(lines.iter().all(|l| l.starts_with("dedupsim cluster --workload mail --pages 4000 --nodes ")));
-    // A job line runs as it is.
-    let args: Vec<&str> = lines[1].split_whitespace().skip(1).collect();
-    dedupsim().args(&args).arg("--quiet").assert().success();
+    // Only a superchunk cell's line has --superchunk, which another mode refuses.
+    assert!(lines.iter().all(|l| l.contains("--superchunk") == l.contains("--mode superchunk")), "{text}");
+    // Every job line runs as it is.
+    for l in &lines {
+        let args: Vec<&str> = l.split_whitespace().skip(1).collect();
+        dedupsim().args(&args).arg("--quiet").assert().success();
+    }
     assert!(dir.path().join("cells/superchunk-n8-c4k-sc4-t4-normal.json").exists());
+    assert!(dir.path().join("cells/none-n16-c4k-sc256-t4-normal.json").exists());
 }
 
 #[test]
@@ -138,6 +143,53 @@ fn huge_generated_workloads_are_refused_before_any_work() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("invalid --pages: 0 pages; use at least 1"));
+}
+
+/// An option of another mode is an error, not silently ignored: --quick and
+/// --fiu-dir belong to --reproduce and --out to --emit-jobs (usage errors,
+/// exit 2), --superchunk to --mode superchunk (exit 1).
+#[test]
+fn options_of_another_mode_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cells");
+    let out = out.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["--quick"], "--reproduce"),
+        (vec!["--fiu-dir", "/nonexistent"], "--reproduce"),
+        (vec!["--out", out], "--emit-jobs <FILE>"),
+    ] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000"])
+            .args(&args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::contains("dedup").not())
+            .stderr(predicate::str::contains("the following required arguments were not provided"))
+            .stderr(predicate::str::contains(needle));
+    }
+    for mode in ["none", "none,csr,atr", "rewrite"] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000", "--superchunk", "2MiB", "--mode", mode])
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains("dedup").not())
+            .stderr(predicate::str::contains(
+                "error: --superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out",
+            ));
+    }
+    dedupsim()
+        .args(["cluster", "--quiet", "--pages", "1000", "--superchunk", "2MiB"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--superchunk applies to --mode superchunk only"));
+    // Within their mode they still work.
+    for mode in ["superchunk", "all", "none,superchunk"] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000", "--superchunk", "2MiB,4", "--mode", mode])
+            .assert()
+            .success();
+    }
+    dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick"]).assert().success();
 }
 
 #[test]
