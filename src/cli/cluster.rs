@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
-Lists (--nodes 8,16,24 --mode all ...) make a grid: every combination runs (a superchunk size only \
-with --mode superchunk), or is written as one command line per cell with --emit-jobs. The model \
+Lists (--nodes 8,16,24 --mode all ...) make a grid: every combination runs (--superchunk sizes only \
+with the superchunk mode, and --superchunk needs it in --mode), or is written as one command line per cell \
+with --emit-jobs. The model \
 (routing, write buffer, read I/Os of 1024 consecutive chunk slots, each mode's rule) is in \
 docs/cluster.md.")]
 pub struct ClusterArgs {
@@ -41,8 +42,9 @@ pub struct ClusterArgs {
     /// Chunk size, a multiple of 4KiB (list).
     #[arg(long, value_delimiter = ',', default_value = "4KiB")]
     chunk: Vec<String>,
-    /// Superchunk size: bytes with a unit (1MiB) or a number of chunks (256) (list).
-    #[arg(long, value_delimiter = ',', default_value = "1MiB")]
+    /// With --mode superchunk (or all): superchunk size, bytes with a unit (2MiB) or a number of
+    /// chunks (256) (list; default 1MiB).
+    #[arg(long, value_delimiter = ',')]
     superchunk: Vec<String>,
     /// Write modes: none, superchunk, rewrite, csr, atr, or all (list).
     #[arg(long, value_delimiter = ',', default_value = "none")]
@@ -82,8 +84,8 @@ pub struct ClusterArgs {
     /// Write one command line per grid cell to FILE (each writing DIR/<cell>.json, DIR = --out).
     #[arg(long, value_name = "FILE")]
     emit_jobs: Option<PathBuf>,
-    /// Output directory of --emit-jobs cells.
-    #[arg(long, default_value = "out/cluster")]
+    /// With --emit-jobs: output directory of the cells.
+    #[arg(long, default_value = "out/cluster", requires = "emit_jobs", value_name = "DIR")]
     out: PathBuf,
     /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout).
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
@@ -98,6 +100,9 @@ pub struct ClusterArgs {
     #[arg(long, short = 'q')]
     quiet: bool,
 }
+
+/// The superchunk size without --superchunk (1 MiB, §V-B).
+const DEFAULT_SUPERCHUNK: &str = "1MiB";
 
 /// Parses a superchunk size into chunks.
 fn superchunk_chunks(s: &str, chunk: u64) -> Result<u32> {
@@ -131,22 +136,38 @@ fn modes(list: &[String]) -> Result<Vec<WriteMode>> {
     Ok(out)
 }
 
-fn load(a: &ClusterArgs) -> Result<FileSet> {
+/// A generated workload, parsed and checked (`--pages`) before any work.
+enum Generated {
+    Replica(workload::Replica),
+    Fio(FioSpec),
+}
+
+/// The generated workload, or `None` for a trace or directory trees.
+fn generated(a: &ClusterArgs) -> Result<Option<Generated>> {
+    if a.trace.is_some() || !a.from_files.is_empty() {
+        return Ok(None);
+    }
+    let name = a.workload.as_deref().unwrap_or("homes");
+    if name.starts_with("fio") {
+        return Ok(Some(Generated::Fio(name.parse()?)));
+    }
+    let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
+    workload::check_replica_pages(a.pages)?;
+    Ok(Some(Generated::Replica(r)))
+}
+
+fn load(a: &ClusterArgs, generated: Option<Generated>) -> Result<FileSet> {
+    match generated {
+        Some(Generated::Replica(r)) => return Ok(workload::generate_replica(&r, a.pages, a.seed)),
+        Some(Generated::Fio(spec)) => return Ok(spec.generate(a.seed)),
+        None => {}
+    }
     if let Some(t) = &a.trace {
         let opts = LoadOptions { format: a.format, ..LoadOptions::default() };
         let loaded = trace::load(t, &opts).with_context(|| format!("loading trace {}", t.display()))?;
         return Ok(workload::from_workload(&loaded.workload)?);
     }
-    if !a.from_files.is_empty() {
-        return Ok(workload::from_files(&a.from_files)?);
-    }
-    let name = a.workload.as_deref().unwrap_or("homes");
-    anyhow::ensure!(a.pages > 0, "--pages must be at least 1");
-    if name.starts_with("fio") {
-        return Ok(name.parse::<FioSpec>()?.generate(a.seed));
-    }
-    let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
-    Ok(workload::generate_replica(&r, a.pages, a.seed))
+    Ok(workload::from_files(&a.from_files)?)
 }
 
 /// The workload flags of a job line.
@@ -259,9 +280,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         })?;
         return common::out(&md);
     }
+    let generated = generated(&a)?;
     let update: UpdateMode = a.update.parse()?;
     let read: ReadModel = a.read.parse()?;
     let modes = modes(&a.mode)?;
+    anyhow::ensure!(
+        a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
+        "--superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out"
+    );
+    let superchunks = if a.superchunk.is_empty() { vec![DEFAULT_SUPERCHUNK.to_string()] } else { a.superchunk.clone() };
     let chunks: Vec<u64> = a.chunk.iter().map(|c| parse_chunk(c)).collect::<Result<_>>()?;
     for &chunk_bytes in &chunks {
         ClusterConfig { chunk_bytes, ..ClusterConfig::default() }.validate()?;
@@ -272,10 +299,11 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         for &nodes in &a.nodes {
             for &threads in &a.threads {
                 for &mode in &modes {
+                    // Another mode ignores the superchunk size (its job line has none).
                     let scs: Vec<u32> = if mode == WriteMode::Superchunk {
-                        a.superchunk.iter().map(|s| superchunk_chunks(s, chunk_bytes)).collect::<Result<_>>()?
+                        superchunks.iter().map(|s| superchunk_chunks(s, chunk_bytes)).collect::<Result<_>>()?
                     } else {
-                        vec![superchunk_chunks(&a.superchunk[0], chunk_bytes).unwrap_or(1)]
+                        vec![superchunk_chunks(DEFAULT_SUPERCHUNK, chunk_bytes).unwrap_or(1)]
                     };
                     let request = superchunk_chunks(&a.request, chunk_bytes)
                         .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--superchunk", "--request")))?;
@@ -316,11 +344,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 c.threads,
                 c.update.name()
             );
+            let sc = if c.mode == WriteMode::Superchunk {
+                format!(" --superchunk {}", c.superchunk_chunks)
+            } else {
+                String::new()
+            };
             lines.push(format!(
-                "dedupsim cluster {wl} --nodes {} --chunk {}KiB --superchunk {} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
+                "dedupsim cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
-                c.superchunk_chunks,
                 c.mode.name(),
                 c.threads,
                 c.request,
@@ -338,7 +370,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         eprintln!("wrote {} job lines to {} (outputs in {})", lines.len(), jobs.display(), out.display());
         return Ok(());
     }
-    let files = load(&a)?;
+    let files = load(&a, generated)?;
     let mut reports = Vec::with_capacity(cells.len());
     for &chunk_bytes in &chunks {
         let w = files.chunk(chunk_bytes);

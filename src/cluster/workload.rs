@@ -288,6 +288,31 @@ pub fn replica_spec(s: &str) -> Result<Option<Replica>, ClusterError> {
     Ok(Some(r))
 }
 
+/// Most 4 KiB pages a generated workload (a replica's `--pages`, an FIO-like
+/// workload's files × size) holds: 2^26 pages, 256 GiB of content. Memory
+/// grows by about 120 bytes per page (fingerprints, the calibration's
+/// sharing table, chunked copies): about 8 GiB and minutes per cell at the
+/// limit; 10^8 pages would need 12 GiB.
+pub const MAX_PAGES: u64 = 1 << 26;
+
+/// `Err` naming the limit if `pages` (`None`: beyond 2^64) are more than
+/// [`MAX_PAGES`].
+fn within_limit(pages: Option<u64>) -> Result<(), String> {
+    match pages {
+        Some(n) if n <= MAX_PAGES => Ok(()),
+        _ => Err(format!("more than the limit of {MAX_PAGES} pages (2^26, 256 GiB)")),
+    }
+}
+
+/// Checks a replica size (`--pages`): at least 1, at most [`MAX_PAGES`].
+pub fn check_replica_pages(pages: u64) -> Result<(), ClusterError> {
+    if pages == 0 {
+        return Err(super::invalid("--pages", "0 pages; use at least 1"));
+    }
+    within_limit(Some(pages))
+        .map_err(|limit| super::invalid("--pages", format!("{pages} pages: {limit}; use fewer pages")))
+}
+
 /// Largest file of a replica, in pages (512 KiB, as FAD's replicas).
 const MAX_FILE_PAGES: u32 = 128;
 
@@ -376,7 +401,8 @@ fn generate_with(r: &Replica, k: Knobs, pages: u64, seed: u64) -> Generated {
 /// which becomes shareable with probability `q`. The three knobs are
 /// calibrated (a few fixed-point rounds on the generated files, same seed)
 /// so the exact dedup ratio, the share of duplicates from whole copies and
-/// the shared ratio are the replica's.
+/// the shared ratio are the replica's. Memory grows with `pages`: check
+/// them first with [`check_replica_pages`].
 pub fn generate_replica(r: &Replica, pages: u64, seed: u64) -> FileSet {
     let dup = 1.0 - 1.0 / r.dedup_ratio;
     let p_copy0 = (r.whole_copy * dup).clamp(0.0, 0.95);
@@ -453,9 +479,10 @@ impl FromStr for FioSpec {
         if spec.files == 0 || spec.size < PAGE_BYTES || spec.size % PAGE_BYTES != 0 {
             return Err(bad("files >= 1 and size a positive multiple of 4KiB".into()));
         }
-        if u64::from(spec.files) * (spec.size / PAGE_BYTES) > 1 << 28 {
-            return Err(bad("more than 2^28 pages in all; use fewer or smaller files".into()));
-        }
+        let per_file = spec.size / PAGE_BYTES;
+        within_limit(u64::from(spec.files).checked_mul(per_file)).map_err(|limit| {
+            bad(format!("{} files of {per_file} pages: {limit}; use fewer or smaller files", spec.files))
+        })?;
         Ok(spec)
     }
 }
@@ -543,6 +570,22 @@ mod tests {
         assert_eq!(s.shared_by_multiple_files, 0, "per-file duplicates");
         for bad in ["fio:dedup=0.5", "fio:files=0", "fio:size=1000", "fio:x=1", "fio:dedup"] {
             assert!(bad.parse::<FioSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn generated_workloads_hold_at_most_max_pages() {
+        assert!(check_replica_pages(1).is_ok());
+        assert!(check_replica_pages(MAX_PAGES).is_ok());
+        for pages in [0, MAX_PAGES + 1, 100_000_000, u64::MAX] {
+            let e = check_replica_pages(pages).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("invalid --pages: {pages} pages")), "{e}");
+        }
+        assert!("fio:files=16,size=16GiB".parse::<FioSpec>().is_ok(), "exactly MAX_PAGES");
+        // Above it, and beyond 2^64 (a product that used to wrap to 0 and pass).
+        for bad in ["fio:files=17,size=16GiB", "fio:files=8192,size=9223372036854775808"] {
+            let e = bad.parse::<FioSpec>().unwrap_err().to_string();
+            assert!(e.contains("more than the limit of 67108864 pages"), "{e}");
         }
     }
 }

@@ -58,10 +58,15 @@ fn emit_jobs_writes_one_command_per_cell() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 6, "{text}");
     assert!(lines.iter().all(|l| l.starts_with("dedupsim cluster --workload mail --pages 4000 --nodes ")));
-    // A job line runs as it is.
-    let args: Vec<&str> = lines[1].split_whitespace().skip(1).collect();
-    dedupsim().args(&args).arg("--quiet").assert().success();
+    // Only a superchunk cell's line has --superchunk, which another mode refuses.
+    assert!(lines.iter().all(|l| l.contains("--superchunk") == l.contains("--mode superchunk")), "{text}");
+    // Every job line runs as it is.
+    for l in &lines {
+        let args: Vec<&str> = l.split_whitespace().skip(1).collect();
+        dedupsim().args(&args).arg("--quiet").assert().success();
+    }
     assert!(dir.path().join("cells/superchunk-n8-c4k-sc4-t4-normal.json").exists());
+    assert!(dir.path().join("cells/none-n16-c4k-sc256-t4-normal.json").exists());
 }
 
 #[test]
@@ -89,6 +94,81 @@ fn bad_input_is_a_clear_error() {
             .stderr(predicate::str::contains(msg))
             .stderr(predicate::str::contains("panicked").not());
     }
+}
+
+/// A generated workload larger than `workload::MAX_PAGES` is refused,
+/// naming the flag, the value and the limit, before any work (it used to run
+/// out of memory and abort, exit 134, or grow for minutes; an FIO-like
+/// files x size beyond 2^64 wrapped past the old check).
+#[test]
+fn huge_generated_workloads_are_refused_before_any_work() {
+    let limit = "more than the limit of 67108864 pages (2^26, 256 GiB)";
+    let pages = |w: &str, n: &str| {
+        (["--workload", w, "--pages", n].join(" "), format!("invalid --pages: {n} pages: {limit}; use fewer pages"))
+    };
+    let fio = |spec: &str, what: &str| {
+        (
+            format!("--workload {spec}"),
+            format!("invalid --workload: `{spec}`: {what}: {limit}; use fewer or smaller files"),
+        )
+    };
+    for (args, msg) in [
+        pages("homes", "100000000"),
+        pages("homes", "4294967296"),
+        pages("homes", "18446744073709551615"),
+        pages("mail", "100000000"),
+        fio("fio:dedup=1.5,files=8192,size=9223372036854775808", "8192 files of 2251799813685248 pages"),
+        fio("fio:dedup=1.5,files=17,size=16GiB", "17 files of 4194304 pages"),
+        ("--pages 0".to_string(), "invalid --pages: 0 pages; use at least 1".to_string()),
+    ] {
+        dedupsim()
+            .args(["cluster", "--quiet"])
+            .args(args.split(' '))
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .fails_with(1, &[&format!("error: {msg}")]);
+    }
+    // Before job lines are written, too.
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.txt");
+    dedupsim()
+        .args(["cluster", "--quiet", "--pages", "67108865", "--emit-jobs"])
+        .arg(&jobs)
+        .assert()
+        .fails_with(1, &["invalid --pages: 67108865 pages: more than the limit"]);
+    assert!(!jobs.exists(), "refused before any job line was written");
+}
+
+/// An option of another mode is an error, not silently ignored: --quick and
+/// --fiu-dir belong to --reproduce and --out to --emit-jobs (usage errors,
+/// exit 2), --superchunk to --mode superchunk (exit 1).
+#[test]
+fn options_of_another_mode_are_errors() {
+    let missing = "the following required arguments were not provided";
+    let superchunk = "error: --superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out";
+    for (args, code, msgs) in [
+        (vec!["--quick"], 2, [missing, "--reproduce"]),
+        (vec!["--fiu-dir", "/nonexistent"], 2, [missing, "--reproduce"]),
+        (vec!["--out", "/nonexistent/cells"], 2, [missing, "--emit-jobs <FILE>"]),
+        (vec!["--superchunk", "2MiB"], 1, [superchunk; 2]),
+        (vec!["--superchunk", "2MiB", "--mode", "none,csr,atr"], 1, [superchunk; 2]),
+        (vec!["--superchunk", "4", "--mode", "rewrite", "--emit-jobs", "/nonexistent/jobs.txt"], 1, [superchunk; 2]),
+    ] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000"])
+            .args(&args)
+            .assert()
+            .fails_with(code, &msgs)
+            .stdout(predicate::str::contains("dedup").not());
+    }
+    // Within their mode they still work.
+    for mode in ["superchunk", "all", "none,superchunk"] {
+        dedupsim()
+            .args(["cluster", "--quiet", "--pages", "1000", "--superchunk", "2MiB,4", "--mode", mode])
+            .assert()
+            .success();
+    }
+    dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick"]).assert().success();
 }
 
 #[test]

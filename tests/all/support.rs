@@ -132,6 +132,15 @@ impl Assert {
         self
     }
 
+    /// Exit code `code`, each of `needles` on stderr, and no panic.
+    pub fn fails_with(self, code: i32, needles: &[&str]) -> Self {
+        let mut a = self.code(code).stderr(predicate::str::contains("panicked").not());
+        for n in needles {
+            a = a.stderr(predicate::str::contains(*n));
+        }
+        a
+    }
+
     pub fn stdout(self, p: predicate::Predicate) -> Self {
         if !p.eval(&String::from_utf8_lossy(&self.output.stdout)) {
             self.fail(&format!("stdout: expected {}", p.describe()));
