@@ -246,6 +246,7 @@ fn table(reports: &[ClusterReport]) -> String {
 }
 
 fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
+    anyhow::ensure!(dir.is_dir(), "--fiu-dir {}: not a directory", dir.display());
     let mut out = Vec::new();
     for sub in ["fiu-iodedup-homes", "fiu-iodedup-mail", "fiu-iodedup-webvm"] {
         let d = dir.join(sub);
@@ -261,6 +262,12 @@ fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
             out.push(workload::from_workload(&loaded.workload)?);
         }
     }
+    // A wrong directory would otherwise reproduce Table II without the excerpts, silently.
+    anyhow::ensure!(
+        !out.is_empty(),
+        "--fiu-dir {}: no fiu-iodedup-{{homes,mail,webvm}}/*.blkparse excerpts in it (e.g. ../shared/traces)",
+        dir.display()
+    );
     Ok(out)
 }
 
@@ -280,6 +287,10 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         })?;
         return common::out(&md);
     }
+    anyhow::ensure!(
+        a.json.is_none() || a.emit_jobs.is_none(),
+        "--json with --emit-jobs: the job lines write one JSON file per cell (into --out); leave --json out"
+    );
     let generated = generated(&a)?;
     let update: UpdateMode = a.update.parse()?;
     let read: ReadModel = a.read.parse()?;

@@ -169,6 +169,24 @@ fn options_of_another_mode_are_errors() {
             .success();
     }
     dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick"]).assert().success();
+    // --json with --emit-jobs, and a --fiu-dir without the excerpts, were ignored.
+    let empty = tempfile::tempdir().unwrap();
+    for (args, code, msgs) in [
+        (vec!["--json", "x.json", "--emit-jobs", "jobs.txt"], 1, ["--json with --emit-jobs", "leave --json out"]),
+        (
+            vec!["--reproduce", "--quick", "--fiu-dir", "/nonexistent"],
+            1,
+            ["--fiu-dir /nonexistent: not a directory"; 2],
+        ),
+        (
+            vec!["--reproduce", "--quick", "--fiu-dir", empty.path().to_str().unwrap()],
+            1,
+            ["no fiu-iodedup-{homes,mail,webvm}/*.blkparse excerpts"; 2],
+        ),
+    ] {
+        dedupsim().current_dir(empty.path()).args(["cluster", "--quiet"]).args(&args).assert().fails_with(code, &msgs);
+    }
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0, "nothing written");
 }
 
 #[test]
