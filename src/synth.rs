@@ -56,6 +56,11 @@ const TIB: u64 = 1 << 40;
 /// [`SizeDist::Explicit`] entry count): 2^20 entries (4 GiB requests).
 pub const MAX_SIZE_TABLE: u32 = 1 << 20;
 
+/// Most requests a synthetic workload may have (`requests=`): 2^32 - 1.
+/// Other generated traces (`trace from-files --read-phase zipf:N`) share
+/// the limit.
+pub const MAX_REQUESTS: u64 = u32::MAX as u64;
+
 /// Salt mixed into the run seed so that the workload generator and the
 /// content model never share a random stream ("SYNTHETI" in ASCII).
 const SEED_SALT: u64 = 0x5359_4e54_4845_5449;
@@ -359,8 +364,8 @@ impl SynthSpec {
         if self.requests == 0 {
             return Err(invalid("requests", "must be at least 1"));
         }
-        if self.requests > u32::MAX as u64 {
-            return Err(invalid("requests", format!("must be at most {}, got {}", u32::MAX, self.requests)));
+        if self.requests > MAX_REQUESTS {
+            return Err(invalid("requests", format!("must be at most {MAX_REQUESTS}, got {}", self.requests)));
         }
         frac("read_ratio", self.read_ratio)?;
         frac("sequential", self.sequential)?;

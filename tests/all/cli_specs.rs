@@ -1,0 +1,70 @@
+//! Workload specs that ask for the impossible (issue 12's bad input): a
+//! `--read-phase` too large to build, a `--content` dedup target the Zipf
+//! exponent cannot realize, a `--synth` `page=` that disagrees with the
+//! device. Each is a clear error (never an abort or a silently different
+//! workload), and the nearby valid specs still work.
+
+use crate::support::predicate;
+use crate::support::Command;
+
+fn dedupsim() -> Command {
+    Command::cargo_bin("dedupsim").expect("binary builds")
+}
+
+/// Fails with `code`, every needle on stderr, no panic or allocator abort.
+fn fails_with(cmd: &mut Command, code: i32, needles: &[&str]) -> String {
+    let mut a = cmd
+        .assert()
+        .code(code)
+        .stderr(predicate::str::contains("panicked").not())
+        .stderr(predicate::str::contains("memory allocation").not());
+    for n in needles {
+        a = a.stderr(predicate::str::contains(*n));
+    }
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// `trace from-files d1 -o o.trace --read-phase zipf:99999999999` aborted
+/// (exit 134, "memory allocation of 7247757312 bytes failed"): the count
+/// is bounded by the synthetic request limit (2^32 - 1, a usage error),
+/// and a count within it that memory cannot hold is an error, not an abort.
+#[test]
+fn a_huge_zipf_read_phase_is_refused_with_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d1 = dir.path().join("d1");
+    std::fs::create_dir(&d1).unwrap();
+    std::fs::write(d1.join("a"), "hello\n").unwrap();
+    std::fs::write(d1.join("b"), "world\n").unwrap();
+    let out = dir.path().join("o.trace");
+    for n in ["99999999999", "4294967296"] {
+        fails_with(
+            dedupsim()
+                .args(["trace", "from-files"])
+                .arg(&d1)
+                .arg("-o")
+                .arg(&out)
+                .arg("--read-phase")
+                .arg(format!("zipf:{n}")),
+            2,
+            &["--read-phase", &format!("zipf:{n}"), "exceed the limit of 4294967295"],
+        );
+    }
+    // 10^8 reads (about 7 GB of records) under a 2 GiB address-space limit.
+    fails_with(
+        Command::under_limits("ulimit -v 2097152")
+            .current_dir(dir.path())
+            .args("trace from-files -q d1 -o o.trace --read-phase zipf:100000000".split(' ')),
+        1,
+        &["cannot allocate memory for the 100000000 read requests of --read-phase zipf:100000000:a=0.8"],
+    );
+    assert!(!out.exists(), "nothing written");
+    dedupsim()
+        .args(["trace", "from-files", "-q"])
+        .arg(&d1)
+        .arg("-o")
+        .arg(&out)
+        .args(["--read-phase", "zipf:1000"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("requests: 1002 (2 writes, 1000 reads)"));
+}
