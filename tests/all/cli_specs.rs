@@ -68,3 +68,40 @@ fn a_huge_zipf_read_phase_is_refused_with_the_limit() {
         .success()
         .stdout(predicate::str::contains("requests: 1002 (2 writes, 1000 reads)"));
 }
+
+const TINY: &str = "requests=2000,footprint=600KiB,hot=0.4:100KiB,size=fixed:1";
+
+/// `--content zipf:a=2,dedup=0.5` realized ~96% without a word (a=5:
+/// 99.8%, a=50: 100%): an exponent that skewed repeats pages more often
+/// than the target even over the whole id space. Now an error with the
+/// reachable range and the largest exponent that reaches the target, which
+/// does (`run` and `trace synth`).
+#[test]
+fn an_unreachable_dedup_target_is_an_error_with_the_reachable_range() {
+    let run = |content: &str| {
+        let mut c = dedupsim();
+        c.args(["run", "-q", "--preset", "tiny", "-p", "dedup", "--synth", TINY, "--content", content]);
+        c
+    };
+    let mut max_a = String::new();
+    for a in ["2", "5", "50"] {
+        let stderr = fails_with(
+            &mut run(&format!("zipf:a={a},dedup=0.5")),
+            1,
+            &[&format!("zipf:a={a},dedup=0.5 cannot realize a 50.00% dedup rate"), "reachable rates are"],
+        );
+        let hint = stderr.split("(a <= ").nth(1).and_then(|s| s.split(';').next()).expect(&stderr);
+        max_a = hint.to_string();
+    }
+    run(&format!("zipf:a={max_a},dedup=0.5")).assert().success();
+    run("zipf:a=0.2,dedup=0.5").assert().success();
+    let dir = tempfile::tempdir().unwrap();
+    fails_with(
+        dedupsim()
+            .args(["trace", "synth", "--preset", "tiny", "--synth", TINY, "--content", "zipf:a=2,dedup=0.5", "-o"])
+            .arg(dir.path().join("t.trace")),
+        1,
+        &["cannot realize a 50.00% dedup rate", "a smaller exponent reaches 50.00%"],
+    );
+    assert!(!dir.path().join("t.trace").exists());
+}
