@@ -105,3 +105,41 @@ fn an_unreachable_dedup_target_is_an_error_with_the_reachable_range() {
     );
     assert!(!dir.path().join("t.trace").exists());
 }
+
+/// `trace synth --synth "...,page=16KiB"` wrote 4 KiB requests: the spec's
+/// page size was replaced by the device's without a word. A `page=` that
+/// disagrees is an error naming both sizes and the `--set` that
+/// simulates the asked one; with that `--set` the requests are 16 KiB.
+#[test]
+fn a_synth_page_size_other_than_the_devices_is_an_error() {
+    let spec = "requests=3,size=fixed:1,page=16KiB,footprint=1MiB,hot=0";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p16.trace");
+    let needles =
+        ["--synth", "`page` is 16384 bytes", "4096 bytes (geometry.page_size)", "--set geometry.page_size=16384"];
+    fails_with(dedupsim().args(["trace", "synth", "--synth", spec, "-o"]).arg(&out), 1, &needles);
+    fails_with(dedupsim().args(["run", "-q", "-p", "native", "--synth", spec]), 1, &needles);
+    assert!(!out.exists());
+    dedupsim()
+        .args(["trace", "synth", "--set", "geometry.page_size=16384", "--synth", spec, "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let sizes: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).map(|l| l.split(' ').nth(3).unwrap()).collect();
+    assert_eq!(sizes, ["16384"; 3]);
+    // Without `page=` the device's page size is used, as before.
+    dedupsim()
+        .args([
+            "trace",
+            "synth",
+            "--set",
+            "geometry.page_size=16384",
+            "--synth",
+            "requests=3,size=fixed:1,footprint=1MiB,hot=0",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+}
