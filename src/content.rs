@@ -20,6 +20,20 @@
 //! [`ZipfN::TargetDedup`] instead solves for the `N` whose *expected*
 //! realized dedup rate equals the target (see [`solve_zipf_n`]).
 //!
+//! Not every target is reachable. More contents mean fewer repeats, but
+//! the expected rate with the whole 32-bit id space as `N` is a floor
+//! that grows with the exponent and the page count: a skewed law repeats
+//! its most popular contents however many there are (on 2,000 pages
+//! `a = 2` realizes at least ~96%, `a = 5` ~99.7%, while `a = 0.2` reaches
+//! any rate). A target more than [`DEDUP_TOLERANCE`] (0.1 percentage
+//! point, and more than one page) below that floor is an error,
+//! [`ContentError::Unreachable`], giving the reachable range and the
+//! largest exponent that does reach the target (or, when copies alone
+//! repeat more pages than the target allows, saying to lower `copy`),
+//! instead of a workload with a silently different rate. The other end,
+//! `N = 1` (every page the same content, rate `1 - 1/pages`), is always
+//! within one page of a target, so it is never an error.
+//!
 //! Ranks are drawn in O(1) by rejection-inversion ([`ZipfSampler`]) and
 //! become dense ids (`rank - 1`, offset past existing ids). A population
 //! larger than the pages drawn is renumbered densely in order of first
@@ -38,7 +52,8 @@
 //! the i.i.d. page-level duplication. In `TargetDedup` mode the calibration
 //! accounts for them: the copy structure is decided first, then `N` is solved
 //! for the remaining i.i.d. draws so that the *overall* expected dedup rate
-//! hits the target (when that is reachable at all). In `Fraction` mode,
+//! hits the target (a target below the copies' own rate is unreachable, an
+//! error as above). In `Fraction` mode,
 //! `N = fraction × (all pages assigned, copies included)`.
 //!
 //! # Determinism
@@ -77,6 +92,70 @@ pub enum ContentError {
     /// The workload has more pages or ids than 32-bit indices can address.
     #[error("content assignment overflow: {0}")]
     Overflow(String),
+    /// A `dedup` target the model cannot realize on this workload.
+    #[error("{0}")]
+    Unreachable(Box<UnreachableDedup>),
+}
+
+/// A [`ZipfN::TargetDedup`] rate below every rate the Zipf exponent
+/// realizes on the pages drawn, even with the whole id space as `N` (see
+/// "Choosing N" in the module documentation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnreachableDedup {
+    /// The model, in its string form.
+    pub model: String,
+    pub a: f64,
+    /// The target rate.
+    pub target: f64,
+    /// Pages drawn (copies included).
+    pub pages: u64,
+    /// The largest `N`: the id space left.
+    pub max_n: u64,
+    /// Expected rate with `N = max_n`: the lowest reachable, the closest
+    /// to the target.
+    pub lowest: f64,
+    /// Expected rate with `N = 1`: the highest reachable (`1 - 1/pages`).
+    pub highest: f64,
+    /// Share of the pages that copies make duplicates (`copy`).
+    pub copied: f64,
+    /// The largest exponent whose lowest rate reaches the target, if any.
+    pub max_a: Option<f64>,
+}
+
+impl fmt::Display for UnreachableDedup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |x: f64| format!("{:.2}%", x * 100.0);
+        write!(
+            f,
+            "{} cannot realize a {} dedup rate on these {} written pages: with a={} the expected rate is {} even over \
+             N = {} contents (the whole id space), so the reachable rates are {} to {} (N = 1); ",
+            self.model,
+            pct(self.target),
+            self.pages,
+            self.a,
+            pct(self.lowest),
+            self.max_n,
+            pct(self.lowest),
+            pct(self.highest),
+        )?;
+        match self.max_a {
+            // Rounded down: an exponent that does reach the target.
+            Some(m) => write!(
+                f,
+                "a smaller exponent reaches {} (a <= {}; FAD's is a={FAD_ZIPF_A}), or ask for a rate in that range",
+                pct(self.target),
+                (m * 100.0).floor() / 100.0
+            ),
+            None if self.copied > 0.0 => write!(
+                f,
+                "copies alone make {} of the pages duplicates: lower `copy`, or ask for a rate in that range",
+                pct(self.copied)
+            ),
+            None => {
+                f.write_str("no exponent reaches it (even a=0 repeats pages at random): `unique` writes no duplicates")
+            }
+        }
+    }
 }
 
 /// How the number of unique contents `N` of a Zipf model is chosen.
@@ -272,8 +351,9 @@ pub struct ContentSummary {
     pub copied_pages: u64,
     /// The model, in its string form.
     pub model: String,
-    /// Set when [`assign_content`] could not assign anything (invalid model
-    /// or 32-bit overflow); the workload is then left unchanged.
+    /// Set when [`assign_content`] could not assign anything (invalid model,
+    /// unreachable `dedup` target or 32-bit overflow); the workload is then
+    /// left unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -298,9 +378,10 @@ impl ContentSummary {
 /// order; see [`try_assign_content`], which this wraps.
 ///
 /// This never panics: if the model is invalid (only possible for a model
-/// built by hand; parsing validates) or the workload would overflow the
-/// 32-bit page or id space, the workload is left unchanged and the
-/// returned summary has `error` set and zero pages drawn.
+/// built by hand; parsing validates), its `dedup` target is unreachable on
+/// this workload, or the workload would overflow the 32-bit page or id
+/// space, the workload is left unchanged and the returned summary has
+/// `error` set and zero pages drawn.
 pub fn assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> ContentSummary {
     match try_assign_content(w, model, seed) {
         Ok(s) => s,
@@ -325,7 +406,9 @@ pub fn assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> Cont
 /// (rejection-inversion, [`ZipfSampler`]); calibrating `N` costs a few
 /// milliseconds regardless of the page count.
 ///
-/// On error the workload is unchanged.
+/// A [`ZipfN::TargetDedup`] target the model cannot realize on these
+/// pages is an error, [`ContentError::Unreachable`] (module documentation,
+/// "Choosing N"). On error the workload is unchanged.
 pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> Result<ContentSummary, ContentError> {
     model.validate()?;
     let targets: Vec<usize> = w
@@ -397,7 +480,14 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
             if iid == 0 {
                 1
             } else {
-                solve_zipf_n(iid, a, (1.0 - t) * total as f64, id_room)
+                let target = (1.0 - t) * total as f64;
+                let n = solve_zipf_n(iid, a, target, id_room);
+                if n == id_room {
+                    // Clamped at the top (or just solved there): is the
+                    // target within reach at all?
+                    check_reachable(model, iid, total, copied, target, id_room)?;
+                }
+                n
             }
         }
     };
@@ -472,6 +562,59 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
         model: model.to_string(),
         error: None,
     })
+}
+
+/// How far (in dedup rate) the expected rate with the whole id space may
+/// fall short of a `dedup` target before [`try_assign_content`] calls the
+/// target unreachable: 0.1 percentage point, the precision reports print.
+/// A target within one page of the pages drawn is always accepted.
+pub const DEDUP_TOLERANCE: f64 = 0.001;
+
+/// Errors with [`ContentError::Unreachable`] when even `N = max_n`
+/// contents give fewer than `target` expected distinct contents among the
+/// `iid` draws (less the tolerance): the target rate is below every rate
+/// the model's exponent realizes on these `total` pages. The other end
+/// (`N = 1`, rate `1 - 1/total`) is always within one page of a target.
+fn check_reachable(
+    model: &ContentModel,
+    iid: u64,
+    total: u64,
+    copied: u64,
+    target: f64,
+    max_n: u64,
+) -> Result<(), ContentError> {
+    let ContentModel::Zipf { a, n: ZipfN::TargetDedup(t), .. } = *model else { return Ok(()) };
+    let slack = (DEDUP_TOLERANCE * total as f64).max(1.0);
+    let reaches = |a: f64| expected_distinct(max_n, iid, a) >= target - slack;
+    let most = expected_distinct(max_n, iid, a);
+    if most >= target - slack {
+        return Ok(());
+    }
+    // The expectation falls as the exponent grows: bisect for the largest
+    // exponent that still reaches the target.
+    let max_a = reaches(0.0).then(|| {
+        let (mut lo, mut hi) = (0.0, a);
+        for _ in 0..30 {
+            let mid = (lo + hi) / 2.0;
+            if reaches(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    });
+    Err(ContentError::Unreachable(Box::new(UnreachableDedup {
+        model: model.to_string(),
+        a,
+        target: t,
+        pages: total,
+        max_n,
+        lowest: 1.0 - most / total as f64,
+        highest: dedup_rate(1, total),
+        copied: copied as f64 / total as f64,
+        max_a,
+    })))
 }
 
 fn dedup_rate(distinct: u64, pages: u64) -> f64 {
@@ -676,7 +819,9 @@ pub fn expected_dedup_rate(n: u64, draws: u64, a: f64) -> f64 {
 ///
 /// The expectation grows monotonically with `N`, so this is a bisection on
 /// integers (~32 evaluations of [`expected_distinct`]); targets beyond
-/// reach clamp to `1` or `max_n`.
+/// reach clamp to `1` or `max_n` without a word: [`try_assign_content`]
+/// checks a clamp at `max_n` and reports an unreachable target as
+/// [`ContentError::Unreachable`].
 pub fn solve_zipf_n(draws: u64, a: f64, target_distinct: f64, max_n: u64) -> u64 {
     let max_n = max_n.max(1);
     let e = |n: u64| expected_distinct(n, draws, a);
@@ -704,7 +849,8 @@ pub fn solve_zipf_n(draws: u64, a: f64, target_distinct: f64, max_n: u64) -> u64
 }
 
 /// The `N` whose expected realized dedup rate over `draws` i.i.d. Zipf(`a`)
-/// draws equals `target_dedup` (clamped to the 32-bit id space).
+/// draws equals `target_dedup` (clamped to the 32-bit id space, silently:
+/// see [`solve_zipf_n`]).
 pub fn calibrate_zipf_n(draws: u64, a: f64, target_dedup: f64) -> u64 {
     solve_zipf_n(draws, a, (1.0 - target_dedup) * draws as f64, u32::MAX as u64)
 }

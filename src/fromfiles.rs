@@ -35,6 +35,8 @@
 //!   popularity ranks; ranks are given to files by a shuffle of the file
 //!   list, and shuffle and draws come from one `Xoshiro256PlusPlus` stream
 //!   seeded with the seed, so the same tree and seed give the same trace.
+//!   `N` is at most [`MAX_ZIPF_READS`]; read records that memory cannot
+//!   hold are an error ([`FromFilesError::Alloc`]), not an abort.
 //! * **Totals.** `pages` counts the pages written and `distinct_pages` the
 //!   distinct page contents among them; the dedup rate is
 //!   `1 - distinct_pages / pages`, as `trace stats` computes it from the
@@ -55,6 +57,13 @@ use xxhash_rust::xxh3::xxh3_128;
 
 /// Zipf exponent of [`ReadPhase::Zipf`] when none is given.
 pub const DEFAULT_ZIPF_A: f64 = 0.8;
+
+/// Most reads of [`ReadPhase::Zipf`]: the request limit of synthetic
+/// workloads ([`crate::synth::MAX_REQUESTS`], 2^32 - 1). Each read is a
+/// trace record built in memory before the trace is written, so a larger
+/// count would exhaust memory (and the read requests `run` could replay)
+/// long before it is done.
+pub const MAX_ZIPF_READS: u64 = crate::synth::MAX_REQUESTS;
 
 /// Bytes read from a file at a time.
 const CHUNK: usize = 1 << 20;
@@ -89,18 +98,30 @@ impl FromStr for ReadPhase {
             None => (rest, None),
         };
         let reads: u64 = n.trim().parse().map_err(|_| bad())?;
-        if reads == 0 {
-            return Err(format!("read phase {s:?}: the number of reads must be at least 1"));
-        }
         let a = match a {
             Some(a) => a.trim().parse::<f64>().map_err(|_| bad())?,
             None => DEFAULT_ZIPF_A,
         };
-        if !(a.is_finite() && a >= 0.0) {
-            return Err(format!("read phase {s:?}: the Zipf exponent must be a finite number >= 0"));
-        }
+        check_zipf(reads, a).map_err(|e| format!("read phase {s:?}: {e}"))?;
         Ok(ReadPhase::Zipf { reads, a })
     }
+}
+
+/// Checks a Zipf read phase: `1..=MAX_ZIPF_READS` reads, a finite exponent
+/// `>= 0`.
+fn check_zipf(reads: u64, a: f64) -> Result<(), String> {
+    if reads == 0 {
+        return Err("the number of reads must be at least 1".into());
+    }
+    if reads > MAX_ZIPF_READS {
+        return Err(format!(
+            "{reads} reads exceed the limit of {MAX_ZIPF_READS} (2^32 - 1, the request limit of synthetic workloads)"
+        ));
+    }
+    if !(a.is_finite() && a >= 0.0) {
+        return Err("the Zipf exponent must be a finite number >= 0".into());
+    }
+    Ok(())
 }
 
 impl fmt::Display for ReadPhase {
@@ -163,6 +184,9 @@ pub enum FromFilesError {
     NoFiles(String),
     #[error("the files need {pages} pages of {page_size} bytes, beyond the simulator's 2^32-page address space")]
     TooLarge { pages: u64, page_size: u32 },
+    /// The read phase's records could not be allocated.
+    #[error("cannot allocate memory for the {reads} read requests of --read-phase {phase}")]
+    Alloc { reads: u64, phase: ReadPhase },
 }
 
 /// An entry that was skipped because it could not be listed or read.
@@ -298,12 +322,8 @@ impl FromFilesOptions {
             ));
         }
         if let ReadPhase::Zipf { reads, a } = self.read_phase {
-            if reads == 0 || !(a.is_finite() && a >= 0.0) {
-                return Err(FromFilesError::InvalidOptions(format!(
-                    "read phase {}: needs at least one read and a finite exponent >= 0",
-                    self.read_phase
-                )));
-            }
+            check_zipf(reads, a)
+                .map_err(|e| FromFilesError::InvalidOptions(format!("--read-phase {}: {e}", self.read_phase)))?;
         }
         Ok(())
     }
@@ -513,8 +533,15 @@ pub fn scan_listing(
     res.distinct_pages = distinct.len() as u64;
     lay_out(&mut res, contents, opts);
 
-    // A file's read: one request per extent, all arriving together.
-    let read = |res: &mut FromFilesResult, i: usize| {
+    // A file's read: one request per extent, all arriving together. Memory
+    // for the records is reserved fallibly (amortized, as `push` grows).
+    let phase = opts.read_phase;
+    let read = |res: &mut FromFilesResult, i: usize| -> Result<(), FromFilesError> {
+        let reads = match phase {
+            ReadPhase::Zipf { reads, .. } => reads,
+            _ => res.files.len() as u64,
+        };
+        res.records.try_reserve(res.files[i].extents.len()).map_err(|_| FromFilesError::Alloc { reads, phase })?;
         let time = Nanos((res.records.len() as u64).saturating_mul(iat));
         for &(offset, pages) in &res.files[i].extents {
             res.records.push(TraceRecord {
@@ -528,12 +555,13 @@ pub fn scan_listing(
             });
             res.reads += 1;
         }
+        Ok(())
     };
     match opts.read_phase {
         ReadPhase::None => {}
         ReadPhase::All => {
             for i in 0..res.files.len() {
-                read(&mut res, i);
+                read(&mut res, i)?;
             }
         }
         ReadPhase::Zipf { reads, a } => {
@@ -545,10 +573,12 @@ pub fn scan_listing(
                 let j = rng.gen_range(0..=i);
                 by_rank.swap(i, j);
             }
+            // At least one record per read: fail before drawing any.
+            res.records.try_reserve(reads as usize).map_err(|_| FromFilesError::Alloc { reads, phase })?;
             let zipf = ZipfSampler::new(n as u64, a);
             for _ in 0..reads {
                 let rank = zipf.sample(&mut rng) as usize;
-                read(&mut res, by_rank[rank.clamp(1, n) - 1]);
+                read(&mut res, by_rank[rank.clamp(1, n) - 1])?;
             }
         }
     }
@@ -652,6 +682,24 @@ mod tests {
         }
         let z = ReadPhase::Zipf { reads: 5, a: 1.2 };
         assert_eq!(z.to_string().parse::<ReadPhase>().unwrap(), z);
+    }
+
+    /// A Zipf read phase holds at most [`MAX_ZIPF_READS`] reads (it used to
+    /// abort in the allocator): parsing and hand-built options both say so,
+    /// naming the value and the limit.
+    #[test]
+    fn zipf_reads_are_bounded() {
+        let max = format!("zipf:{MAX_ZIPF_READS}");
+        assert_eq!(max.parse::<ReadPhase>().unwrap(), ReadPhase::Zipf { reads: MAX_ZIPF_READS, a: 0.8 });
+        let e = "zipf:99999999999".parse::<ReadPhase>().unwrap_err();
+        assert!(e.contains("99999999999 reads exceed the limit of 4294967295"), "{e}");
+        assert!(format!("zipf:{}:a=1", MAX_ZIPF_READS + 1).parse::<ReadPhase>().is_err());
+        let opts = FromFilesOptions {
+            read_phase: ReadPhase::Zipf { reads: MAX_ZIPF_READS + 1, a: 0.8 },
+            ..FromFilesOptions::default()
+        };
+        let e = opts.validate().unwrap_err().to_string();
+        assert!(e.contains("--read-phase zipf:4294967296:a=0.8") && e.contains("limit of 4294967295"), "{e}");
     }
 
     #[test]

@@ -56,6 +56,11 @@ const TIB: u64 = 1 << 40;
 /// [`SizeDist::Explicit`] entry count): 2^20 entries (4 GiB requests).
 pub const MAX_SIZE_TABLE: u32 = 1 << 20;
 
+/// Most requests a synthetic workload may have (`requests=`): 2^32 - 1.
+/// Other generated traces (`trace from-files --read-phase zipf:N`) share
+/// the limit.
+pub const MAX_REQUESTS: u64 = u32::MAX as u64;
+
 /// Salt mixed into the run seed so that the workload generator and the
 /// content model never share a random stream ("SYNTHETI" in ASCII).
 const SEED_SALT: u64 = 0x5359_4e54_4845_5449;
@@ -359,8 +364,8 @@ impl SynthSpec {
         if self.requests == 0 {
             return Err(invalid("requests", "must be at least 1"));
         }
-        if self.requests > u32::MAX as u64 {
-            return Err(invalid("requests", format!("must be at most {}, got {}", u32::MAX, self.requests)));
+        if self.requests > MAX_REQUESTS {
+            return Err(invalid("requests", format!("must be at most {MAX_REQUESTS}, got {}", self.requests)));
         }
         frac("read_ratio", self.read_ratio)?;
         frac("sequential", self.sequential)?;
@@ -600,7 +605,10 @@ impl FromStr for SynthSpec {
     /// seq=FRAC             sequential-continuation fraction
     /// hot=FRAC[:BYTES]     hot fraction and optionally the hot region size
     /// footprint=BYTES      addressed space
-    /// page=BYTES           page size (default 4KiB)
+    /// page=BYTES           page size (default 4KiB); `run` and `trace synth`
+    ///                      use the device's (geometry.page_size) and refuse
+    ///                      another (SynthSpec::parse_for_page_size);
+    ///                      experiments replace it
     /// iat=IAT              exp:TIME | fixed:TIME | TIME | uni:TIME-TIME
     /// seed=U64             pin the seed (overrides the run seed)
     /// BYTES := NUMBER [B | K | KiB | M | MiB | G | GiB | T | TiB   (binary)
@@ -612,6 +620,36 @@ impl FromStr for SynthSpec {
     /// k, M, G are decimal (10^3, 10^6, 10^9). The result is validated;
     /// every error names the offending item or key.
     fn from_str(s: &str) -> Result<SynthSpec, SynthError> {
+        SynthSpec::parse_keys(s).map(|(spec, _)| spec)
+    }
+}
+
+impl SynthSpec {
+    /// Parses `s` ([`SynthSpec::from_str`]) for a device whose logical
+    /// pages are `page_size` bytes: the workload takes the device's page
+    /// size. A `page=` naming another size is an error naming both (the
+    /// page size is the device's, `geometry.page_size`); without `page=`
+    /// the default 4 KiB gives way silently.
+    pub fn parse_for_page_size(s: &str, page_size: u32) -> Result<SynthSpec, SynthError> {
+        let (mut spec, page_given) = SynthSpec::parse_keys(s)?;
+        if page_given && spec.page_size != page_size {
+            return Err(invalid(
+                "page",
+                format!(
+                    "is {} bytes, but the device's pages are {page_size} bytes (geometry.page_size): a synthetic \
+                     workload is laid out in the device's pages; use --set geometry.page_size={} to simulate {}-byte \
+                     pages, or leave out page=",
+                    spec.page_size, spec.page_size, spec.page_size
+                ),
+            ));
+        }
+        spec.page_size = page_size;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// [`SynthSpec::from_str`], and whether `page=` was given.
+    fn parse_keys(s: &str) -> Result<(SynthSpec, bool), SynthError> {
         let s = s.trim();
         if s.is_empty() {
             return Err(parse_err(s, "empty spec"));
@@ -681,7 +719,7 @@ impl FromStr for SynthSpec {
             }
         }
         spec.validate()?;
-        Ok(spec)
+        Ok((spec, seen.contains(&"page")))
     }
 }
 
@@ -975,6 +1013,30 @@ mod tests {
             let s = spec.to_string();
             assert_eq!(s.parse::<SynthSpec>().unwrap(), spec, "{s}");
         }
+    }
+
+    /// `page=` is the device's page size: `run` and `trace synth` refuse
+    /// another (naming both and `--set geometry.page_size`) instead of
+    /// replacing it without a word; without `page=` the device's applies.
+    #[test]
+    fn page_must_match_the_device() {
+        let spec = "requests=3,size=fixed:1,page=16KiB,footprint=1MiB,hot=0";
+        let e = SynthSpec::parse_for_page_size(spec, 4096).unwrap_err();
+        let SynthError::Invalid { key, reason } = &e else { panic!("{e:?}") };
+        assert_eq!(key, "page");
+        for needle in ["16384 bytes", "4096 bytes (geometry.page_size)", "--set geometry.page_size=16384"] {
+            assert!(reason.contains(needle), "{needle:?} missing from {e}");
+        }
+        assert_eq!(SynthSpec::parse_for_page_size(spec, 16384).unwrap().page_size, 16384);
+        // Without `page=` (or with the device's) the device's page size is taken.
+        let plain = "requests=3,size=fixed:1,footprint=1MiB,hot=0";
+        assert_eq!(SynthSpec::parse_for_page_size(plain, 16384).unwrap().page_size, 16384);
+        assert_eq!(SynthSpec::parse_for_page_size("requests=3,page=4096", 4096).unwrap().page_size, 4096);
+        // And the spec is validated at that size: 1 MiB is 64 pages of 16 KiB.
+        let e = SynthSpec::parse_for_page_size("size=fixed:128,footprint=1MiB,hot=0", 16384).unwrap_err();
+        assert!(matches!(&e, SynthError::Invalid { key, .. } if key == "footprint_bytes"), "{e:?}");
+        // FromStr still takes `page=` as written.
+        assert_eq!(spec.parse::<SynthSpec>().unwrap().page_size, 16384);
     }
 
     #[test]

@@ -387,11 +387,12 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
             Ok(replica::generate(&spec, cfg.seed)?)
         }
         (None, None) => {
+            // The device's page size; a disagreeing `page=` is an error.
+            let page_size = cfg.geometry.page_size;
             let mut spec = match &a.synth {
-                Some(s) => s.parse::<SynthSpec>().context("--synth")?,
-                None => SynthSpec::default_small(),
+                Some(s) => SynthSpec::parse_for_page_size(s, page_size).context("--synth")?,
+                None => SynthSpec { page_size, ..SynthSpec::default_small() },
             };
-            spec.page_size = cfg.geometry.page_size;
             if let Some(n) = a.max_requests {
                 spec.requests = spec.requests.min(n);
             }

@@ -181,7 +181,7 @@ pub struct FromFilesArgs {
     #[arg(long, short = 'o')]
     out: PathBuf,
     /// Reads after the writes: none, all (every file once, in write order), or zipf:N[:a=A]
-    /// (N whole-file reads of Zipf-popular files, a = 0.8 by default).
+    /// (N whole-file reads of Zipf-popular files, a = 0.8 by default; N <= 2^32 - 1).
     #[arg(long, default_value = "none")]
     read_phase: ReadPhase,
     /// Seed of the Zipf read phase.

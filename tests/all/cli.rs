@@ -576,15 +576,12 @@ mod outputs {
         std::fs::write(&out, "\"good\"\n").unwrap();
         // With SIGXFSZ ignored, writes beyond `ulimit -f` (4 KiB; a run's
         // JSON is larger) fail with EFBIG instead of killing the process.
-        let bin = crate::support::cargo_bin("dedupsim");
-        let script = format!(
-            "trap '' XFSZ; ulimit -f 8; exec '{}' run --quiet --synth requests=2000 -p native,dedup --json out.json",
-            bin.display()
-        );
-        let o = std::process::Command::new("sh").arg("-c").arg(script).current_dir(dir.path()).output().unwrap();
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("writing out.json: "), "{stderr}");
+        Command::under_limits("trap '' XFSZ; ulimit -f 8")
+            .current_dir(dir.path())
+            .args(["run", "--quiet", "--synth", "requests=2000", "-p", "native,dedup", "--json", "out.json"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("writing out.json: "));
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "\"good\"\n");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["out.json"], "no temporary file left");

@@ -7,6 +7,7 @@ mod common;
 mod support;
 
 mod cli;
+mod cli_specs;
 mod cli_trace_input;
 mod cluster;
 mod config;

@@ -26,6 +26,15 @@ impl Command {
         Ok(Command { cmd: std::process::Command::new(cargo_bin(name)), timeout: None })
     }
 
+    /// The package's binary run by `sh` after the shell commands `limits`
+    /// (e.g. `ulimit -v 2097152`, or `trap '' XFSZ; ulimit -f 8`): for
+    /// what a resource limit makes fail. Arguments follow as usual.
+    pub fn under_limits(limits: &str) -> Command {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(format!("{limits}; exec \"$0\" \"$@\"")).arg(cargo_bin("dedupsim"));
+        Command { cmd, timeout: None }
+    }
+
     pub fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
         self.cmd.arg(a);
         self

@@ -1,7 +1,7 @@
 //! Synthetic workload generator and content models: determinism, realized
 //! statistics, and the FAD §IV-A Zipf facts.
 
-use dedupsim::content::{assign_content, realized_dedup_rate, try_assign_content, ContentModel, ZipfN};
+use dedupsim::content::{assign_content, realized_dedup_rate, try_assign_content, ContentError, ContentModel, ZipfN};
 use dedupsim::synth::{generate, Interarrival, SizeDist, SynthError, SynthSpec};
 use dedupsim::units::{ContentId, Nanos, Op};
 use dedupsim::workload::{Provenance, Request, Workload, NO_CONTENT};
@@ -310,6 +310,54 @@ fn invalid_hand_built_model_reports_error_and_leaves_workload() {
     w.content_space = u32::MAX;
     assert!(try_assign_content(&mut w, &ContentModel::Unique, 1).is_err());
     assert!(try_assign_content(&mut w, &ContentModel::fad(), 1).is_err());
+}
+
+/// A `dedup` target below every rate the exponent realizes on the pages
+/// (N clamped to the id space) is an error giving the reachable range and
+/// the largest exponent that does reach it, instead of a silently wrong
+/// rate (a=2 realized ~96% for dedup=0.5); the workload is unchanged.
+#[test]
+fn unreachable_dedup_targets_are_errors_with_the_reachable_range() {
+    let mut w = writes(2000, 1);
+    let before = w.clone();
+    for a in [2.0, 5.0, 50.0] {
+        let model = ContentModel::Zipf { a, n: ZipfN::TargetDedup(0.5), copy: 0.0 };
+        let Err(ContentError::Unreachable(u)) = try_assign_content(&mut w, &model, 1) else {
+            panic!("a={a}: dedup=0.5 should be unreachable")
+        };
+        assert_eq!((w.requests.clone(), w.contents.len()), (before.requests.clone(), 0));
+        assert_eq!((u.pages, u.max_n, u.target), (2000, u32::MAX as u64, 0.5));
+        assert!(u.lowest > 0.9 && u.lowest <= u.highest, "{u:?}");
+        assert_eq!(u.highest, 1.0 - 1.0 / 2000.0);
+        let msg = ContentError::Unreachable(u.clone()).to_string();
+        for needle in ["cannot realize a 50.00% dedup rate on these 2000 written pages", "reachable rates are"] {
+            assert!(msg.contains(needle), "{needle:?} missing from {msg}");
+        }
+        // The exponent it suggests (rounded down, as printed) reaches the target.
+        let max_a = u.max_a.expect("a smaller exponent reaches 50%");
+        assert!(msg.contains(&format!("a <= {}", (max_a * 100.0).floor() / 100.0)), "{msg}");
+        let ok = ContentModel::Zipf { a: (max_a * 100.0).floor() / 100.0, n: ZipfN::TargetDedup(0.5), copy: 0.0 };
+        let s = try_assign_content(&mut w.clone(), &ok, 1).unwrap();
+        assert!((s.realized_dedup_rate - 0.5).abs() < 0.05, "{s:?}");
+    }
+    // Copies alone above the target: no exponent helps; lower `copy`.
+    let model: ContentModel = "zipf:a=0.2,dedup=0.1,copy=0.9".parse().unwrap();
+    let Err(ContentError::Unreachable(u)) = try_assign_content(&mut w, &model, 1) else { panic!("copies") };
+    assert!(u.max_a.is_none() && u.copied > 0.8, "{u:?}");
+    assert!(ContentError::Unreachable(u).to_string().contains("lower `copy`"));
+    // Reachable targets, the top end (within one page of N = 1: 1 page
+    // cannot repeat) and dedup=0 (within 0.1 point) are not errors.
+    for (pages, model) in [
+        (2000, "zipf:a=0.2,dedup=0.5"),
+        (2000, "zipf:a=1,dedup=0.5"),
+        (2000, "zipf:a=2,dedup=0.97"),
+        (1, "zipf:a=0.2,dedup=0.5"),
+        (3, "zipf:a=0.2,dedup=0.9"),
+        (100_000, "zipf:a=0.2,dedup=0"),
+    ] {
+        try_assign_content(&mut writes(pages, 1), &model.parse().unwrap(), 1)
+            .unwrap_or_else(|e| panic!("{pages} pages, {model}: {e}"));
+    }
 }
 
 #[test]
