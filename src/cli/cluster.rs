@@ -24,9 +24,9 @@ pub struct ClusterArgs {
     /// mail:whole=0.1,run=2) or fio:dedup=D[,files=N][,size=SIZE][,scope=file|global].
     #[arg(long, conflicts_with_all = ["trace", "from_files"])]
     workload: Option<String>,
-    /// Replica size in 4 KiB pages.
-    #[arg(long, default_value_t = 262_144)]
-    pages: u64,
+    /// Replica size in 4 KiB pages (homes, mail, webvm only) [default: 262144].
+    #[arg(long)]
+    pages: Option<u64>,
     /// A trace with content (FIU IODedup, native): each write request is one file.
     #[arg(long, conflicts_with = "from_files")]
     trace: Option<PathBuf>,
@@ -36,45 +36,46 @@ pub struct ClusterArgs {
     /// Directory trees, read as `trace from-files` does: each regular file is one file.
     #[arg(long, num_args = 1.., value_name = "DIR")]
     from_files: Vec<PathBuf>,
-    /// Storage nodes (list).
-    #[arg(long, value_delimiter = ',', default_value = "8")]
+    /// Storage nodes (list) [default: 8].
+    #[arg(long, value_delimiter = ',')]
     nodes: Vec<u32>,
-    /// Chunk size, a multiple of 4KiB (list).
-    #[arg(long, value_delimiter = ',', default_value = "4KiB")]
+    /// Chunk size, a multiple of 4KiB (list) [default: 4KiB].
+    #[arg(long, value_delimiter = ',')]
     chunk: Vec<String>,
     /// With --mode superchunk (or all): superchunk size, bytes with a unit (2MiB) or a number of
     /// chunks (256) (list; default 1MiB).
     #[arg(long, value_delimiter = ',')]
     superchunk: Vec<String>,
-    /// Write modes: none, superchunk, rewrite, csr, atr, or all (list).
-    #[arg(long, value_delimiter = ',', default_value = "none")]
+    /// Write modes: none, superchunk, rewrite, csr, atr, or all (list) [default: none].
+    #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
-    /// Concurrent write threads (list).
-    #[arg(long, value_delimiter = ',', default_value = "4")]
+    /// Concurrent write threads (list) [default: 4].
+    #[arg(long, value_delimiter = ',')]
     threads: Vec<u32>,
     /// Size of a write thread's requests, the unit concurrent writes interleave in: bytes with a
-    /// unit (1MiB) or a number of chunks.
-    #[arg(long, default_value = "1MiB")]
-    request: String,
-    /// Update mode: normal (fragmented update) or iru.
-    #[arg(long, default_value = "normal")]
-    update: String,
-    /// Share of files updated after the writes, in [0, 1].
-    #[arg(long, default_value_t = 0.0)]
-    update_ratio: f64,
-    /// Share of an updated file's chunks that change, in (0, 1].
-    #[arg(long, default_value_t = 0.25)]
-    update_span: f64,
-    /// Write buffer of a node, in chunks (relocated by csr/atr when full).
-    #[arg(long, default_value_t = 1024)]
-    buffer: u32,
-    /// Most consecutive chunk slots one read I/O fetches.
-    #[arg(long, default_value_t = 1024)]
-    window: u32,
+    /// unit (1MiB) or a number of chunks [default: 1MiB].
+    #[arg(long)]
+    request: Option<String>,
+    /// Update mode: normal (fragmented update) or iru [default: normal].
+    #[arg(long)]
+    update: Option<String>,
+    /// Share of files updated after the writes, in [0, 1] [default: 0].
+    #[arg(long)]
+    update_ratio: Option<f64>,
+    /// Share of an updated file's chunks that change, in (0, 1] [default: 0.25].
+    #[arg(long)]
+    update_span: Option<f64>,
+    /// Write buffer of a node, in chunks (relocated by csr/atr when full) [default: 1024].
+    #[arg(long)]
+    buffer: Option<u32>,
+    /// Most consecutive chunk slots one read I/O fetches [default: 1024].
+    #[arg(long)]
+    window: Option<u32>,
     /// What a read I/O is: runs (a run of consecutive slots the file needs, at most --window long)
-    /// or window (--window consecutive slots from the first one needed, gaps included).
-    #[arg(long, default_value = "runs")]
-    read: String,
+    /// or window (--window consecutive slots from the first one needed, gaps included)
+    /// [default: runs].
+    #[arg(long)]
+    read: Option<String>,
     /// Seed of the workload generators and the updates.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -103,6 +104,44 @@ pub struct ClusterArgs {
 
 /// The superchunk size without --superchunk (1 MiB, §V-B).
 const DEFAULT_SUPERCHUNK: &str = "1MiB";
+/// A write thread's request size without --request (§V-B).
+const DEFAULT_REQUEST: &str = "1MiB";
+/// A replica's size without --pages (1 GiB of 4 KiB pages).
+const DEFAULT_PAGES: u64 = 262_144;
+
+impl ClusterArgs {
+    /// The grid options given on the command line (they have no clap
+    /// defaults, so that `--reproduce`, which runs the paper's own grid,
+    /// can refuse them instead of ignoring them; defaults are applied in
+    /// [`run`], the rest from [`ClusterConfig::default`]).
+    fn given_grid_options(&self) -> Vec<&'static str> {
+        let given = [
+            ("--pages", self.pages.is_some()),
+            ("--nodes", !self.nodes.is_empty()),
+            ("--chunk", !self.chunk.is_empty()),
+            ("--superchunk", !self.superchunk.is_empty()),
+            ("--mode", !self.mode.is_empty()),
+            ("--threads", !self.threads.is_empty()),
+            ("--request", self.request.is_some()),
+            ("--update", self.update.is_some()),
+            ("--update-ratio", self.update_ratio.is_some()),
+            ("--update-span", self.update_span.is_some()),
+            ("--buffer", self.buffer.is_some()),
+            ("--window", self.window.is_some()),
+            ("--read", self.read.is_some()),
+        ];
+        given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
+    }
+}
+
+/// `list`, or `default` when it is empty.
+fn or_default<T: Clone>(list: &[T], default: T) -> Vec<T> {
+    if list.is_empty() {
+        vec![default]
+    } else {
+        list.to_vec()
+    }
+}
 
 /// Parses a superchunk size into chunks.
 fn superchunk_chunks(s: &str, chunk: u64) -> Result<u32> {
@@ -144,21 +183,35 @@ enum Generated {
 
 /// The generated workload, or `None` for a trace or directory trees.
 fn generated(a: &ClusterArgs) -> Result<Option<Generated>> {
+    let name = a.workload.as_deref().unwrap_or("homes");
+    let sized_elsewhere = if a.trace.is_some() {
+        Some("a trace")
+    } else if !a.from_files.is_empty() {
+        Some("--from-files")
+    } else {
+        name.starts_with("fio").then_some("an fio: workload (files=, size=)")
+    };
+    if let (Some(what), Some(_)) = (sized_elsewhere, a.pages) {
+        anyhow::bail!(
+            "--pages sizes a replica workload (homes, mail, webvm); {what} has its own size: leave --pages out"
+        );
+    }
     if a.trace.is_some() || !a.from_files.is_empty() {
         return Ok(None);
     }
-    let name = a.workload.as_deref().unwrap_or("homes");
     if name.starts_with("fio") {
         return Ok(Some(Generated::Fio(name.parse()?)));
     }
     let r = workload::replica_spec(name)?.ok_or_else(|| cluster::ClusterError::UnknownWorkload(name.to_string()))?;
-    workload::check_replica_pages(a.pages)?;
+    workload::check_replica_pages(a.pages.unwrap_or(DEFAULT_PAGES))?;
     Ok(Some(Generated::Replica(r)))
 }
 
 fn load(a: &ClusterArgs, generated: Option<Generated>) -> Result<FileSet> {
     match generated {
-        Some(Generated::Replica(r)) => return Ok(workload::generate_replica(&r, a.pages, a.seed)),
+        Some(Generated::Replica(r)) => {
+            return Ok(workload::generate_replica(&r, a.pages.unwrap_or(DEFAULT_PAGES), a.seed))
+        }
         Some(Generated::Fio(spec)) => return Ok(spec.generate(a.seed)),
         None => {}
     }
@@ -186,10 +239,13 @@ fn workload_flags(a: &ClusterArgs) -> Vec<String> {
             v.push(shell_quote(&std::path::absolute(d).unwrap_or(d.clone()).display().to_string()));
         }
     } else {
+        let name = a.workload.as_deref().unwrap_or("homes");
         v.push("--workload".into());
-        v.push(shell_quote(a.workload.as_deref().unwrap_or("homes")));
-        v.push("--pages".into());
-        v.push(a.pages.to_string());
+        v.push(shell_quote(name));
+        if !name.starts_with("fio") {
+            v.push("--pages".into());
+            v.push(a.pages.unwrap_or(DEFAULT_PAGES).to_string());
+        }
     }
     v
 }
@@ -273,6 +329,12 @@ fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
 
 pub fn run(a: ClusterArgs) -> Result<()> {
     if a.reproduce {
+        let given = a.given_grid_options();
+        anyhow::ensure!(
+            given.is_empty(),
+            "--reproduce runs the paper's own workloads and grid: {} do(es) not apply; leave them out",
+            given.join(", ")
+        );
         let mut opts = if a.quick { ReproduceOptions::quick() } else { ReproduceOptions::full() };
         opts.seed = a.seed;
         let fiu = match &a.fiu_dir {
@@ -292,23 +354,29 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         "--json with --emit-jobs: the job lines write one JSON file per cell (into --out); leave --json out"
     );
     let generated = generated(&a)?;
-    let update: UpdateMode = a.update.parse()?;
-    let read: ReadModel = a.read.parse()?;
-    let modes = modes(&a.mode)?;
+    let base = ClusterConfig::default();
+    let update: UpdateMode = a.update.as_deref().map_or(Ok(base.update), str::parse)?;
+    let read: ReadModel = a.read.as_deref().map_or(Ok(base.read), str::parse)?;
+    let modes = modes(&or_default(&a.mode, base.mode.name().to_string()))?;
     anyhow::ensure!(
         a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
         "--superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out"
     );
     let superchunks = if a.superchunk.is_empty() { vec![DEFAULT_SUPERCHUNK.to_string()] } else { a.superchunk.clone() };
-    let chunks: Vec<u64> = a.chunk.iter().map(|c| parse_chunk(c)).collect::<Result<_>>()?;
+    let chunks: Vec<u64> = if a.chunk.is_empty() {
+        vec![base.chunk_bytes]
+    } else {
+        a.chunk.iter().map(|c| parse_chunk(c)).collect::<Result<_>>()?
+    };
+    let request_size = a.request.as_deref().unwrap_or(DEFAULT_REQUEST);
     for &chunk_bytes in &chunks {
         ClusterConfig { chunk_bytes, ..ClusterConfig::default() }.validate()?;
     }
     // Every cell, validated before any work.
     let mut cells: Vec<ClusterConfig> = Vec::new();
     for &chunk_bytes in &chunks {
-        for &nodes in &a.nodes {
-            for &threads in &a.threads {
+        for &nodes in &or_default(&a.nodes, base.nodes) {
+            for &threads in &or_default(&a.threads, base.threads) {
                 for &mode in &modes {
                     // Another mode ignores the superchunk size (its job line has none).
                     let scs: Vec<u32> = if mode == WriteMode::Superchunk {
@@ -316,7 +384,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                     } else {
                         vec![superchunk_chunks(DEFAULT_SUPERCHUNK, chunk_bytes).unwrap_or(1)]
                     };
-                    let request = superchunk_chunks(&a.request, chunk_bytes)
+                    let request = superchunk_chunks(request_size, chunk_bytes)
                         .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--superchunk", "--request")))?;
                     for superchunk_chunks in scs {
                         let cfg = ClusterConfig {
@@ -325,12 +393,12 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                             superchunk_chunks,
                             mode,
                             update,
-                            update_ratio: a.update_ratio,
-                            update_span: a.update_span,
+                            update_ratio: a.update_ratio.unwrap_or(base.update_ratio),
+                            update_span: a.update_span.unwrap_or(base.update_span),
                             threads,
                             request,
-                            buffer: a.buffer,
-                            window: a.window,
+                            buffer: a.buffer.unwrap_or(base.buffer),
+                            window: a.window.unwrap_or(base.window),
                             read,
                             seed: a.seed,
                         };

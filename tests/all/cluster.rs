@@ -86,8 +86,11 @@ fn bad_input_is_a_clear_error() {
         (vec!["--workload", "mail:whole=2"], "out of range"),
         (vec!["--trace", "/nonexistent/trace.blkparse"], "/nonexistent/trace.blkparse"),
     ] {
+        // --pages sizes the replicas only (an error beside fio: or a trace).
+        let sized_elsewhere = args.iter().any(|a| a.starts_with("fio:") || *a == "--trace");
         dedupsim()
-            .args(["cluster", "--quiet", "--pages", "1000"])
+            .args(["cluster", "--quiet"])
+            .args(if sized_elsewhere { &[][..] } else { &["--pages", "1000"][..] })
             .args(&args)
             .assert()
             .code(1)
@@ -169,9 +172,22 @@ fn options_of_another_mode_are_errors() {
             .success();
     }
     dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick"]).assert().success();
-    // --json with --emit-jobs, and a --fiu-dir without the excerpts, were ignored.
+    // --json with --emit-jobs, a --fiu-dir without the excerpts, grid
+    // options beside --reproduce and --pages beside a workload that has its
+    // own size were ignored.
     let empty = tempfile::tempdir().unwrap();
+    let reproduce = "--reproduce runs the paper's own workloads and grid";
+    let pages = "--pages sizes a replica workload (homes, mail, webvm)";
     for (args, code, msgs) in [
+        (vec!["--reproduce", "--quick", "--pages", "1000"], 1, [reproduce, "--pages do(es) not apply"]),
+        (
+            vec!["--reproduce", "--mode", "csr", "--update-ratio", "0.5"],
+            1,
+            [reproduce, "--mode, --update-ratio do(es)"],
+        ),
+        (vec!["--workload", "fio:dedup=2", "--pages", "1000"], 1, [pages, "an fio: workload"]),
+        (vec!["--trace", "t.trace", "--pages", "1000"], 1, [pages, "a trace has its own size"]),
+        (vec!["--from-files", ".", "--pages", "1000"], 1, [pages, "--from-files has its own size"]),
         (vec!["--json", "x.json", "--emit-jobs", "jobs.txt"], 1, ["--json with --emit-jobs", "leave --json out"]),
         (
             vec!["--reproduce", "--quick", "--fiu-dir", "/nonexistent"],
