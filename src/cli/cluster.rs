@@ -104,7 +104,7 @@ pub struct ClusterArgs {
 
 /// The superchunk size without --superchunk (1 MiB, §V-B).
 const DEFAULT_SUPERCHUNK: &str = "1MiB";
-/// A write thread's request size without --request (§V-B).
+/// A write thread's request size without --request.
 const DEFAULT_REQUEST: &str = "1MiB";
 /// A replica's size without --pages (1 GiB of 4 KiB pages).
 const DEFAULT_PAGES: u64 = 262_144;
