@@ -24,7 +24,7 @@
 //! units 0, 1, 2, ... while rotating inside each unit visits planes exactly
 //! in SSDsim's channel -> chip -> die -> plane order whatever the unit level.
 
-use crate::config::{GeometryConfig, ParallelUnit};
+use crate::config::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
 use crate::units::Ppn;
 use strength_reduce::StrengthReducedU32;
 
@@ -96,6 +96,26 @@ impl Geometry {
     /// Global plane index of (chip, die, plane-in-die).
     pub fn plane_index(&self, chip: u32, die: u32, plane: u32) -> u32 {
         (chip * self.dies_per_chip + die) * self.planes_per_die + plane
+    }
+
+    /// The global plane static allocation gives logical page `lpn`
+    /// (`allocation = "static:ORDER"`): channel, chip, die and plane are the
+    /// digits of `lpn` in the mixed radix of `order`, fastest first (SSDsim
+    /// 2.1's `static_allocation` formulas, MQSim's plane allocation schemes).
+    pub fn static_plane(&self, lpn: u32, order: StaticOrder) -> u32 {
+        let (mut x, mut at) = (lpn, [0u32; 4]);
+        for d in order.0 {
+            let (n, i) = match d {
+                Dim::Channel => (self.channels, 0),
+                Dim::Chip => (self.chips_per_channel, 1),
+                Dim::Die => (self.dies_per_chip, 2),
+                Dim::Plane => (self.planes_per_die, 3),
+            };
+            at[i] = x % n;
+            x /= n;
+        }
+        let [channel, chip_in_channel, die, plane] = at;
+        self.plane_index(chip_in_channel * self.channels + channel, die, plane)
     }
 
     fn build_units(&mut self) {
@@ -211,6 +231,47 @@ mod tests {
         assert_eq!(g.chips, 16);
         assert_eq!(g.planes, 160);
         assert_eq!(g.total_pages as u64 * 4096, 80 * 1024 * 1024 * 1024);
+    }
+
+    /// Static allocation is SSDsim 2.1's static formulas (`static_allocation`
+    /// 0-5, written out here as SSDsim states them) and MQSim's lettered
+    /// schemes, on a geometry whose four dimensions all differ.
+    #[test]
+    fn static_plane_matches_ssdsims_static_modes() {
+        let cfg = crate::config::GeometryConfig {
+            channels: 3,
+            chips_per_channel: 2,
+            dies_per_chip: 4,
+            planes_per_die: 5,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size: 4096,
+        };
+        let g = Geometry::new(&cfg, ParallelUnit::Chip);
+        let (c, w, d, p) = (3, 2, 4, 5);
+        // (channel, chip in channel, die, plane) of each SSDsim mode.
+        type Formula = fn(u32, u32, u32, u32, u32) -> (u32, u32, u32, u32);
+        let modes: [(&str, Formula); 6] = [
+            ("WDPC", |l, c, w, d, p| ((l / (p * d * w)) % c, l % w, (l / w) % d, (l / (d * w)) % p)),
+            ("CWDP", |l, c, w, d, p| (l % c, (l / c) % w, (l / (w * c)) % d, (l / (d * w * c)) % p)),
+            ("CPWD", |l, c, w, d, p| (l % c, (l / (p * c)) % w, (l / (p * w * c)) % d, (l / c) % p)),
+            ("CDWP", |l, c, w, d, p| (l % c, (l / (d * c)) % w, (l / c) % d, (l / (d * w * c)) % p)),
+            ("CPDW", |l, c, w, d, p| (l % c, (l / (p * d * c)) % w, (l / (p * c)) % d, (l / c) % p)),
+            ("CDPW", |l, c, w, d, p| (l % c, (l / (p * d * c)) % w, (l / c) % d, (l / (d * c)) % p)),
+        ];
+        for (name, f) in modes {
+            let order: StaticOrder = name.parse().unwrap();
+            let mut hit = vec![0u32; g.planes as usize];
+            for lpn in 0..3 * g.planes {
+                let (ch, chip, die, pl) = f(lpn, c, w, d, p);
+                let want = g.plane_index(chip * c + ch, die, pl);
+                assert_eq!(g.static_plane(lpn, order), want, "{name}, LPN {lpn}");
+                hit[want as usize] += 1;
+            }
+            assert!(hit.iter().all(|&n| n == 3), "{name}: every plane thrice");
+        }
+        // Lower case is accepted and printed canonically.
+        assert_eq!("cpwd".parse::<StaticOrder>().unwrap().to_string(), "CPWD");
     }
 
     /// Striping over units while rotating inside each unit visits planes in

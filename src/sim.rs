@@ -80,7 +80,7 @@
 //! latency is recorded when its last pending program has been applied.
 //! Mapping state changes at processing time; only timing is deferred.
 
-use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig};
+use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig, StaticOrder};
 use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
 use crate::metrics::{dof, Metrics};
@@ -297,6 +297,12 @@ pub struct Simulation<'w> {
     precondition_placement: PreconditionPlacement,
     /// `allocation = "least-loaded"` applies (the policy's placement is free).
     least_loaded: bool,
+    /// `allocation = "static:ORDER"` places the policy's programs (its
+    /// placement is free): each page in the plane its LPN stripes to.
+    static_order: Option<StaticOrder>,
+    /// `allocation = "static:ORDER"`, for the preconditioning writes of
+    /// every policy (SSDsim's pre-processing places them so).
+    static_precondition: Option<StaticOrder>,
     /// Per chip: when it would be free of all work issued to it so far, as
     /// if served in order (the least-loaded allocator's load estimate).
     est_free: Vec<Nanos>,
@@ -454,6 +460,8 @@ impl<'w> Simulation<'w> {
             closed_loop: matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             precondition_placement: cfg.precondition.placement,
             least_loaded: cfg.allocation == Allocation::LeastLoaded && policy.placement_free() && fad_ssdsim.is_none(),
+            static_order: cfg.allocation.static_order().filter(|_| policy.placement_free() && fad_ssdsim.is_none()),
+            static_precondition: cfg.allocation.static_order(),
             fad_ssdsim_places: fad_ssdsim.is_some() && policy.placement_free(),
             fad_ssdsim,
             est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
@@ -984,17 +992,23 @@ impl<'w> Simulation<'w> {
                     (e, unit)
                 }
                 Action::Program { unit } => {
-                    let unit = if self.least_loaded && timed {
-                        self.least_loaded_unit(h)
-                    } else if self.fad_ssdsim_places {
-                        self.fad_ssdsim.as_deref_mut().expect("set with the model").draw_unit()
-                    } else if self.wants_layout && !self.ftl.unit_has_room(unit) {
-                        self.unit_with_room(unit)
-                    } else {
-                        unit
-                    };
                     let is_new = p.dup == Dup::None;
-                    let (e, ppn, gc) = self.ftl.program(unit, p.content, dedup && is_new && self.ftl_index)?;
+                    let index = dedup && is_new && self.ftl_index;
+                    let (unit, (e, ppn, gc)) = if let Some(order) = self.static_order {
+                        let plane = self.ftl.geometry().static_plane(p.lpn.0, order);
+                        (self.ftl.geometry().unit_of_plane(plane), self.ftl.program_in_plane(plane, p.content, index)?)
+                    } else {
+                        let unit = if self.least_loaded && timed {
+                            self.least_loaded_unit(h)
+                        } else if self.fad_ssdsim_places {
+                            self.fad_ssdsim.as_deref_mut().expect("set with the model").draw_unit()
+                        } else if self.wants_layout && !self.ftl.unit_has_room(unit) {
+                            self.unit_with_room(unit)
+                        } else {
+                            unit
+                        };
+                        (unit, self.ftl.program(unit, p.content, index)?)
+                    };
                     self.ftl.map_pinned(p.lpn, e);
                     let pr = &mut self.metrics.counters.programs;
                     if !timed {
@@ -1338,7 +1352,9 @@ impl<'w> Simulation<'w> {
 
     /// An untimed preconditioning write placed without the policy: page by
     /// page round-robin over the parallel units (SSDsim's pre-processing:
-    /// the i-th page goes to unit i mod units, channel fastest), one copy
+    /// the i-th page goes to unit i mod units, channel fastest; under
+    /// `allocation = "static:ORDER"` each page goes to the plane its LPN
+    /// stripes to, as SSDsim's static pre-processing does), one copy
     /// per page (no deduplication among them). Under a deduplicating policy
     /// a content's first copy is indexed, so replayed writes can
     /// deduplicate against it.
@@ -1348,10 +1364,15 @@ impl<'w> Simulation<'w> {
         }
         let contents: &[ContentId] = self.workload.content_of(r);
         for (k, &c) in contents.iter().enumerate() {
-            let unit = self.precondition_next % self.units;
-            self.precondition_next = self.precondition_next.wrapping_add(1);
             let lpn = Lpn(r.lpn + k as u32);
-            let (e, _, gc) = self.ftl.program(unit, c, self.dedup && self.ftl_index)?;
+            let index = self.dedup && self.ftl_index;
+            let (e, _, gc) = if let Some(order) = self.static_precondition {
+                self.ftl.program_in_plane(self.ftl.geometry().static_plane(lpn.0, order), c, index)?
+            } else {
+                let unit = self.precondition_next % self.units;
+                self.precondition_next = self.precondition_next.wrapping_add(1);
+                self.ftl.program(unit, c, index)?
+            };
             self.ftl.map_pinned(lpn, e);
             if self.dedup && !self.ftl_index {
                 self.engine.preload(c, e);
@@ -1501,6 +1522,67 @@ mod tests {
         let (read, write) = latencies_with(cfg, "native", reqs, vec![7]);
         assert_eq!(write, (hist(TX), 1));
         assert_eq!(read, (hist(1_000 + 2 * TX), 1));
+    }
+
+    /// `allocation = "static:ORDER"`: every page a placement-free policy
+    /// programs, and every preconditioning page whatever the policy, lands
+    /// in the plane its LPN stripes to; FAD, which places its own pages,
+    /// is not striped.
+    #[test]
+    fn static_allocation_places_every_page_by_its_lpn() {
+        use crate::config::{Allocation, StaticOrder};
+        let mut cfg = Config::small_for_tests(2, 2, 16, 8);
+        cfg.geometry.dies_per_chip = 2;
+        cfg.geometry.planes_per_die = 3;
+        let order: StaticOrder = "PDCW".parse().unwrap();
+        cfg.allocation = Allocation::Static(order);
+        // Reads of never-written pages (preconditioned) and writes of
+        // contiguous and scattered pages, with duplicate contents.
+        let mut reqs = Vec::new();
+        let mut contents = Vec::new();
+        for i in 0..60u32 {
+            let lpn = (i * 37) % 200;
+            if i % 3 == 0 {
+                reqs.push(req(u64::from(i) * 50, Op::Read, lpn, NO_CONTENT));
+            } else {
+                reqs.push(Request { content: contents.len() as u32, ..req(u64::from(i) * 50, Op::Write, lpn, 0) });
+                contents.push(ContentId(i % 7));
+            }
+        }
+        for name in ["native", "dedup", "fad"] {
+            let mut w = Workload::from_requests(Provenance::default(), reqs.clone());
+            w.contents = contents.clone();
+            w.add_precondition();
+            for r in w.requests.iter_mut().take(w.precondition as usize) {
+                r.content = w.contents.len() as u32;
+                w.contents.push(ContentId(900 + r.lpn));
+            }
+            w.content_space = 1000;
+            let opts = RunOptions { check: true, check_every: 1 };
+            let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts).unwrap();
+            let (_, ftl) = sim.run_keep(&mut |_, _| {}).unwrap();
+            let geo = ftl.geometry();
+            let (mut striped, mut other) = (0, 0);
+            for r in &w.requests {
+                let Some(e) = ftl.lookup(Lpn(r.lpn)) else { continue };
+                let at = geo.plane_of(ftl.entry(e).ppn);
+                let want = geo.static_plane(r.lpn, order);
+                if name == "native" {
+                    assert_eq!(at, want, "{name}: LPN {} in plane {at}, not {want}", r.lpn);
+                }
+                if at == want {
+                    striped += 1;
+                } else {
+                    other += 1;
+                }
+            }
+            match name {
+                // A duplicate maps to the copy of the LPN that wrote it first.
+                "dedup" => assert!(striped > 0 && other > 0, "{name}: {striped} striped, {other} elsewhere"),
+                "fad" => assert!(other > 0, "FAD places its own pages"),
+                _ => {}
+            }
+        }
     }
 
     /// `--check` reports a read of an LPN that was written but is not

@@ -109,8 +109,10 @@ pub enum GcRule {
 }
 
 /// Where the pages of placement-free policies go (`allocation`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+///
+/// In TOML and `--set`: `"cyclic"`, `"least-loaded"`, or `"static"` /
+/// `"static:ORDER"` ([`StaticOrder`], e.g. `"static:CPWD"`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Allocation {
     /// The policy's cyclic pointer over the parallel units, in processing
     /// order (static round-robin).
@@ -123,6 +125,145 @@ pub enum Allocation {
     /// placement is free (Native, Deduplication, HAR, FCRC), never FAD's.
     #[default]
     LeastLoaded,
+    /// Static striping by logical page: a page's channel, chip, die and
+    /// plane are digits of its LPN in the mixed radix `order` gives
+    /// (SSDsim 2.1's static allocation, `allocation=1`; MQSim's
+    /// `Plane_Allocation_Scheme`). Like `least-loaded`, only for
+    /// placement-free policies; preconditioning is placed the same way for
+    /// every policy (SSDsim's pre-processing does). docs/simulator.md,
+    /// "Allocation".
+    Static(StaticOrder),
+}
+
+impl Allocation {
+    const EXPECTED: &'static str = "`cyclic`, `least-loaded`, `static` or `static:ORDER` \
+        (ORDER: the letters C, W, D, P (channel, way = chip, die, plane) in any order, fastest first, e.g. `static:CPWD`)";
+
+    /// The static striping order, if this is static allocation.
+    pub fn static_order(self) -> Option<StaticOrder> {
+        match self {
+            Allocation::Static(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Allocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Allocation::Cyclic => f.write_str("cyclic"),
+            Allocation::LeastLoaded => f.write_str("least-loaded"),
+            Allocation::Static(o) => write!(f, "static:{o}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Allocation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Allocation, String> {
+        match s {
+            "cyclic" => Ok(Allocation::Cyclic),
+            "least-loaded" => Ok(Allocation::LeastLoaded),
+            "static" => Ok(Allocation::Static(StaticOrder::default())),
+            _ => match s.strip_prefix("static:") {
+                Some(order) => order.parse().map(Allocation::Static),
+                None => Err(format!("unknown allocation `{s}`, expected {}", Allocation::EXPECTED)),
+            },
+        }
+    }
+}
+
+impl Serialize for Allocation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Allocation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Allocation, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One dimension of the flash array, as a letter of a [`StaticOrder`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `C`: the channel.
+    Channel,
+    /// `W`: the chip (way) within its channel.
+    Chip,
+    /// `D`: the die within its chip.
+    Die,
+    /// `P`: the plane within its die.
+    Plane,
+}
+
+/// The mixed-radix order of static allocation: the four dimensions, the
+/// one that varies fastest with the LPN first. With `order = [X0, X1, X2,
+/// X3]`, `X0 = lpn mod |X0|`, `X1 = (lpn / |X0|) mod |X1|`, and so on,
+/// exactly SSDsim 2.1's and MQSim's formulas. Written as four letters, MQSim's
+/// names (`CWDP`: channel fastest, then chip, die, plane). SSDsim's
+/// `static_allocation` modes 0-5 are `WDPC`, `CWDP`, `CPWD`, `CDWP`, `CPDW`
+/// and `CDPW` (docs/simulator.md, "Allocation"). Default `CWDP`: MQSim's
+/// default scheme, SSDsim's mode 1, and the order of dedupsim's own
+/// round-robin (channel fastest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StaticOrder(pub [Dim; 4]);
+
+impl Default for StaticOrder {
+    fn default() -> StaticOrder {
+        StaticOrder([Dim::Channel, Dim::Chip, Dim::Die, Dim::Plane])
+    }
+}
+
+impl fmt::Display for StaticOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in self.0 {
+            f.write_str(match d {
+                Dim::Channel => "C",
+                Dim::Chip => "W",
+                Dim::Die => "D",
+                Dim::Plane => "P",
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for StaticOrder {
+    type Err = String;
+    /// Four letters C, W, D, P, each once, in any case.
+    fn from_str(s: &str) -> Result<StaticOrder, String> {
+        let bad = || {
+            format!(
+                "static allocation order `{s}` must be the four letters C, W, D and P (channel, way = chip, die, \
+                 plane), each once, fastest first, e.g. `CWDP`"
+            )
+        };
+        let mut dims = [Dim::Channel; 4];
+        let mut seen = [false; 4];
+        let mut n = 0;
+        for ch in s.chars() {
+            let (d, i) = match ch.to_ascii_uppercase() {
+                'C' => (Dim::Channel, 0),
+                'W' => (Dim::Chip, 1),
+                'D' => (Dim::Die, 2),
+                'P' => (Dim::Plane, 3),
+                _ => return Err(bad()),
+            };
+            if n == 4 || seen[i] {
+                return Err(bad());
+            }
+            seen[i] = true;
+            dims[n] = d;
+            n += 1;
+        }
+        if n != 4 {
+            return Err(bad());
+        }
+        Ok(StaticOrder(dims))
+    }
 }
 
 /// Where untimed preconditioning writes are placed (`precondition.placement`).

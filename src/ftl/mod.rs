@@ -542,6 +542,19 @@ impl Ftl {
         // Kept reduced (no division per page): the plane sequence of a
         // counter taken modulo the unit's plane count.
         *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
+        self.program_in_plane(plane, content, index)
+    }
+
+    /// Like [`Ftl::program`], in global plane `plane` chosen by the caller
+    /// (static allocation, `allocation = "static:ORDER"`); the unit's plane
+    /// pointer does not move.
+    #[inline]
+    pub fn program_in_plane(
+        &mut self,
+        plane: u32,
+        content: ContentId,
+        index: bool,
+    ) -> Result<(EntryId, Ppn, Option<GcWork>), FtlError> {
         let ppn = self.alloc_page(plane)?;
         let e = match self.free_entries.pop() {
             Some(e) => {

@@ -117,6 +117,38 @@ mod default_job {
         assert_ne!(a, std::fs::read(c).unwrap());
     }
 
+    /// `--set allocation=static:ORDER` runs end to end and changes
+    /// native's layout, so its results and the config hash; `config show`
+    /// prints it canonically; a bad order is refused before simulating,
+    /// naming the key.
+    #[test]
+    fn static_allocation_from_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = |alloc: &str| {
+            let p = dir.path().join(format!("{}.json", alloc.replace(':', "-")));
+            dedupsim()
+                .args(["run", "--quiet", "--synth", SMALL, "-p", "native", "--set"])
+                .arg(format!("allocation={alloc}"))
+                .arg("--json")
+                .arg(&p)
+                .assert()
+                .success();
+            std::fs::read_to_string(p).unwrap()
+        };
+        let (st, ll) = (json("static:cpwd"), json("least-loaded"));
+        let summary = |j: &str| j[j.find("\"summary\"").unwrap()..j.find("\"counters\"").unwrap()].to_string();
+        assert_ne!(summary(&st), summary(&ll));
+        dedupsim()
+            .args(["config", "show", "--set", "allocation=static:cpwd"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("allocation = \"static:CPWD\""));
+        dedupsim()
+            .args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=static:CPWX"])
+            .assert()
+            .fails_with(1, &["allocation", "C, W, D and P"]);
+    }
+
     #[test]
     fn csv_has_a_header_and_one_row_per_policy() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! The configuration layer: presets, files with a base, `--set` overrides,
 //! validation messages, the config hash and the TOML round trip.
 
-use dedupsim::config::{apply_override, Config, ConfigError, HashOverlap, HashUnit, ParallelUnit, ReplayConfig};
+use dedupsim::config::{
+    apply_override, Allocation, Config, ConfigError, HashOverlap, HashUnit, ParallelUnit, ReplayConfig, StaticOrder,
+};
 use dedupsim::units::Nanos;
 use proptest::prelude::*;
 use std::path::Path;
@@ -491,4 +493,32 @@ fn capacity_limit_is_u32_pages() {
     assert_eq!(ok.raw_pages(), u64::from(u32::MAX) - 65535);
     let m = load_err(&[&geo[..], &["geometry.pages_per_block=65536"]].concat());
     assert!(m.contains("geometry") && m.contains("u32"), "{m}");
+}
+
+/// `allocation`: the two named modes and static striping, written `static`
+/// (CWDP) or `static:ORDER`; the canonical form survives `config show`'s
+/// TOML round trip, and a bad order is a clear error naming the key.
+#[test]
+fn allocation_values() {
+    let load = |v: &str| Config::load(None, &sets(&[&format!("allocation={v}")])).unwrap().allocation;
+    assert_eq!(load("cyclic"), Allocation::Cyclic);
+    assert_eq!(load("least-loaded"), Allocation::LeastLoaded);
+    assert_eq!(load("static"), Allocation::Static(StaticOrder::default()));
+    assert_eq!(load("static").to_string(), "static:CWDP");
+    let cpwd = load("static:cpwd");
+    assert_eq!(cpwd.to_string(), "static:CPWD");
+    let c = Config::load(None, &sets(&["allocation=static:CPWD"])).unwrap();
+    let text = c.to_toml_string();
+    assert!(text.contains("allocation = \"static:CPWD\""), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let back = Config::load(Some(&write(dir.path(), "c.toml", &text)), &[]).unwrap();
+    assert_eq!(back.allocation, cpwd);
+    assert_eq!(back.config_hash(), c.config_hash());
+    assert_ne!(c.config_hash(), Config::fad_table1().config_hash());
+    for bad in ["static:CWD", "static:CWDX", "static:CCDP", "static:CWDPC", "static:"] {
+        let e = load_err(&[&format!("allocation={bad}")]);
+        assert!(e.contains("allocation") && e.contains("C, W, D and P"), "{bad}: {e}");
+    }
+    let e = load_err(&["allocation=dynamic"]);
+    assert!(e.contains("unknown allocation `dynamic`") && e.contains("static:ORDER"), "{e}");
 }
