@@ -496,6 +496,27 @@ policies = ["dedup", "fad"]
 seed = [1, 2]
 "#;
 
+    /// Every example sweep under docs/examples loads and plans (its keys and
+    /// values are valid), and the allocation example plans one cell per
+    /// workload, policy and allocation.
+    #[test]
+    fn example_sweeps_plan() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let s = Sweep::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let plan = s.plan().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                if path.ends_with("allocation.toml") {
+                    assert_eq!(plan.cells.len(), 3 * 3 * 4);
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 2, "{n} example sweeps");
+    }
+
     /// Splits a POSIX shell line as written by `shell_quote` ('...' quoting).
     fn split_shell(line: &str) -> Vec<String> {
         let mut words = Vec::new();
