@@ -9,7 +9,11 @@
 # (run.sh mqsim) and `dedupsim run -p native`. Mean and P99 read and write
 # latencies (us) go into a markdown table with the dedupsim/SSDsim ratios and
 # a verdict: PASS when both means are within 10 % and both P99s within 20 %
-# of SSDsim's (MQSim reports no percentiles), MISS otherwise.
+# of SSDsim's (MQSim reports no percentiles), MISS otherwise. A second table
+# compares MQSim with dedupsim run with MQSim's rules (static CWDP
+# allocation, a write done at its program's end): PASS when both means are
+# within 10 %. Isolation rows change one setting (dedupsim's or a peer's) to
+# show a named model difference.
 #
 #   usage: scripts/validate.sh [--quick] [--no-big] [--only LIST] [--out FILE] [-- RUN_ARGS...]
 #     --quick     only the first, small trace (UMass Financial1, 10k requests), for CI
