@@ -131,7 +131,7 @@ pub enum Allocation {
     /// `Plane_Allocation_Scheme`). Like `least-loaded`, only for
     /// placement-free policies; preconditioning is placed the same way for
     /// every policy (SSDsim's pre-processing does). docs/simulator.md,
-    /// "Allocation".
+    /// "Static allocation".
     Static(StaticOrder),
 }
 
@@ -205,7 +205,7 @@ pub enum Dim {
 /// exactly SSDsim 2.1's and MQSim's formulas. Written as four letters, MQSim's
 /// names (`CWDP`: channel fastest, then chip, die, plane). SSDsim's
 /// `static_allocation` modes 0-5 are `WDPC`, `CWDP`, `CPWD`, `CDWP`, `CPDW`
-/// and `CDPW` (docs/simulator.md, "Allocation"). Default `CWDP`: MQSim's
+/// and `CDPW` (docs/simulator.md, "Static allocation"). Default `CWDP`: MQSim's
 /// default scheme, SSDsim's mode 1, and the order of dedupsim's own
 /// round-robin (channel fastest).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
