@@ -430,7 +430,7 @@ Where dedupsim's defaults miss the target, the cause is one of these model
 differences (docs/simulator.md, "Known differences from SSDsim 2.1"); the
 row named after each isolates it.
 
-* **Duplicate-read shortcut** (derived-vdi-lun3). SSDsim completes a read of
+* **Duplicate-read shortcut** (derived-vdi-lun3, in both SSDsim tables). SSDsim completes a read of
   a physical page that already has a read waiting on its channel 1 us after
   it arrives, with no flash work. The VDI trace (synthetic timestamps 10 ns
   apart: 20,000 requests, 94% reads of few distinct pages, within 0.2 ms)
