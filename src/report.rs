@@ -194,6 +194,15 @@ pub struct RunReport {
     pub dedupsim_version: String,
     pub config_name: String,
     pub config_hash: String,
+    /// What the configuration changes from its reference preset (dotted
+    /// key -> value, TOML syntax; [`crate::config::Config::changes`]), so
+    /// a report says which settings produced it; absent when nothing
+    /// changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub config_changes: BTreeMap<String, String>,
+    /// The preset `config_changes` is relative to; absent with them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub config_reference: String,
     pub seed: u64,
     /// Set only for a run under a labelled experiment that replaces
     /// dedupsim's device model ([`crate::config::FAD_SSDSIM_MODEL_LABEL`]);
@@ -247,6 +256,10 @@ fn is_default_engine(e: &str) -> bool {
 pub struct RunMeta {
     pub config_name: String,
     pub config_hash: String,
+    /// [`RunReport::config_changes`].
+    pub config_changes: BTreeMap<String, String>,
+    /// [`RunReport::config_reference`].
+    pub config_reference: String,
     pub seed: u64,
     /// [`RunReport::device_model`].
     pub device_model: Option<String>,
@@ -282,6 +295,8 @@ impl RunReport {
             dedupsim_version: VERSION.to_string(),
             config_name: meta.config_name,
             config_hash: meta.config_hash,
+            config_changes: meta.config_changes,
+            config_reference: meta.config_reference,
             seed: meta.seed,
             device_model: meta.device_model,
             policy: out.policy.clone(),
@@ -308,6 +323,11 @@ impl RunReport {
         }
     }
 
+    /// `config_changes` as `key=value, key=value` (what `--set` takes).
+    pub fn changes_text(&self) -> String {
+        self.config_changes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+    }
+
     /// A readable multi-line table for the terminal.
     pub fn table(&self) -> String {
         let s = &self.summary;
@@ -330,6 +350,9 @@ impl RunReport {
             self.content_model,
             self.content_dedup_rate * 100.0
         );
+        if !self.config_changes.is_empty() {
+            let _ = writeln!(o, "changed from {}: {}", self.config_reference, self.changes_text());
+        }
         let _ = writeln!(
             o,
             "\n{:<6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",

@@ -130,9 +130,12 @@ pub fn run_one(
     }
     let sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
     let out = sim.run(progress)?;
+    let changes = cfg.changes();
     let meta = RunMeta {
         config_name: cfg.name.clone(),
         config_hash: cfg.config_hash_hex(),
+        config_changes: changes.clone(),
+        config_reference: if changes.is_empty() { String::new() } else { cfg.reference_preset().to_string() },
         seed: cfg.seed,
         device_model: cfg.experiment_label().map(str::to_string),
         workload: prepared.workload.provenance.clone(),

@@ -214,7 +214,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
         let _ = writeln!(
             o,
-            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)\n",
+            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)",
             r0.dedupsim_version,
             r0.workload.name,
             r0.workload.source,
@@ -225,6 +225,10 @@ pub fn run(a: RunArgs) -> Result<()> {
             r0.content_model,
             r0.content_dedup_rate * 100.0
         );
+        if !r0.config_changes.is_empty() {
+            let _ = writeln!(o, "changed from {}: {}", r0.config_reference, r0.changes_text());
+        }
+        o.push('\n');
         o.push_str(&comparison_table(&reports));
         if a.check {
             let _ = writeln!(o, "\n--check: invariants verified for every run");

@@ -27,6 +27,7 @@ pub use crate::timing::{HashOverlap, HashUnit, Scheduling, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -939,6 +940,62 @@ impl Config {
     /// [`Config::config_hash`] as 16 lowercase hex digits.
     pub fn config_hash_hex(&self) -> String {
         format!("{:016x}", self.config_hash())
+    }
+
+    /// The preset [`Config::changes`] compares with: the one this
+    /// configuration is named after, else `fad-table1` (the default base).
+    pub fn reference_preset(&self) -> &str {
+        if Config::presets().iter().any(|(n, _)| *n == self.name) {
+            &self.name
+        } else {
+            "fad-table1"
+        }
+    }
+
+    /// What this configuration changes from its [reference
+    /// preset](Config::reference_preset), as `--set` would write it: every
+    /// key (dotted) whose value differs, with this configuration's value in
+    /// TOML syntax (`(unset)` for a key only the preset has). `base`,
+    /// `name` and `seed` are left out: reports carry the name and the seed
+    /// on their own. Stamped on run reports for provenance.
+    pub fn changes(&self) -> BTreeMap<String, String> {
+        match Config::preset(self.reference_preset()) {
+            Ok(base) => self.changes_from(&base),
+            Err(_) => Default::default(),
+        }
+    }
+
+    /// [`Config::changes`] against any configuration.
+    pub fn changes_from(&self, base: &Config) -> BTreeMap<String, String> {
+        fn flatten(prefix: &str, t: &toml::Table, out: &mut BTreeMap<String, String>) {
+            for (k, v) in t {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                match v {
+                    toml::Value::Table(t) => flatten(&key, t, out),
+                    v => {
+                        out.insert(key, v.to_string());
+                    }
+                }
+            }
+        }
+        let table = |c: &Config| {
+            let mut raw = RawConfig::from_config(c);
+            raw.name = None;
+            raw.base = None;
+            raw.seed = None;
+            let mut out = BTreeMap::new();
+            if let Ok(t) = raw.to_toml_string().parse::<toml::Table>() {
+                flatten("", &t, &mut out);
+            }
+            out
+        };
+        let (mine, theirs) = (table(self), table(base));
+        let mut changes: BTreeMap<String, String> =
+            mine.iter().filter(|(k, v)| theirs.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        for k in theirs.keys().filter(|k| !mine.contains_key(*k)) {
+            changes.insert(k.clone(), "(unset)".to_string());
+        }
+        changes
     }
 
     /// The resolved config as a standalone TOML document (`base = "none"`,

@@ -138,6 +138,9 @@ mod default_job {
         let (st, ll) = (json("static:cpwd"), json("least-loaded"));
         let summary = |j: &str| j[j.find("\"summary\"").unwrap()..j.find("\"counters\"").unwrap()].to_string();
         assert_ne!(summary(&st), summary(&ll));
+        // The report names what the run changed; a default run has no such field.
+        assert!(st.contains("\"config_changes\"") && st.contains("static:CPWD"), "the report names the change");
+        assert!(!ll.contains("config_changes"));
         dedupsim()
             .args(["config", "show", "--set", "allocation=static:cpwd"])
             .assert()

@@ -522,3 +522,46 @@ fn allocation_values() {
     let e = load_err(&["allocation=dynamic"]);
     assert!(e.contains("unknown allocation `dynamic`") && e.contains("static:ORDER"), "{e}");
 }
+
+/// `Config::changes`: what a configuration changes from its reference
+/// preset, as `--set` would write it; the seed and the name are not
+/// changes; a file not named after a preset is compared with fad-table1.
+#[test]
+fn changes_from_the_reference_preset() {
+    assert!(Config::fad_table1().changes().is_empty());
+    assert!(Config::preset("tiny").unwrap().changes().is_empty());
+    let c = Config::load(
+        None,
+        &sets(&[
+            "timing.read=25us",
+            "seed=9",
+            "policy.fad.rho=0.3",
+            "allocation=static:cpwd",
+            "dedup.engine=smartdedup",
+        ]),
+    )
+    .unwrap();
+    let ch = c.changes();
+    let got: Vec<(&str, &str)> = ch.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            ("allocation", "\"static:CPWD\""),
+            ("dedup.engine", "\"smartdedup\""),
+            ("policy.fad.rho", "0.3"),
+            ("timing.read", "\"25us\""),
+        ]
+    );
+    assert_eq!(c.reference_preset(), "fad-table1");
+    let t = Config::load(Some("tiny"), &sets(&["gc.copyback=false"])).unwrap();
+    assert_eq!(t.reference_preset(), "tiny");
+    assert_eq!(t.changes().into_iter().collect::<Vec<_>>(), [("gc.copyback".to_string(), "false".to_string())]);
+    let dir = tempfile::tempdir().unwrap();
+    let f =
+        Config::load(Some(&write(dir.path(), "mine.toml", "base = \"tiny\"\n[gc]\ncopyback = false\n")), &[]).unwrap();
+    assert_eq!(f.reference_preset(), "fad-table1", "{}", f.name);
+    assert!(f.changes().contains_key("geometry.channels"), "a tiny-based file differs from fad-table1 in its geometry");
+    // A key only the reference has (a policy table) reads as unset.
+    let back = Config::fad_table1().changes_from(&c);
+    assert_eq!(back.get("policy.fad.rho").map(String::as_str), Some("(unset)"));
+}
