@@ -492,9 +492,10 @@ with an edited copy of `config/mqsim-fad-table1.xml`).
   them: MQSim always issues multi-plane commands when it can, and charges
   ONFI command and address cycles. With the fetch window or the host
   transfers isolated, every row but one is within the target; that one
-  (mqsim-tpcc-small, reads at 0.89 with every command fetched) is theirs:
-  making its PCIe transfers free as well moved MQSim's means by under
-  0.1% (47,605.2 / 220,099.0 us; measured once, not a row here).
+  (mqsim-tpcc-small, reads at 0.89 with every command fetched) is not
+  the host transfers: making them free as well moved MQSim's means by
+  under 0.1% (47,605.2 / 220,099.0 us; measured once, not a row here),
+  which leaves these two as the likely cause.
 EOF_DIVERGENCES
   if [ ${#notes[@]} -gt 0 ]; then
     echo
