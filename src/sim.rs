@@ -220,6 +220,22 @@ pub enum SimError {
     Engine(#[from] EngineError),
     #[error("dedup engine '{engine}' returned {verdicts} verdicts and {hashed} hash flags for a {want}-page write")]
     BadEngine { engine: String, verdicts: usize, hashed: usize, want: usize },
+    #[error(
+        "allocation = \"dynamic\" (SSDsim's serve-time allocation) does not apply here: {why}; it applies \
+         only to policies that neither deduplicate nor place their own pages (native), in the open-loop \
+         replay; use allocation = \"least-loaded\" (its approximation at processing time) otherwise"
+    )]
+    DynamicAllocation { why: &'static str },
+}
+
+/// A timed page write waiting for dynamic allocation to place it
+/// (`allocation = "dynamic"`).
+#[derive(Copy, Clone, Debug)]
+struct Unplaced {
+    lpn: Lpn,
+    content: ContentId,
+    /// Trimmed after it was written: unmapped again once placed.
+    trimmed: bool,
 }
 
 /// Options of one run.
@@ -303,6 +319,17 @@ pub struct Simulation<'w> {
     /// `allocation = "static:ORDER"`, for the preconditioning writes of
     /// every policy (SSDsim's pre-processing places them so).
     static_precondition: Option<StaticOrder>,
+    /// `allocation = "dynamic"`: timed page writes wait unplaced in the
+    /// timing model until a channel serves them ([`Timing::place_next`]).
+    dynamic: bool,
+    /// Those pages, oldest first (the timing model's order).
+    unplaced: VecDeque<Unplaced>,
+    /// Written requests not fully placed yet, oldest first: their pages
+    /// and the units of those placed so far (for the write DOF).
+    unplaced_files: VecDeque<(u32, Vec<u32>)>,
+    /// Per chip: its planes in SSDsim's rotation (die fastest, then plane)
+    /// and the rotation's pointer, for dynamically placed pages.
+    chip_planes: Vec<(Vec<u32>, usize)>,
     /// Per chip: when it would be free of all work issued to it so far, as
     /// if served in order (the least-loaded allocator's load estimate).
     est_free: Vec<Nanos>,
@@ -314,6 +341,9 @@ pub struct Simulation<'w> {
     t_in_prog: Nanos,
     /// Round-robin pointer of preconditioning placement.
     precondition_next: u32,
+    /// Preconditioning pages placed per channel (dynamic allocation starts
+    /// each channel's chip token where SSDsim's pre-processing leaves it).
+    precondition_per_channel: Vec<u64>,
     /// `experiment.fad_ssdsim_model` (module doc); `None` when off.
     fad_ssdsim: Option<Box<FadSsdsimModel>>,
     /// The model places this policy's programs (it is placement-free).
@@ -396,6 +426,22 @@ impl<'w> Simulation<'w> {
             ftl.track_plane_live();
         }
         let policy_idle_threshold = policy.idle_threshold();
+        if cfg.allocation == Allocation::Dynamic {
+            let why = if policy.deduplicates() {
+                Some("it deduplicates (a duplicate would reference a copy still waiting to be placed)")
+            } else if !policy.placement_free() {
+                Some("it places its own pages")
+            } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
+                Some("the replay is closed-loop")
+            } else if cfg.experiment.fad_ssdsim_model {
+                Some("the FAD-SSDsim model places the baselines' pages itself")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(SimError::DynamicAllocation { why });
+            }
+        }
         if policy.deduplicates() {
             if ftl_index {
                 ftl.reserve_index(workload.content_space);
@@ -434,6 +480,12 @@ impl<'w> Simulation<'w> {
                 if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                     t.report_at_completion();
                 }
+                if cfg.allocation == Allocation::Dynamic {
+                    // SSDsim's pre-processing counts a program per page of
+                    // every read request of the trace.
+                    let reads = workload.timed().iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages));
+                    t.set_programs_before(reads.sum());
+                }
                 t
             },
             metrics: Metrics::default(),
@@ -462,6 +514,16 @@ impl<'w> Simulation<'w> {
             least_loaded: cfg.allocation == Allocation::LeastLoaded && policy.placement_free() && fad_ssdsim.is_none(),
             static_order: cfg.allocation.static_order().filter(|_| policy.placement_free() && fad_ssdsim.is_none()),
             static_precondition: cfg.allocation.static_order(),
+            dynamic: cfg.allocation == Allocation::Dynamic,
+            unplaced: VecDeque::new(),
+            unplaced_files: VecDeque::new(),
+            chip_planes: {
+                let g = &cfg.geometry;
+                let (d, p) = (g.dies_per_chip, g.planes_per_die);
+                (0..g.channels * g.chips_per_channel)
+                    .map(|chip| ((0..d * p).map(|s| ftl.geometry().plane_index(chip, s % d, s / d)).collect(), 0))
+                    .collect()
+            },
             fad_ssdsim_places: fad_ssdsim.is_some() && policy.placement_free(),
             fad_ssdsim,
             est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
@@ -470,6 +532,7 @@ impl<'w> Simulation<'w> {
             t_read_out: cfg.timing.read + cfg.timing.page_transfer,
             t_in_prog: cfg.timing.page_transfer + cfg.timing.program,
             precondition_next: 0,
+            precondition_per_channel: vec![0; cfg.geometry.channels as usize],
             ftl,
             policy,
             engine_fp: engine.hash_time().unwrap_or(cfg.dedup.fingerprint),
@@ -541,6 +604,11 @@ impl<'w> Simulation<'w> {
         }
         // Policy statistics count the timed writes only.
         self.policy.begin_replay();
+        if self.dynamic {
+            let chips = u64::from(self.ftl.geometry().chips_per_channel);
+            let tokens: Vec<u32> = self.precondition_per_channel.iter().map(|&n| (n % chips) as u32).collect();
+            self.timing.set_chip_tokens(tokens);
+        }
         let timed = &w.requests[pre..];
         let total = timed.len() as u64;
         let mut outstanding: u32 = 0;
@@ -586,10 +654,18 @@ impl<'w> Simulation<'w> {
             if k > 0 {
                 self.offer_idle(last_issue, Some(issue))?;
             }
+            // SSDsim decides after each arrival, so a write that arrived at
+            // this same instant, one request earlier, is served before this
+            // request arrives; one that arrived earlier is served at this
+            // instant only after it (arrival, then decisions).
+            let same_instant = k > 0 && last_issue == issue;
             last_issue = issue;
             outstanding += 1;
             if k == 0 {
                 self.metrics.first_issue = issue;
+            }
+            if self.dynamic {
+                self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
             }
             self.drain_until(issue);
             match r.op {
@@ -609,6 +685,9 @@ impl<'w> Simulation<'w> {
             }
         }
         self.offer_idle(last_issue, None)?;
+        if self.dynamic {
+            self.place_unplaced(Nanos(u64::MAX))?;
+        }
         while !self.pending.is_empty() {
             self.apply_front();
         }
@@ -829,6 +908,11 @@ impl<'w> Simulation<'w> {
     fn trim(&mut self, r: &Request) {
         self.metrics.counters.trims += 1;
         self.metrics.counters.trim_pages += r.pages as u64;
+        // Pages written before the trim but not placed yet are unmapped
+        // again when placed.
+        for u in self.unplaced.iter_mut().filter(|u| (r.lpn..r.lpn + r.pages).contains(&u.lpn.0)) {
+            u.trimmed = true;
+        }
         for l in r.lpn..r.lpn + r.pages {
             self.ftl.unmap(Lpn(l));
             if let Some(m) = self.fad_ssdsim.as_deref_mut() {
@@ -991,6 +1075,14 @@ impl<'w> Simulation<'w> {
                     done = done.max(h);
                     (e, unit)
                 }
+                Action::Program { .. } if self.dynamic && timed => {
+                    // Placed when a channel serves it (`place_unplaced`).
+                    self.metrics.counters.programs.host_unique += 1;
+                    self.inflight[slot as usize].remaining += 1;
+                    self.timing.submit_unplaced(h, slot);
+                    self.unplaced.push_back(Unplaced { lpn: p.lpn, content: p.content, trimmed: false });
+                    (EntryId::MAX, u32::MAX)
+                }
                 Action::Program { unit } => {
                     let is_new = p.dup == Dup::None;
                     let index = dedup && is_new && self.ftl_index;
@@ -1035,7 +1127,7 @@ impl<'w> Simulation<'w> {
             if engine_path {
                 self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
             }
-            if self.opts.check {
+            if self.opts.check && e != EntryId::MAX {
                 self.shadow[p.lpn.0 as usize] = p.content.0 + 1;
             }
         }
@@ -1059,8 +1151,11 @@ impl<'w> Simulation<'w> {
             self.op_done(slot, done);
         }
 
-        // 6. DOF of the file as just placed (FAD §II-C).
-        if timed {
+        // 6. DOF of the file as just placed (FAD §II-C); under dynamic
+        //    allocation once its last page is placed.
+        if timed && self.dynamic {
+            self.unplaced_files.push_back((n as u32, Vec::with_capacity(n)));
+        } else if timed {
             for k in 0..n {
                 self.count_unit(self.unit_of_page[k]);
             }
@@ -1371,6 +1466,8 @@ impl<'w> Simulation<'w> {
             } else {
                 let unit = self.precondition_next % self.units;
                 self.precondition_next = self.precondition_next.wrapping_add(1);
+                let channel = self.ftl.geometry().channel_of_chip(self.unit_chip[unit as usize]);
+                self.precondition_per_channel[channel as usize] += 1;
                 self.ftl.program(unit, c, index)?
             };
             self.ftl.map_pinned(lpn, e);
@@ -1384,6 +1481,45 @@ impl<'w> Simulation<'w> {
             if self.opts.check {
                 self.shadow[lpn.0 as usize] = c.0 + 1;
             }
+        }
+        Ok(())
+    }
+
+    /// Places the page writes dynamic allocation serves before `until`
+    /// (`allocation = "dynamic"`): each goes to the next plane of the chip
+    /// the timing model chose (SSDsim's die and plane tokens), is mapped
+    /// (and unmapped again if trimmed meanwhile), may trigger GC there, and
+    /// completes its file's write DOF when it is the file's last page.
+    fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
+        while let Some((_, chip, t)) = self.timing.place_next(until) {
+            let page = self.unplaced.pop_front().expect("one page per unplaced write");
+            let (planes, ptr) = &mut self.chip_planes[chip as usize];
+            let plane = planes[*ptr];
+            *ptr = (*ptr + 1) % planes.len();
+            let (e, _, gc) = self.ftl.program_in_plane(plane, page.content, false)?;
+            self.ftl.map_pinned(page.lpn, e);
+            if page.trimmed {
+                self.ftl.unmap(page.lpn);
+            }
+            if self.opts.check {
+                self.shadow[page.lpn.0 as usize] = if page.trimmed { 0 } else { page.content.0 + 1 };
+            }
+            if let Some(gc) = gc {
+                self.account_gc(gc, t, t, true);
+            }
+            let unit = self.ftl.geometry().unit_of_plane(plane);
+            let file = self.unplaced_files.front_mut().expect("a file per unplaced page");
+            file.1.push(unit);
+            if file.1.len() == file.0 as usize {
+                let (n, units) = self.unplaced_files.pop_front().expect("just seen");
+                for u in units {
+                    self.count_unit(u);
+                }
+                let max = self.drain_units();
+                self.metrics.dof.write_sum += dof(n, max, self.units);
+                self.metrics.dof.write_count += 1;
+            }
+            self.collect();
         }
         Ok(())
     }
@@ -1441,7 +1577,7 @@ mod tests {
         w.add_precondition();
         for r in w.requests.iter_mut().take(w.precondition as usize) {
             r.content = w.contents.len() as u32;
-            w.contents.push(ContentId(900 + r.lpn));
+            w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(900 + l)));
         }
         w.content_space = 1000;
         let p = policy::build(policy, &cfg).unwrap();
@@ -1582,6 +1718,77 @@ mod tests {
                 "fad" => assert!(other > 0, "FAD places its own pages"),
                 _ => {}
             }
+        }
+    }
+
+    /// `allocation = "dynamic"` (SSDsim's serve-time allocation): native's
+    /// writes are placed when a channel serves them. Every invariant holds
+    /// under `--check` (checked after every request) with overwrites, GC,
+    /// trims and reads of pages still waiting to be placed, and every write
+    /// gets its DOF once placed. A write that arrives at the same instant
+    /// as a large read, one request before it, is served before the read
+    /// arrives (SSDsim decides after each arrival). Deduplicating policies
+    /// and the closed loop are refused.
+    #[test]
+    fn dynamic_allocation_places_writes_when_served() {
+        use crate::config::Allocation;
+        let mut cfg = Config::small_for_tests(2, 2, 16, 8);
+        cfg.allocation = Allocation::Dynamic;
+        // Bursts of writes over a small space (GC), reads and trims between.
+        let mut reqs = Vec::new();
+        let mut contents = Vec::new();
+        let mut writes = 0;
+        for i in 0..1500u32 {
+            let at = u64::from(i / 4) * 150;
+            let lpn = (i * 7) % 120;
+            match i % 9 {
+                0 | 4 => reqs.push(req(at, Op::Read, lpn, NO_CONTENT)),
+                7 => reqs.push(Request { op: Op::Trim, ..req(at, Op::Read, lpn, NO_CONTENT) }),
+                _ => {
+                    reqs.push(Request { content: contents.len() as u32, ..req(at, Op::Write, lpn, 0) });
+                    contents.push(ContentId(i));
+                    writes += 1;
+                }
+            }
+        }
+        let mut w = Workload::from_requests(Provenance::default(), reqs);
+        w.contents = contents;
+        w.add_precondition();
+        for r in w.requests.iter_mut().take(w.precondition as usize) {
+            r.content = w.contents.len() as u32;
+            w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
+        }
+        w.content_space = 10_000;
+        let opts = RunOptions { check: true, check_every: 1 };
+        let sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts).unwrap();
+        let (out, _) = sim.run_keep(&mut |_, _| {}).unwrap();
+        let m = &out.metrics;
+        assert_eq!(m.write_latency.count(), writes);
+        assert_eq!(m.dof.write_count, writes);
+        assert!(m.counters.gc_invocations > 0, "the small device collects garbage");
+
+        // A one-page write, then a 16-page read at the same instant: the
+        // write is served first, its latency one transfer.
+        let big = Request { arrival: Nanos(0), op: Op::Read, lpn: 40, pages: 16, content: NO_CONTENT };
+        let reqs = vec![req(0, Op::Write, 0, 0), big];
+        let (_, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![5]);
+        assert_eq!(write, (hist(TX), 1));
+        // The read first: the write waits for a chip.
+        let (_, write) = latencies_with(cfg.clone(), "native", vec![big, req(0, Op::Write, 0, 0)], vec![5]);
+        assert!(write.0 > hist(TX), "{write:?}");
+
+        let w = Workload::from_requests(Provenance::default(), reqs);
+        for (name, c) in [
+            ("dedup", cfg.clone()),
+            ("fad", cfg.clone()),
+            ("native", {
+                let mut c = cfg.clone();
+                c.replay = ReplayConfig::ClosedLoop { queue_depth: 4 };
+                c
+            }),
+        ] {
+            let err = Simulation::new(&c, &w, policy::build(name, &c).unwrap(), RunOptions::default()).err();
+            assert!(matches!(err, Some(SimError::DynamicAllocation { .. })), "{name}: {err:?}");
         }
     }
 

@@ -291,6 +291,13 @@ pub struct Timing {
     done: Vec<(u32, Nanos)>,
     /// Reads completed by the duplicate-read shortcut.
     shortcuts: u64,
+    /// Page writes not placed yet (`allocation = "dynamic"`): (arrival,
+    /// tag), oldest first ([`Timing::place_next`]).
+    unplaced: VecDeque<(Nanos, u32)>,
+    /// Per channel: dynamic allocation's chip token (the chip tried first).
+    token: Vec<u32>,
+    /// Writes placed so far by dynamic allocation (its rotating start).
+    placed: u64,
 }
 
 /// The hash engines' load over a run (`dedup.hash_engines`,
@@ -357,7 +364,112 @@ impl Timing {
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
             done: Vec::new(),
             shortcuts: 0,
+            unplaced: VecDeque::new(),
+            token: vec![0; g.channels as usize],
+            placed: 0,
         }
+    }
+
+    /// Queues a page write arriving at `at` whose chip is chosen when a
+    /// channel serves it (`allocation = "dynamic"`, SSDsim 2.1's fully
+    /// dynamic allocation); [`Timing::place_next`] places it.
+    pub fn submit_unplaced(&mut self, at: Nanos, tag: u32) {
+        self.unplaced.push_back((at, tag));
+    }
+
+    /// Starts dynamic allocation's channel rotation as if `programs` pages
+    /// had been programmed (SSDsim counts every page its pre-processing
+    /// maps, one per page of every read request in the trace).
+    pub fn set_programs_before(&mut self, programs: u64) {
+        self.placed = programs;
+    }
+
+    /// Sets dynamic allocation's chip tokens: channel `h` tries chip
+    /// `tokens[h]` first (SSDsim's pre-processing leaves each channel's
+    /// token at its pages mapped modulo its chips).
+    pub fn set_chip_tokens(&mut self, tokens: impl IntoIterator<Item = u32>) {
+        for (t, v) in self.token.iter_mut().zip(tokens) {
+            *t = v;
+        }
+    }
+
+    /// Whether page writes wait unplaced.
+    pub fn has_unplaced(&self) -> bool {
+        !self.unplaced.is_empty()
+    }
+
+    /// Places the oldest unplaced write if a channel can serve it before
+    /// `until` (exclusive: nothing else arrives before then), and submits
+    /// its program there; returns its tag, chip and time. A channel can
+    /// serve a write at the first instant its bus is free, no chip holds
+    /// read data for it (reads go first) and a chip is idle with nothing
+    /// queued, tried from the channel's token, which then moves past the
+    /// chosen chip. Channels able to serve at the same instant are tried
+    /// from a rotating start, the writes placed so far modulo the channels
+    /// (SSDsim's `process` loop starts at `program_count % channels`).
+    pub fn place_next(&mut self, until: Nanos) -> Option<(u32, u32, Nanos)> {
+        let &(arrival, tag) = self.unplaced.front()?;
+        let n = self.n_channels;
+        let start = (self.placed % u64::from(n)) as u32;
+        let mut best: Option<(Nanos, u32, usize)> = None;
+        for k in 0..n {
+            let h = (start + k) % n;
+            // Only an earlier slot than the best so far can win.
+            let limit = best.map_or(until, |b| b.0);
+            if let Some((t, i)) = self.write_slot(h, arrival, limit) {
+                best = Some((t, h, i));
+            }
+        }
+        let (t, h, i) = best?;
+        self.unplaced.pop_front();
+        let chips = self.channels[h as usize].chips.len();
+        self.token[h as usize] = ((i + 1) % chips) as u32;
+        self.placed += 1;
+        let chip = i as u32 * n + h;
+        self.submit_op(chip, t, OpKind::Program, tag, 0);
+        Some((tag, chip, t))
+    }
+
+    /// The first instant in `[from, limit)` at which channel `h` can serve
+    /// an unplaced write (see [`Timing::place_next`]), and the chip. Runs
+    /// the channel's events up to that instant, which is safe: nothing
+    /// arrives on the channel before `limit`.
+    fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, usize)> {
+        let n = self.n_channels;
+        let token = self.token[h as usize] as usize;
+        let ch = &mut self.channels[h as usize];
+        let mut t = from.max(ch.now);
+        while t < limit {
+            // Every decision due by `t` made, those at `t` included.
+            ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
+            if ch.bus_free <= t && ch.held == 0 {
+                let k = ch.chips.len();
+                for j in 0..k {
+                    let i = (token + j) % k;
+                    let c = &ch.chips[i];
+                    let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
+                    if idle && c.reads.is_empty() && c.writes.is_empty() {
+                        return Some((t, i));
+                    }
+                }
+            }
+            // The next instant the answer can change: an event, the bus
+            // freeing, a phase ending.
+            let mut next = ch.next;
+            if ch.bus_free > t {
+                next = next.min(ch.bus_free);
+            }
+            for c in &ch.chips {
+                if !matches!(c.phase, Phase::Idle | Phase::Held) && c.until > t {
+                    next = next.min(c.until);
+                }
+            }
+            if next == NEVER {
+                return None;
+            }
+            t = next.max(t + Nanos(1));
+        }
+        None
     }
 
     /// Reports a read's completion (and a program's under
@@ -983,6 +1095,46 @@ mod tests {
         t.submit(0, Nanos(0), OpKind::Read, 0);
         t.submit(1, Nanos(0), OpKind::Read, 1);
         assert_eq!(run(&mut t), vec![TR + TX, TR + TX]);
+    }
+
+    /// Dynamic allocation (SSDsim's serve-time rule): a waiting write goes
+    /// to the first channel, from the rotating start, whose bus is free
+    /// and which has an idle chip (from its token); read data waiting for
+    /// the bus goes first.
+    #[test]
+    fn dynamic_allocation_serves_writes_where_a_channel_is_free() {
+        let mut t = tiny(Scheduling::ReadPriority, WriteCompletion::Transfer);
+        for tag in 0..3 {
+            t.submit_unplaced(Nanos(0), tag);
+        }
+        // 2 channels x 2 chips (chip g on channel g % 2): the first write
+        // starts the rotation at channel 0, the second at channel 1, both
+        // at once; the third finds both buses busy until TX and goes to
+        // channel 0's next chip (its token moved past chip 0).
+        assert_eq!(t.place_next(Nanos(u64::MAX)), Some((0, 0, Nanos(0))));
+        assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 1, Nanos(0))));
+        // Nothing before `until` (exclusive): it stays queued.
+        assert_eq!(t.place_next(Nanos(TX)), None);
+        assert!(t.has_unplaced());
+        assert_eq!(t.place_next(Nanos(u64::MAX)), Some((2, 2, Nanos(TX))));
+        assert_eq!(run(&mut t), vec![TX, TX, 2 * TX]);
+
+        // Read data waiting for the bus goes before a waiting write: on one
+        // channel of 2 chips, the read on chip 0 senses until TR, its data
+        // then takes the bus, and the write arriving at TR gets it only at
+        // TR + TX (on chip 0, where the token points: its read is done).
+        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4));
+        t.submit(0, Nanos(0), OpKind::Read, 0);
+        t.submit_unplaced(Nanos(TR), 1);
+        assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 0, Nanos(TR + TX))));
+        assert_eq!(run(&mut t), vec![TR + TX, TR + 2 * TX]);
+        // The same write arriving at 0, during the sense: the bus is free
+        // and chip 1 idle, so it goes at once and the read's data waits.
+        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4));
+        t.submit(0, Nanos(0), OpKind::Read, 0);
+        t.submit_unplaced(Nanos(0), 1);
+        assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 1, Nanos(0))));
+        assert_eq!(run(&mut t), vec![2 * TX, TX]);
     }
 
     #[test]

@@ -111,8 +111,8 @@ pub enum GcRule {
 
 /// Where the pages of placement-free policies go (`allocation`).
 ///
-/// In TOML and `--set`: `"cyclic"`, `"least-loaded"`, or `"static"` /
-/// `"static:ORDER"` ([`StaticOrder`], e.g. `"static:CPWD"`).
+/// In TOML and `--set`: `"cyclic"`, `"least-loaded"`, `"dynamic"`, or
+/// `"static"` / `"static:ORDER"` ([`StaticOrder`], e.g. `"static:CPWD"`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Allocation {
     /// The policy's cyclic pointer over the parallel units, in processing
@@ -126,6 +126,18 @@ pub enum Allocation {
     /// placement is free (Native, Deduplication, HAR, FCRC), never FAD's.
     #[default]
     LeastLoaded,
+    /// SSDsim 2.1's fully dynamic allocation, at the time it decides: a
+    /// written page waits unplaced in one global queue until a channel can
+    /// serve it (bus free, no read data waiting for it, a chip idle with
+    /// nothing queued, chips tried from the channel's token); the oldest
+    /// waiting page then goes to that chip, and the FTL programs it there.
+    /// Channels that can serve at the same instant are tried from a
+    /// rotating start (the programs so far, modulo the channels), as SSDsim
+    /// does. Only for policies that neither deduplicate nor place their
+    /// own pages (Native), in the open-loop replay: a duplicate or a
+    /// placement decided at processing time has no serve-time equivalent.
+    /// docs/simulator.md, "Dynamic allocation".
+    Dynamic,
     /// Static striping by logical page: a page's channel, chip, die and
     /// plane are digits of its LPN in the mixed radix `order` gives
     /// (SSDsim 2.1's static allocation, `allocation=1`; MQSim's
@@ -137,7 +149,7 @@ pub enum Allocation {
 }
 
 impl Allocation {
-    const EXPECTED: &'static str = "`cyclic`, `least-loaded`, `static` or `static:ORDER` \
+    const EXPECTED: &'static str = "`cyclic`, `least-loaded`, `dynamic`, `static` or `static:ORDER` \
         (ORDER: the letters C, W, D, P (channel, way = chip, die, plane) in any order, fastest first, e.g. `static:CPWD`)";
 
     /// The static striping order, if this is static allocation.
@@ -154,6 +166,7 @@ impl fmt::Display for Allocation {
         match self {
             Allocation::Cyclic => f.write_str("cyclic"),
             Allocation::LeastLoaded => f.write_str("least-loaded"),
+            Allocation::Dynamic => f.write_str("dynamic"),
             Allocation::Static(o) => write!(f, "static:{o}"),
         }
     }
@@ -165,6 +178,7 @@ impl std::str::FromStr for Allocation {
         match s {
             "cyclic" => Ok(Allocation::Cyclic),
             "least-loaded" => Ok(Allocation::LeastLoaded),
+            "dynamic" => Ok(Allocation::Dynamic),
             "static" => Ok(Allocation::Static(StaticOrder::default())),
             _ => match s.strip_prefix("static:") {
                 Some(order) => order.parse().map(Allocation::Static),

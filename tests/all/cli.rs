@@ -150,6 +150,13 @@ mod default_job {
             .args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=static:CPWX"])
             .assert()
             .fails_with(1, &["allocation", "C, W, D and P"]);
+        // SSDsim's serve-time allocation: native only, so `run` of every
+        // policy is refused with the reason, `-p native` runs.
+        assert_ne!(summary(&json("dynamic")), summary(&ll));
+        dedupsim()
+            .args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=dynamic"])
+            .assert()
+            .fails_with(1, &["policy dedup", "allocation = \"dynamic\"", "it deduplicates", "least-loaded"]);
     }
 
     #[test]

@@ -503,6 +503,8 @@ fn allocation_values() {
     let load = |v: &str| Config::load(None, &sets(&[&format!("allocation={v}")])).unwrap().allocation;
     assert_eq!(load("cyclic"), Allocation::Cyclic);
     assert_eq!(load("least-loaded"), Allocation::LeastLoaded);
+    assert_eq!(load("dynamic"), Allocation::Dynamic);
+    assert_eq!(load("dynamic").to_string(), "dynamic");
     assert_eq!(load("static"), Allocation::Static(StaticOrder::default()));
     assert_eq!(load("static").to_string(), "static:CWDP");
     let cpwd = load("static:cpwd");
@@ -519,8 +521,8 @@ fn allocation_values() {
         let e = load_err(&[&format!("allocation={bad}")]);
         assert!(e.contains("allocation") && e.contains("C, W, D and P"), "{bad}: {e}");
     }
-    let e = load_err(&["allocation=dynamic"]);
-    assert!(e.contains("unknown allocation `dynamic`") && e.contains("static:ORDER"), "{e}");
+    let e = load_err(&["allocation=dynamics"]);
+    assert!(e.contains("unknown allocation `dynamics`") && e.contains("static:ORDER"), "{e}");
 }
 
 /// `Config::changes`: what a configuration changes from its reference
