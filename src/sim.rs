@@ -687,6 +687,7 @@ impl<'w> Simulation<'w> {
         self.offer_idle(last_issue, None)?;
         if self.dynamic {
             self.place_unplaced(Nanos(u64::MAX))?;
+            debug_assert!(!self.timing.has_unplaced(), "every waiting write is served in the end");
         }
         while !self.pending.is_empty() {
             self.apply_front();
