@@ -1038,6 +1038,8 @@ impl<'w> Simulation<'w> {
             let p = self.pages[k];
             let h = if hashed { self.hash_ready[k] } else { t };
             last_h = h;
+            // Placed (and mapped) later, when a channel serves it.
+            let deferred = self.dynamic && timed && matches!(self.actions[k], Action::Program { .. });
             let (e, unit) = match self.actions[k] {
                 Action::Reference if self.fad_ssdsim.is_some() => {
                     // The authors' model: the duplicate is left unmapped and
@@ -1076,7 +1078,7 @@ impl<'w> Simulation<'w> {
                     done = done.max(h);
                     (e, unit)
                 }
-                Action::Program { .. } if self.dynamic && timed => {
+                Action::Program { .. } if deferred => {
                     // Placed when a channel serves it (`place_unplaced`).
                     self.metrics.counters.programs.host_unique += 1;
                     self.inflight[slot as usize].remaining += 1;
@@ -1128,7 +1130,7 @@ impl<'w> Simulation<'w> {
             if engine_path {
                 self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
             }
-            if self.opts.check && e != EntryId::MAX {
+            if self.opts.check && !deferred {
                 self.shadow[p.lpn.0 as usize] = p.content.0 + 1;
             }
         }
