@@ -323,9 +323,13 @@ impl RunReport {
         }
     }
 
-    /// `config_changes` as `key=value, key=value` (what `--set` takes).
-    pub fn changes_text(&self) -> String {
-        self.config_changes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+    /// The header line naming what the configuration changed, as `--set`
+    /// takes it (`changed from fad-table1: key=value, ...`), if anything.
+    pub fn changes_line(&self) -> Option<String> {
+        (!self.config_changes.is_empty()).then(|| {
+            let kv: Vec<String> = self.config_changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("changed from {}: {}", self.config_reference, kv.join(", "))
+        })
     }
 
     /// A readable multi-line table for the terminal.
@@ -350,8 +354,8 @@ impl RunReport {
             self.content_model,
             self.content_dedup_rate * 100.0
         );
-        if !self.config_changes.is_empty() {
-            let _ = writeln!(o, "changed from {}: {}", self.config_reference, self.changes_text());
+        if let Some(line) = self.changes_line() {
+            let _ = writeln!(o, "{line}");
         }
         let _ = writeln!(
             o,

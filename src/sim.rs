@@ -80,9 +80,10 @@
 //! latency is recorded when its last pending program has been applied.
 //! Mapping state changes at processing time; only timing is deferred.
 
-use crate::config::{Allocation, Config, PreconditionPlacement, ReplayConfig, StaticOrder};
+use crate::config::{Allocation, Config, ParallelUnit, PreconditionPlacement, ReplayConfig, StaticOrder};
 use crate::engine::{self, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Verdict, When, WritePage};
 use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolation};
+use crate::geometry::Geometry;
 use crate::metrics::{dof, Metrics};
 use crate::policy::{Action, Dup, ExplicitHint, GcHint, PageInfo, PageLayout, Policy, Relocation};
 use crate::timing::{OpKind, Timing, NO_TAG};
@@ -327,9 +328,11 @@ pub struct Simulation<'w> {
     /// Written requests not fully placed yet, oldest first: their pages
     /// and the units of those placed so far (for the write DOF).
     unplaced_files: VecDeque<(u32, Vec<u32>)>,
-    /// Per chip: its planes in SSDsim's rotation (die fastest, then plane)
-    /// and the rotation's pointer, for dynamically placed pages.
-    chip_planes: Vec<(Vec<u32>, usize)>,
+    /// The device seen at chip level (its units are the chips, each listing
+    /// its planes in SSDsim's rotation, die fastest) and, per chip, the
+    /// rotation's pointer, for dynamically placed pages.
+    chip_level: Geometry,
+    chip_ptr: Vec<u32>,
     /// Per chip: when it would be free of all work issued to it so far, as
     /// if served in order (the least-loaded allocator's load estimate).
     est_free: Vec<Nanos>,
@@ -341,9 +344,6 @@ pub struct Simulation<'w> {
     t_in_prog: Nanos,
     /// Round-robin pointer of preconditioning placement.
     precondition_next: u32,
-    /// Preconditioning pages placed per channel (dynamic allocation starts
-    /// each channel's chip token where SSDsim's pre-processing leaves it).
-    precondition_per_channel: Vec<u64>,
     /// `experiment.fad_ssdsim_model` (module doc); `None` when off.
     fad_ssdsim: Option<Box<FadSsdsimModel>>,
     /// The model places this policy's programs (it is placement-free).
@@ -517,13 +517,8 @@ impl<'w> Simulation<'w> {
             dynamic: cfg.allocation == Allocation::Dynamic,
             unplaced: VecDeque::new(),
             unplaced_files: VecDeque::new(),
-            chip_planes: {
-                let g = &cfg.geometry;
-                let (d, p) = (g.dies_per_chip, g.planes_per_die);
-                (0..g.channels * g.chips_per_channel)
-                    .map(|chip| ((0..d * p).map(|s| ftl.geometry().plane_index(chip, s % d, s / d)).collect(), 0))
-                    .collect()
-            },
+            chip_level: Geometry::new(&cfg.geometry, ParallelUnit::Chip),
+            chip_ptr: vec![0; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
             fad_ssdsim_places: fad_ssdsim.is_some() && policy.placement_free(),
             fad_ssdsim,
             est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
@@ -532,7 +527,6 @@ impl<'w> Simulation<'w> {
             t_read_out: cfg.timing.read + cfg.timing.page_transfer,
             t_in_prog: cfg.timing.page_transfer + cfg.timing.program,
             precondition_next: 0,
-            precondition_per_channel: vec![0; cfg.geometry.channels as usize],
             ftl,
             policy,
             engine_fp: engine.hash_time().unwrap_or(cfg.dedup.fingerprint),
@@ -605,9 +599,18 @@ impl<'w> Simulation<'w> {
         // Policy statistics count the timed writes only.
         self.policy.begin_replay();
         if self.dynamic {
-            let chips = u64::from(self.ftl.geometry().chips_per_channel);
-            let tokens: Vec<u32> = self.precondition_per_channel.iter().map(|&n| (n % chips) as u32).collect();
-            self.timing.set_chip_tokens(tokens);
+            // Each channel's chip token where SSDsim's pre-processing leaves
+            // it: its pages modulo its chips. Round-robin preconditioning put
+            // page i on unit i mod units.
+            let geo = self.ftl.geometry();
+            let (n, units) = (u64::from(self.precondition_next), u64::from(self.units));
+            let mut per_channel = vec![0u64; geo.channels as usize];
+            for u in 0..self.units {
+                let pages = n / units + u64::from(u64::from(u) < n % units);
+                per_channel[geo.channel_of_chip(self.unit_chip[u as usize]) as usize] += pages;
+            }
+            let chips = u64::from(geo.chips_per_channel);
+            self.timing.set_chip_tokens(per_channel.into_iter().map(|p| (p % chips) as u32));
         }
         let timed = &w.requests[pre..];
         let total = timed.len() as u64;
@@ -1469,8 +1472,6 @@ impl<'w> Simulation<'w> {
             } else {
                 let unit = self.precondition_next % self.units;
                 self.precondition_next = self.precondition_next.wrapping_add(1);
-                let channel = self.ftl.geometry().channel_of_chip(self.unit_chip[unit as usize]);
-                self.precondition_per_channel[channel as usize] += 1;
                 self.ftl.program(unit, c, index)?
             };
             self.ftl.map_pinned(lpn, e);
@@ -1496,9 +1497,10 @@ impl<'w> Simulation<'w> {
     fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
         while let Some((_, chip, t)) = self.timing.place_next(until) {
             let page = self.unplaced.pop_front().expect("one page per unplaced write");
-            let (planes, ptr) = &mut self.chip_planes[chip as usize];
-            let plane = planes[*ptr];
-            *ptr = (*ptr + 1) % planes.len();
+            let planes = self.chip_level.unit_planes(chip);
+            let ptr = &mut self.chip_ptr[chip as usize];
+            let plane = planes[*ptr as usize];
+            *ptr = (*ptr + 1) % planes.len() as u32;
             let (e, _, gc) = self.ftl.program_in_plane(plane, page.content, false)?;
             self.ftl.map_pinned(page.lpn, e);
             if page.trimmed {

@@ -225,8 +225,8 @@ pub fn run(a: RunArgs) -> Result<()> {
             r0.content_model,
             r0.content_dedup_rate * 100.0
         );
-        if !r0.config_changes.is_empty() {
-            let _ = writeln!(o, "changed from {}: {}", r0.config_reference, r0.changes_text());
+        if let Some(line) = r0.changes_line() {
+            let _ = writeln!(o, "{line}");
         }
         o.push('\n');
         o.push_str(&comparison_table(&reports));
