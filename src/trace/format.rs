@@ -98,7 +98,7 @@ impl TraceFormat {
             TraceFormat::Systor => "Timestamp,Response,IOType,LUN,Offset,Size (Unix s; bytes; R/W)",
             TraceFormat::Tencent => "Timestamp,Offset,Size,IOType,VolumeID (s; 512 B sectors; 0 = read, 1 = write)",
             TraceFormat::LibCacheSim => {
-                "version,time,op,size,lbn (us; bytes, lbn in 512 B sectors; SCSI 0x28 = 40 read, 0x2a = 42 write)"
+                "version,time,op,size,lbn (s; bytes, lbn in 512 B sectors; SCSI opcode 28 read, 2a write, hex)"
             }
             TraceFormat::Ssdsim => "time devno lsn size ope (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Mqsim => "arrival_time device lba size type (ns; 512 B sectors; 1 = read, 0 = write)",
@@ -187,7 +187,7 @@ fn classify(line: &str) -> Option<Shape> {
         if super::libcachesim::is_header(line) {
             return fmt(TraceFormat::LibCacheSim);
         }
-        let scsi_rw = |s: &str| super::libcachesim::parse_opcode(s).and_then(super::libcachesim::scsi_op).is_some();
+        let scsi_rw = |s: &str| super::libcachesim::parse_op(s).is_ok();
         match f.len() {
             7 if is_uint(f[0]) && (eq(3, "read") || eq(3, "write")) => fmt(TraceFormat::Msr),
             6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
@@ -297,6 +297,9 @@ mod tests {
         assert_eq!(d("Timestamp,Offset,Size,IOType,VolumeID"), Some(TraceFormat::Tencent));
         assert_eq!(d("version,time,op,size,lbn"), Some(TraceFormat::LibCacheSim));
         assert_eq!(d("1,5633898368802,42,512,42932745"), Some(TraceFormat::LibCacheSim));
+        // libCacheSim's own sample: bare hex opcodes.
+        assert_eq!(d("1,5633898,2a,512,42932745"), Some(TraceFormat::LibCacheSim));
+        assert_eq!(d("1,5633898,28,512,42932745"), Some(TraceFormat::LibCacheSim));
         assert_eq!(d("1,5633898368802,0x28,6656,40409911"), Some(TraceFormat::LibCacheSim));
         // A Tencent line whose size happens to be an opcode stays Tencent.
         assert_eq!(d("1538323200,12345,42,1,1063"), Some(TraceFormat::Tencent));

@@ -7,17 +7,23 @@
 //!
 //! ```text
 //! version,time,op,size,lbn
-//! 1,5633898368802,42,512,42932745
+//! 1,5633898,2a,512,42932745
 //! ```
 //!
 //! * `version`: the vSCSI record version (1 or 2); ignored.
-//! * TIME UNIT: `time` is the vSCSI timestamp, integer microseconds (any
-//!   origin; libCacheSim's binary vSCSI reader divides it by 10^6 to get
-//!   seconds, its CSV reader keeps it as is).
-//! * `op` is the SCSI command's opcode, in decimal or `0x` hex: READ(10)
-//!   `0x28` = 40 and WRITE(10) `0x2a` = 42, also their 6-, 12- and 16-byte
-//!   variants (READ `0x08`, `0xa8`, `0x88`; WRITE `0x0a`, `0xaa`, `0x8a`).
-//!   Any other command is a bad line.
+//! * TIME UNIT: `time` is in seconds (any origin), as in libCacheSim's own
+//!   `data/cloudPhysicsIO.csv`: integers there (its 113,872 requests span
+//!   exactly 7,200 s, the two hours of the SHARDS sample), decimals accepted.
+//!   (An earlier reader took microseconds, from a hand-written example; the
+//!   real file disproved it.)
+//! * `op` is the SCSI command's opcode: READ(10) `0x28` and WRITE(10)
+//!   `0x2a`, also their 6-, 12- and 16-byte variants (READ `0x08`, `0xa8`,
+//!   `0x88`; WRITE `0x0a`, `0xaa`, `0x8a`). The real file writes it in hex
+//!   without a prefix (`2a`, `28`); `0x` hex and decimal (`42`, `40`) are
+//!   read too. The three notations cannot disagree: no string is a READ or
+//!   WRITE opcode in one and a different READ or WRITE opcode in another
+//!   (`8`/`08` is READ(6) in all), so each field is read as the notation in
+//!   which it is a READ or WRITE. Any other command is a bad line.
 //! * `size` is the transfer length in bytes; `lbn` the logical block number
 //!   of the first 512-byte sector (consecutive 512-byte requests have
 //!   consecutive `lbn`s).
@@ -39,12 +45,33 @@ pub fn scsi_op(opcode: u8) -> Option<Op> {
     }
 }
 
-/// An opcode written in decimal (`42`) or hex (`0x2a`, `0X2A`).
-pub fn parse_opcode(s: &str) -> Option<u8> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u8::from_str_radix(hex, 16).ok(),
-        None if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
-        None => None,
+/// The READ or WRITE of an opcode field written in bare hex (`2a`, as
+/// libCacheSim's sample), `0x` hex (`0x2a`, `0X2A`) or decimal (`42`); see
+/// the module doc for why the notations cannot disagree. `Err(Some(code))`
+/// for another command (the decimal reading of an all-digit field), `Err(None)`
+/// for a field that is no opcode in any notation.
+pub fn parse_op(s: &str) -> Result<Op, Option<u8>> {
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        let code = hex_byte(hex).ok_or(None)?;
+        return scsi_op(code).ok_or(Some(code));
+    }
+    let decimal = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse::<u8>().ok() } else { None };
+    if let Some(op) = decimal.and_then(scsi_op) {
+        return Ok(op);
+    }
+    let bare_hex = hex_byte(s);
+    if let Some(op) = bare_hex.and_then(scsi_op) {
+        return Ok(op);
+    }
+    Err(decimal.or(bare_hex))
+}
+
+/// One or two hex digits (no sign, unlike `u8::from_str_radix`).
+fn hex_byte(s: &str) -> Option<u8> {
+    if (1..=2).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        u8::from_str_radix(s, 16).ok()
+    } else {
+        None
     }
 }
 
@@ -62,15 +89,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let f = Fields::csv(line, NAMES);
     f.require(5)?;
     f.u64(0)?;
-    let us = f.u64(1)?;
-    let time = us
-        .checked_mul(1000)
-        .ok_or_else(|| f.bad(1, &format!("is out of range (at most {} us: 64-bit nanoseconds)", u64::MAX / 1000)))?;
-    let op = match parse_opcode(f.str(2)?) {
-        Some(code) => scsi_op(code).ok_or_else(|| {
-            f.bad(2, &format!("is SCSI opcode {code:#04x}, not a READ (0x28 = 40) or WRITE (0x2a = 42)"))
-        })?,
-        None => return Err(f.bad(2, "is not a SCSI opcode (decimal, or hex as 0x2a)")),
+    let time = f.seconds_as_ns(1)?;
+    let op = match parse_op(f.str(2)?) {
+        Ok(op) => op,
+        Err(Some(code)) => {
+            return Err(f.bad(2, &format!("is SCSI opcode {code:#04x}, not a READ (0x28 = 40) or WRITE (0x2a = 42)")))
+        }
+        Err(None) => return Err(f.bad(2, "is not a SCSI opcode (hex as 2a or 0x2a, or decimal)")),
     };
     let size = f.u64(3)?;
     let offset = f.sectors_as_bytes(4)?;
@@ -85,12 +110,21 @@ mod tests {
     #[test]
     fn parses_cloudphysics_lines() {
         assert!(parse_line("version,time,op,size,lbn").unwrap().is_none());
-        let r = parse_line("1,5633898368802,42,512,42932745").unwrap().unwrap();
-        assert_eq!(r.time, Nanos(5_633_898_368_802_000));
+        // The first line of libCacheSim's data/cloudPhysicsIO.csv.
+        let r = parse_line("1,5633898,2a,512,42932745").unwrap().unwrap();
+        assert_eq!(r.time, Nanos(5_633_898_000_000_000));
         assert_eq!((r.op, r.offset, r.size, r.volume), (Op::Write, 42932745 * 512, 512, 0));
-        let r = parse_line("2,7,0x28,6656,8").unwrap().unwrap();
-        assert_eq!((r.op, r.offset, r.size), (Op::Read, 4096, 6656));
+        assert_eq!(parse_line("1,5633898,28,512,0").unwrap().unwrap().op, Op::Read);
+        let r = parse_line("2,7.25,0x28,6656,8").unwrap().unwrap();
+        assert_eq!((r.time, r.op, r.offset, r.size), (Nanos(7_250_000_000), Op::Read, 4096, 6656));
         assert_eq!(parse_line("1,7,0X2A,4096,0").unwrap().unwrap().op, Op::Write);
+        assert_eq!(parse_line("1,7,2A,4096,0").unwrap().unwrap().op, Op::Write);
+        // Decimal opcodes (40 = 0x28, 42 = 0x2a) and the 6-byte READ in every notation.
+        assert_eq!(parse_line("1,7,42,4096,0").unwrap().unwrap().op, Op::Write);
+        assert_eq!(parse_line("1,7,40,4096,0").unwrap().unwrap().op, Op::Read);
+        for s in ["8", "08", "0x08"] {
+            assert_eq!(parse_op(s), Ok(Op::Read), "{s}");
+        }
         for (code, op) in [(8, Op::Read), (0xa8, Op::Read), (0x88, Op::Read), (0x0a, Op::Write), (0xaa, Op::Write)] {
             assert_eq!(scsi_op(code), Some(op));
         }
@@ -105,8 +139,10 @@ mod tests {
         assert!(parse_line("1,7,R,4096,0").unwrap_err().starts_with("field 3 (op) is not a SCSI opcode"));
         assert!(parse_line("1,7,0x2g,4096,0").unwrap_err().starts_with("field 3 (op) is not a SCSI opcode"));
         assert!(parse_line("1,7,256,4096,0").unwrap_err().starts_with("field 3 (op) is not a SCSI opcode"));
+        assert!(parse_line("1,7,+2a,4096,0").unwrap_err().starts_with("field 3 (op) is not a SCSI opcode"));
+        assert_eq!(parse_op("3f"), Err(Some(0x3f)));
         assert!(parse_line("1,7,42,4096").unwrap_err().contains("expected at least 5 fields"));
-        assert!(parse_line("1,18446744073709552,42,4096,0").unwrap_err().contains("is out of range (at most"));
+        assert!(parse_line("1,18446744074,42,4096,0").unwrap_err().contains("is out of range (at most"));
         assert!(parse_line("1,7,42,4096,36028797018963968").unwrap_err().contains("field 5 (lbn) is out of range"));
     }
 }

@@ -126,6 +126,15 @@ const EXPECT: &[Expect] = &[
         dedup: None,
     },
     Expect {
+        // libCacheSim's own data/cloudPhysicsIO.csv (bare hex opcodes, s).
+        file: "cloudPhysicsIO.csv.zst",
+        format: TraceFormat::LibCacheSim,
+        requests: 113_872,
+        reads: 46_974,
+        avg_kib: Some((36.07, 37.37, 35.16)),
+        dedup: None,
+    },
+    Expect {
         file: "2016021612-LUN3_mqsim_derived.txt.gz",
         format: TraceFormat::Mqsim,
         requests: 202_725,
@@ -350,14 +359,15 @@ fn inline_tencent() {
 
 #[test]
 fn inline_libcachesim() {
-    // Hand-made, in the shape of libCacheSim's data/cloudPhysicsIO.csv: time
-    // in us, SCSI opcode (42 = 0x2a write, 40 = 0x28 read), size in bytes,
-    // lbn in 512-byte sectors.
+    // In the shape of libCacheSim's data/cloudPhysicsIO.csv: time in s,
+    // SCSI opcode in bare hex as the real file has it (2a write, 28 read),
+    // 0x hex and decimal (42 = 0x2a) too, size in bytes, lbn in 512-byte
+    // sectors.
     let text = "version,time,op,size,lbn\n\
-                1,5633898368802,42,4096,0\n\
-                1,5633898611441,40,512,8\n\
-                1,5633898745540,0x28,8192,9\n\
-                2,5633899967748,0x2a,6656,64\n";
+                1,5633898,2a,4096,0\n\
+                1,5633898.242639,28,512,8\n\
+                1,5633898.376738,0x28,8192,9\n\
+                2,5633899.598946,42,6656,64\n";
     let l = load_str("cloudPhysicsIO.csv", text, &opts()).unwrap();
     assert_eq!(l.format, TraceFormat::LibCacheSim);
     assert_eq!(
@@ -378,7 +388,7 @@ fn inline_libcachesim() {
         assert_eq!(shape(&load_str("t.csv", text, &o).unwrap()), shape(&l));
     }
     // Another SCSI command is a bad line that says which.
-    let e = load_str("t.csv", &format!("{text}1,5633899967999,53,0,0\n"), &opts()).unwrap_err();
+    let e = load_str("t.csv", &format!("{text}1,5633900,53,0,0\n"), &opts()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "t.csv:6: field 3 (op) is SCSI opcode 0x35, not a READ (0x28 = 40) or WRITE (0x2a = 42): \"53\""
@@ -775,7 +785,7 @@ mod arbitrary_input {
             TraceFormat::Tencent => (num(), num(), num(), pick(&["0", "1", "2"]), num())
                 .prop_map(|(t, o, z, op, v)| format!("{t},{o},{z},{op},{v}"))
                 .boxed(),
-            TraceFormat::LibCacheSim => (num(), num(), pick(&["40", "42", "0x28", "0x2A", "53", "0x2g"]), num(), num())
+            TraceFormat::LibCacheSim => (num(), num(), pick(&["40", "42", "0x28", "0x2A", "28", "2a", "53", "0x2g"]), num(), num())
                 .prop_map(|(v, t, op, z, l)| format!("{v},{t},{op},{z},{l}"))
                 .boxed(),
             TraceFormat::Ssdsim | TraceFormat::Mqsim => (num(), num(), num(), num(), pick(&["0", "1", "2"]))
