@@ -95,6 +95,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use thiserror::Error;
 
+mod stream;
+pub use stream::StreamRequest;
+
 /// A flash operation whose arrival at its chip lies in the future.
 #[derive(Copy, Clone, Debug)]
 struct PendingOp {
@@ -114,6 +117,32 @@ struct Inflight {
     /// being processed.
     remaining: u32,
     op: Op,
+    /// The request's tag: its index in the replay, or the streaming
+    /// caller's ([`StreamRequest::tag`]).
+    tag: u64,
+}
+
+/// The explicit write hint of one request, as its workload gives it
+/// (FAST'24's die-allocation hint; [`crate::policy::ExplicitHint`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RequestHint {
+    /// The workload carries no hints at all.
+    Absent,
+    /// The workload carries hints, none for this request.
+    Unhinted,
+    /// This request's hint.
+    Given(Hint),
+}
+
+impl RequestHint {
+    /// The hint of request `index` (preconditioning included) of `w`.
+    pub fn of(w: &Workload, index: usize) -> RequestHint {
+        if w.hints.is_empty() {
+            RequestHint::Absent
+        } else {
+            w.hint_of(index).map_or(RequestHint::Unhinted, RequestHint::Given)
+        }
+    }
 }
 
 /// Longest replayed span of simulated time (2^62 ns, about 146 years):
@@ -275,7 +304,15 @@ pub struct RunOutput {
 
 /// One simulation. See the module doc.
 pub struct Simulation<'w> {
-    workload: &'w Workload,
+    /// The workload [`Simulation::run`] replays; `None` for a streaming
+    /// simulation ([`Simulation::streaming`]), fed request by request.
+    workload: Option<&'w Workload>,
+    /// Content ids are below this (sizes the in-file duplicate table).
+    content_space: u32,
+    /// Tag of the request being processed ([`Inflight::tag`]).
+    tag: u64,
+    /// The streaming interface's clock and counts ([`stream`]).
+    stream: stream::StreamState,
     ftl: Ftl,
     timing: Timing,
     policy: Box<dyn Policy>,
@@ -308,8 +345,9 @@ pub struct Simulation<'w> {
     completed: Vec<(u32, Nanos)>,
     inflight: Vec<Inflight>,
     free_slots: Vec<u32>,
-    /// Closed loop: known completion times of outstanding requests.
-    completions: BinaryHeap<Reverse<Nanos>>,
+    /// Closed loop and streaming: known completions (time, tag) of
+    /// outstanding requests.
+    completions: BinaryHeap<Reverse<(Nanos, u64)>>,
     closed_loop: bool,
     precondition_placement: PreconditionPlacement,
     /// `allocation = "least-loaded"` applies (the policy's placement is free).
@@ -418,6 +456,19 @@ impl<'w> Simulation<'w> {
         engine: Box<dyn Engine>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
+        Self::build(cfg, Some(workload), policy, engine, opts)
+    }
+
+    /// The one constructor: over a workload to replay, or (`None`) for
+    /// requests streamed in one by one ([`Simulation::streaming`]).
+    fn build(
+        cfg: &Config,
+        workload: Option<&'w Workload>,
+        policy: Box<dyn Policy>,
+        engine: Box<dyn Engine>,
+        opts: RunOptions,
+    ) -> Result<Self, SimError> {
+        let streaming = workload.is_none();
         let mut ftl = Ftl::new(cfg);
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
@@ -431,6 +482,8 @@ impl<'w> Simulation<'w> {
                 Some("it deduplicates (a duplicate would reference a copy still waiting to be placed)")
             } else if !policy.placement_free() {
                 Some("it places its own pages")
+            } else if streaming {
+                Some("requests are streamed in one by one (serve), where arrivals depend on completions")
             } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                 Some("the replay is closed-loop")
             } else if cfg.experiment.fad_ssdsim_model {
@@ -442,23 +495,27 @@ impl<'w> Simulation<'w> {
                 return Err(SimError::DynamicAllocation { why });
             }
         }
+        let content_space = workload.map_or(0, |w| w.content_space);
         if policy.deduplicates() {
             if ftl_index {
-                ftl.reserve_index(workload.content_space);
+                ftl.reserve_index(content_space);
             } else {
                 ftl.track_freed();
             }
         }
-        if workload.timed().is_empty() {
-            return Err(SimError::Empty);
-        }
-        if workload.lpn_span > ftl.logical_pages() as u64 {
-            return Err(SimError::TooLarge { span: workload.lpn_span, capacity: ftl.logical_pages() as u64 });
+        if let Some(workload) = workload {
+            if workload.timed().is_empty() {
+                return Err(SimError::Empty);
+            }
+            if workload.lpn_span > ftl.logical_pages() as u64 {
+                return Err(SimError::TooLarge { span: workload.lpn_span, capacity: ftl.logical_pages() as u64 });
+            }
         }
         // Simulated time must not saturate (latencies would read 0): the
         // replayed span, scaled, must leave ample headroom below 2^64 ns.
+        let timed = workload.map_or(&[][..], |w| w.timed());
         if let (ReplayConfig::OpenLoop { time_scale }, Some(first), Some(last)) =
-            (&cfg.replay, workload.timed().first(), workload.timed().last())
+            (&cfg.replay, timed.first(), timed.last())
         {
             let span = (last.arrival - first.arrival).0 as f64 * time_scale;
             if span > MAX_SPAN_NS as f64 {
@@ -474,16 +531,19 @@ impl<'w> Simulation<'w> {
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload,
+            content_space,
+            tag: 0,
+            stream: stream::StreamState::default(),
             timing: {
                 let mut t = Timing::new(cfg);
                 // The closed loop bounds unreported completions by the next event.
-                if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
+                if streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                     t.report_at_completion();
                 }
                 if cfg.allocation == Allocation::Dynamic {
                     // SSDsim's pre-processing counts a program per page of
                     // every read request of the trace.
-                    let reads = workload.timed().iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages));
+                    let reads = timed.iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages));
                     t.set_programs_before(reads.sum());
                 }
                 t
@@ -509,7 +569,7 @@ impl<'w> Simulation<'w> {
             inflight: Vec::new(),
             free_slots: Vec::new(),
             completions: BinaryHeap::new(),
-            closed_loop: matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
+            closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             precondition_placement: cfg.precondition.placement,
             least_loaded: cfg.allocation == Allocation::LeastLoaded && policy.placement_free() && fad_ssdsim.is_none(),
             static_order: cfg.allocation.static_order().filter(|_| policy.placement_free() && fad_ssdsim.is_none()),
@@ -559,8 +619,7 @@ impl<'w> Simulation<'w> {
     /// reverse map, block metadata and the duplicate's entry). Hints only:
     /// no effect on any result.
     #[inline]
-    fn prefetch_ahead(&self, reqs: &[Request], k: usize) {
-        let w = self.workload;
+    fn prefetch_ahead(&self, w: &Workload, reqs: &[Request], k: usize) {
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
             self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
         }
@@ -586,13 +645,15 @@ impl<'w> Simulation<'w> {
 
     /// Like [`Simulation::run`], also returning the final FTL state (tests).
     pub fn run_keep(mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
-        let w = self.workload;
+        let w = self.workload.ok_or(SimError::Empty)?;
         let pre = w.precondition as usize;
         for (i, r) in w.requests[..pre].iter().enumerate() {
-            self.prefetch_ahead(&w.requests[..pre], i);
+            self.prefetch_ahead(w, &w.requests[..pre], i);
             match self.precondition_placement {
-                PreconditionPlacement::Policy => self.write(i, r, Nanos::ZERO, false)?,
-                PreconditionPlacement::RoundRobin => self.precondition_round_robin(i, r)?,
+                PreconditionPlacement::Policy => {
+                    self.write(i, r, w.content_of(r), RequestHint::of(w, i), Nanos::ZERO, false)?
+                }
+                PreconditionPlacement::RoundRobin => self.precondition_round_robin(i, r, w.content_of(r))?,
             }
             self.metrics.counters.precondition_requests += 1;
         }
@@ -618,7 +679,7 @@ impl<'w> Simulation<'w> {
         let mut last_issue = Nanos::ZERO;
         let base = timed[0].arrival;
         for (k, r) in timed.iter().enumerate() {
-            self.prefetch_ahead(timed, k);
+            self.prefetch_ahead(w, timed, k);
             let issue = match self.replay {
                 ReplayConfig::OpenLoop { time_scale } => {
                     let rel = (r.arrival - base).0;
@@ -635,7 +696,7 @@ impl<'w> Simulation<'w> {
                             (Some(a), Some(e)) => Some(a.min(e)),
                             (a, e) => a.or(e),
                         };
-                        if let Some(&Reverse(c)) = self.completions.peek() {
+                        if let Some(&Reverse((c, _))) = self.completions.peek() {
                             if horizon.is_none_or(|h| c <= h) {
                                 self.completions.pop();
                                 outstanding -= 1;
@@ -671,12 +732,13 @@ impl<'w> Simulation<'w> {
                 self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
             }
             self.drain_until(issue);
+            self.tag = k as u64;
             match r.op {
                 Op::Read => self.read(r, issue)?,
-                Op::Write => self.write(pre + k, r, issue, true)?,
+                Op::Write => self.write(pre + k, r, w.content_of(r), RequestHint::of(w, pre + k), issue, true)?,
                 Op::Trim => {
                     self.trim(r);
-                    self.finish(issue);
+                    self.finish(issue, k as u64);
                 }
             }
             if self.opts.check && self.opts.check_every > 0 && (k as u64 + 1) % self.opts.check_every == 0 {
@@ -687,6 +749,14 @@ impl<'w> Simulation<'w> {
                 progress(k as u64 + 1, total);
             }
         }
+        let out = self.conclude(last_issue)?;
+        progress(total, total);
+        Ok(out)
+    }
+
+    /// Ends a run after its last arrival at `last_issue`: the idle time
+    /// after it, every queued operation, the final check, the output.
+    fn conclude(mut self, last_issue: Nanos) -> Result<(RunOutput, Ftl), SimError> {
         self.offer_idle(last_issue, None)?;
         if self.dynamic {
             self.place_unplaced(Nanos(u64::MAX))?;
@@ -697,7 +767,6 @@ impl<'w> Simulation<'w> {
         }
         self.timing.finish();
         self.collect();
-        progress(total, total);
         if self.opts.check {
             self.ftl.check_invariants()?;
             self.checks += 1;
@@ -733,12 +802,12 @@ impl<'w> Simulation<'w> {
         Ok((out, self.ftl))
     }
 
-    /// A request completed at `done`.
+    /// Request `tag` completed at `done`.
     #[inline]
-    fn finish(&mut self, done: Nanos) {
+    fn finish(&mut self, done: Nanos, tag: u64) {
         self.metrics.last_completion = self.metrics.last_completion.max(done);
         if self.closed_loop {
-            self.completions.push(Reverse(done));
+            self.completions.push(Reverse((done, tag)));
         }
     }
 
@@ -806,12 +875,12 @@ impl<'w> Simulation<'w> {
                 self.metrics.write_latency.record(lat);
             }
             self.free_slots.push(slot);
-            self.finish(f.done);
+            self.finish(f.done, f.tag);
         }
     }
 
     fn open_slot(&mut self, issue: Nanos, op: Op) -> u32 {
-        let f = Inflight { issue, done: issue, remaining: 1, op };
+        let f = Inflight { issue, done: issue, remaining: 1, op, tag: self.tag };
         match self.free_slots.pop() {
             Some(s) => {
                 self.inflight[s as usize] = f;
@@ -930,11 +999,20 @@ impl<'w> Simulation<'w> {
 
     /// Writes one file; `timed = false` for preconditioning (no timing).
     /// A timed write's latency is recorded when its last program completes.
-    fn write(&mut self, index: usize, r: &Request, t: Nanos, timed: bool) -> Result<(), SimError> {
-        if r.content == NO_CONTENT {
+    /// `contents` are the page contents (`r.pages` of them), `hint` the
+    /// request's explicit hint.
+    fn write(
+        &mut self,
+        index: usize,
+        r: &Request,
+        contents: &[ContentId],
+        hint: RequestHint,
+        t: Nanos,
+        timed: bool,
+    ) -> Result<(), SimError> {
+        if r.content == NO_CONTENT || contents.len() != r.pages as usize {
             return Err(SimError::NoContent { index, pages: r.pages });
         }
-        let contents: &[ContentId] = self.workload.content_of(r);
         let n = r.pages as usize;
         let dedup = self.dedup;
         if timed {
@@ -949,8 +1027,8 @@ impl<'w> Simulation<'w> {
         let small = n <= SMALL_FILE;
         if dedup && !small {
             self.stamp = self.stamp.wrapping_add(1);
-            if self.infile.len() < self.workload.content_space as usize {
-                self.infile.resize(self.workload.content_space as usize, (0, 0));
+            if self.infile.len() < self.content_space as usize {
+                self.infile.resize(self.content_space as usize, (0, 0));
             }
         }
         for (k, &c) in contents.iter().enumerate() {
@@ -996,7 +1074,7 @@ impl<'w> Simulation<'w> {
 
         // 2. The policy decides (with the pages' layout if it asks).
         if self.wants_layout {
-            self.page_layout(index);
+            self.page_layout(hint);
         }
         self.actions.clear();
         self.policy.place(&self.pages, self.units, &mut self.actions);
@@ -1187,17 +1265,14 @@ impl<'w> Simulation<'w> {
 
     /// Tells the policy where the current write's pages and their logical
     /// predecessors live now ([`crate::policy::PageLayout`]).
-    fn page_layout(&mut self, index: usize) {
+    fn page_layout(&mut self, hint: RequestHint) {
         self.layout.clear();
         let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
-        let hint = if self.workload.hints.is_empty() {
-            ExplicitHint::Absent
-        } else {
-            match self.workload.hint_of(index) {
-                None => ExplicitHint::Unhinted,
-                Some(Hint::Overwrite) => ExplicitHint::Overwrite,
-                Some(Hint::Append { after }) => ExplicitHint::Append { after_unit: unit(&self.ftl, after) },
-            }
+        let hint = match hint {
+            RequestHint::Absent => ExplicitHint::Absent,
+            RequestHint::Unhinted => ExplicitHint::Unhinted,
+            RequestHint::Given(Hint::Overwrite) => ExplicitHint::Overwrite,
+            RequestHint::Given(Hint::Append { after }) => ExplicitHint::Append { after_unit: unit(&self.ftl, after) },
         };
         for p in &self.pages {
             let old_unit = unit(&self.ftl, p.lpn.0);
@@ -1459,11 +1534,10 @@ impl<'w> Simulation<'w> {
     /// per page (no deduplication among them). Under a deduplicating policy
     /// a content's first copy is indexed, so replayed writes can
     /// deduplicate against it.
-    fn precondition_round_robin(&mut self, index: usize, r: &Request) -> Result<(), SimError> {
-        if r.content == NO_CONTENT {
+    fn precondition_round_robin(&mut self, index: usize, r: &Request, contents: &[ContentId]) -> Result<(), SimError> {
+        if r.content == NO_CONTENT || contents.len() != r.pages as usize {
             return Err(SimError::NoContent { index, pages: r.pages });
         }
-        let contents: &[ContentId] = self.workload.content_of(r);
         for (k, &c) in contents.iter().enumerate() {
             let lpn = Lpn(r.lpn + k as u32);
             let index = self.dedup && self.ftl_index;
@@ -1811,7 +1885,7 @@ mod tests {
         w.content_space = 10;
         let opts = RunOptions { check: true, check_every: 0 };
         let mut sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts).unwrap();
-        sim.write(0, &w.requests[0], Nanos(0), true).unwrap();
+        sim.write(0, &w.requests[0], w.content_of(&w.requests[0]), RequestHint::Absent, Nanos(0), true).unwrap();
         sim.ftl.unmap(Lpn(3)); // the FTL "loses" the mapping
         let err = sim.read(&w.requests[1], Nanos(1_000)).unwrap_err().to_string();
         assert!(err.contains("LPN 3") && err.contains("not mapped"), "{err}");

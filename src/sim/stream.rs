@@ -1,0 +1,292 @@
+//! The streaming interface: one request in, completions out.
+//!
+//! [`Simulation::run`] replays a whole workload it holds. A streaming
+//! simulation ([`Simulation::streaming`]) holds none: the caller submits
+//! requests one at a time ([`Simulation::submit`], each with its arrival
+//! time and its page contents) and collects completions
+//! ([`Simulation::next_completion`]) as the simulation can vouch for them.
+//! `dedupsim serve` drives the simulated device this way from real clients
+//! over NBD; the same calls replay any request source without holding it in
+//! memory.
+//!
+//! # Rules
+//!
+//! * The device starts empty: no preconditioning.
+//! * Arrivals never go back in time: a request's arrival is the later of
+//!   the time the caller gives and the *floor*, which is the previous
+//!   arrival or the latest completion handed out, whichever is later (the
+//!   simulation may have decided events up to that completion, and cannot
+//!   take an arrival before them).
+//! * A completion is handed out only when it is certain: when no operation
+//!   still to simulate could end earlier, and no arrival can come before it
+//!   (the floor rule). That is the closed-loop replay's rule
+//!   (`replay.mode = "closed-loop"`), and driving a workload through this
+//!   interface at queue depth N reproduces that replay exactly (a test).
+//! * Idle time between two arrivals is offered to the engine's and the
+//!   policy's background work as in the open-loop replay (a closed-loop
+//!   replay never has a gap between its arrivals).
+//! * `allocation = "dynamic"` is refused: it needs the whole trace's reads
+//!   before the replay (SSDsim's pre-processing).
+
+use super::{RequestHint, SimError, Simulation};
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::ftl::Ftl;
+use crate::policy::Policy;
+use crate::units::{ContentId, Nanos, Op};
+use crate::workload::Request;
+use std::cmp::Reverse;
+
+/// One request of a streaming simulation.
+#[derive(Copy, Clone, Debug)]
+pub struct StreamRequest<'a> {
+    /// The caller's name for the request, handed back with its completion.
+    pub tag: u64,
+    pub op: Op,
+    /// First logical page.
+    pub lpn: u32,
+    /// Number of pages (>= 1).
+    pub pages: u32,
+    /// For writes: the content id of each page (`pages` of them); ignored
+    /// otherwise. Ids are small integers (the FTL's fingerprint index is a
+    /// table indexed by id): intern real fingerprints first.
+    pub contents: &'a [ContentId],
+    /// The write's explicit hint, if the source carries hints.
+    pub hint: RequestHint,
+}
+
+/// The streaming clock and counts.
+#[derive(Clone, Debug, Default)]
+pub(super) struct StreamState {
+    /// No arrival may come before this (see the module doc).
+    floor: Nanos,
+    /// The last arrival.
+    last: Nanos,
+    /// Requests submitted, and those whose completion was handed out.
+    submitted: u64,
+    completed: u64,
+}
+
+impl Simulation<'static> {
+    /// A simulation fed request by request (module doc), with `policy` and
+    /// `engine` on an empty device configured by `cfg`. `cfg.replay` does
+    /// not apply: the caller decides arrivals.
+    pub fn streaming(
+        cfg: &Config,
+        policy: Box<dyn Policy>,
+        engine: Box<dyn Engine>,
+        opts: super::RunOptions,
+    ) -> Result<Self, SimError> {
+        let mut sim = Self::build(cfg, None, policy, engine, opts)?;
+        sim.policy.begin_replay();
+        Ok(sim)
+    }
+}
+
+impl Simulation<'_> {
+    /// Logical pages of the simulated device.
+    pub fn logical_pages(&self) -> u64 {
+        self.ftl.logical_pages() as u64
+    }
+
+    /// Requests submitted whose completion has not been handed out.
+    pub fn outstanding(&self) -> u64 {
+        self.stream.submitted - self.stream.completed
+    }
+
+    /// The earliest time the next request can arrive (module doc).
+    pub fn floor(&self) -> Nanos {
+        self.stream.floor
+    }
+
+    /// Submits one request arriving at `at` (raised to [`Self::floor`]);
+    /// returns the arrival used. Its completion comes out of
+    /// [`Self::next_completion`].
+    pub fn submit(&mut self, req: &StreamRequest<'_>, at: Nanos) -> Result<Nanos, SimError> {
+        let end = u64::from(req.lpn) + u64::from(req.pages);
+        if req.pages == 0 || end > self.ftl.logical_pages() as u64 {
+            return Err(SimError::TooLarge { span: end, capacity: self.ftl.logical_pages() as u64 });
+        }
+        if req.op == Op::Write {
+            if req.contents.len() != req.pages as usize {
+                return Err(SimError::NoContent { index: self.stream.submitted as usize, pages: req.pages });
+            }
+            let space = req.contents.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+            if space > self.content_space {
+                // Grown geometrically: the FTL's index copies itself to grow.
+                self.content_space = space.max(self.content_space.saturating_mul(2)).max(1024);
+                if self.dedup && self.ftl_index {
+                    self.ftl.reserve_index(self.content_space);
+                }
+            }
+        }
+        let at = at.max(self.stream.floor);
+        if self.stream.submitted == 0 {
+            self.metrics.first_issue = at;
+        } else {
+            self.offer_idle(self.stream.last, Some(at))?;
+        }
+        self.stream.last = at;
+        self.stream.floor = at;
+        self.stream.submitted += 1;
+        self.drain_until(at);
+        self.tag = req.tag;
+        // `content` only has to differ from NO_CONTENT: the ids come along.
+        let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0 };
+        match req.op {
+            Op::Read => self.read(&r, at)?,
+            Op::Write => {
+                let index = self.stream.submitted as usize - 1;
+                self.write(index, &r, req.contents, req.hint, at, true)?
+            }
+            Op::Trim => {
+                self.trim(&r);
+                self.finish(at, req.tag);
+            }
+        }
+        if self.opts.check && self.opts.check_every > 0 && self.stream.submitted % self.opts.check_every == 0 {
+            self.ftl.check_invariants()?;
+            self.checks += 1;
+        }
+        Ok(at)
+    }
+
+    /// The outstanding request that completes first, `(tag, completion)`,
+    /// once that is certain (module doc), simulating as far as needed;
+    /// `None` when nothing is outstanding.
+    pub fn next_completion(&mut self) -> Option<(u64, Nanos)> {
+        loop {
+            let next_op = self.pending.front().map(|o| o.at);
+            let next_ev = self.timing.next_event();
+            let horizon = match (next_op, next_ev) {
+                (Some(a), Some(e)) => Some(a.min(e)),
+                (a, e) => a.or(e),
+            };
+            if let Some(&Reverse((c, tag))) = self.completions.peek() {
+                if horizon.is_none_or(|h| c <= h) {
+                    self.completions.pop();
+                    self.stream.completed += 1;
+                    self.stream.floor = self.stream.floor.max(c);
+                    return Some((tag, c));
+                }
+            }
+            match (next_op, next_ev) {
+                (Some(a), Some(e)) if a <= e => self.apply_front(),
+                (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
+                (Some(_), None) => self.apply_front(),
+                (None, None) => return None,
+            }
+            self.collect();
+        }
+    }
+
+    /// Ends the stream: the idle time after the last arrival, every queued
+    /// operation, the final check; the run's output. Completions not
+    /// collected are still counted in the output's latencies.
+    pub fn end(self) -> Result<super::RunOutput, SimError> {
+        self.end_keep().map(|(out, _)| out)
+    }
+
+    /// Like [`Self::end`], also returning the final FTL state.
+    pub fn end_keep(self) -> Result<(super::RunOutput, Ftl), SimError> {
+        if self.stream.submitted == 0 {
+            return Err(SimError::Empty);
+        }
+        let last = self.stream.last;
+        self.conclude(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ReplayConfig};
+    use crate::sim::RunOptions;
+    use crate::synth::{generate, SynthSpec};
+    use crate::units::ContentId;
+
+    /// Drives `w` through the streaming interface the way the closed-loop
+    /// replay issues it: request k arrives once fewer than `depth` are
+    /// outstanding, at the latest completion handed out so far.
+    fn stream_closed_loop(cfg: &Config, w: &crate::workload::Workload, policy: &str, depth: u64) -> String {
+        let p = crate::policy::build(policy, cfg).unwrap();
+        let e = crate::engine::build(cfg).unwrap();
+        let mut sim = Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500 }).unwrap();
+        let mut now = Nanos::ZERO;
+        for (k, r) in w.timed().iter().enumerate() {
+            while sim.outstanding() >= depth {
+                let (_, c) = sim.next_completion().expect("outstanding requests complete");
+                now = now.max(c);
+            }
+            let req = StreamRequest {
+                tag: k as u64,
+                op: r.op,
+                lpn: r.lpn,
+                pages: r.pages,
+                contents: w.content_of(r),
+                hint: RequestHint::Absent,
+            };
+            sim.submit(&req, now).unwrap();
+        }
+        let out = sim.end().unwrap();
+        format!("{:?} {:?} {:?}", out.metrics, out.chip_busy, out.erase_counts)
+    }
+
+    fn batch(cfg: &Config, w: &crate::workload::Workload, policy: &str) -> String {
+        let p = crate::policy::build(policy, cfg).unwrap();
+        let opts = RunOptions { check: true, check_every: 500 };
+        let out = Simulation::new(cfg, w, p, opts).unwrap().run(&mut |_, _| {}).unwrap();
+        format!("{:?} {:?} {:?}", out.metrics, out.chip_busy, out.erase_counts)
+    }
+
+    #[test]
+    fn streaming_at_depth_n_is_the_closed_loop_replay() {
+        let mut cfg = Config::preset("tiny").unwrap();
+        let mut spec: SynthSpec = "requests=3000,read=0.4,footprint=512KiB,hot=0.4:128KiB,size=inv:8".parse().unwrap();
+        spec.page_size = cfg.geometry.page_size;
+        let mut w = generate(&spec, 7).unwrap();
+        crate::content::try_assign_content(&mut w, &"zipf:dedup=0.4".parse().unwrap(), 7).unwrap();
+        for depth in [1u32, 4, 32] {
+            cfg.replay = ReplayConfig::ClosedLoop { queue_depth: depth };
+            for policy in ["native", "dedup", "fad"] {
+                assert_eq!(
+                    stream_closed_loop(&cfg, &w, policy, u64::from(depth)),
+                    batch(&cfg, &w, policy),
+                    "{policy} at depth {depth}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn submit_checks_its_request() {
+        let cfg = Config::preset("tiny").unwrap();
+        let p = crate::policy::build("dedup", &cfg).unwrap();
+        let e = crate::engine::build(&cfg).unwrap();
+        let mut sim = Simulation::streaming(&cfg, p, e, RunOptions::default()).unwrap();
+        let pages = sim.logical_pages() as u32;
+        let req = |lpn, n, contents| StreamRequest {
+            tag: 0,
+            op: Op::Write,
+            lpn,
+            pages: n,
+            contents,
+            hint: RequestHint::Absent,
+        };
+        let two = [ContentId(5), ContentId(5)];
+        assert!(matches!(sim.submit(&req(pages - 1, 2, &two), Nanos(0)), Err(SimError::TooLarge { .. })));
+        assert!(matches!(sim.submit(&req(0, 2, &two[..1]), Nanos(0)), Err(SimError::NoContent { .. })));
+        assert_eq!(sim.submit(&req(0, 2, &two), Nanos(10)).unwrap(), Nanos(10));
+        // In-file duplicate: one program, one reference.
+        let (tag, done) = sim.next_completion().unwrap();
+        assert_eq!(tag, 0);
+        assert!(done > Nanos(10));
+        // An arrival before the floor is raised to it.
+        assert_eq!(sim.submit(&req(2, 2, &two), Nanos(0)).unwrap(), done);
+        assert!(sim.next_completion().is_some());
+        assert_eq!(sim.next_completion(), None);
+        let out = sim.end().unwrap();
+        assert_eq!(out.metrics.counters.dedup_pages, 3);
+        assert_eq!(out.metrics.counters.programs.host_unique, 1);
+    }
+}
