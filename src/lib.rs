@@ -21,6 +21,8 @@ pub mod policy;
 pub mod reodedup;
 pub mod report;
 pub mod runner;
+#[cfg(target_os = "linux")]
+pub mod serve;
 pub mod sim;
 pub mod synth;
 pub mod timing;

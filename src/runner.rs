@@ -14,7 +14,7 @@ use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::sim::{RunOptions, SimError, Simulation};
 use crate::units::{ContentId, Op};
-use crate::workload::{PreconditionRule, Workload, NO_CONTENT};
+use crate::workload::{PreconditionRule, Provenance, Workload, NO_CONTENT};
 use thiserror::Error;
 
 /// Errors of a run.
@@ -130,20 +130,31 @@ pub fn run_one(
     }
     let sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
     let out = sim.run(progress)?;
+    let meta = run_meta(
+        cfg,
+        prepared.workload.provenance.clone(),
+        prepared.content_model.clone(),
+        prepared.content_dedup_rate,
+    );
+    Ok(RunReport::new(meta, out))
+}
+
+/// What a report says of a run's configuration and workload besides what
+/// the simulation measured.
+pub fn run_meta(cfg: &Config, workload: Provenance, content_model: String, content_dedup_rate: f64) -> RunMeta {
     let changes = cfg.changes();
-    let meta = RunMeta {
+    RunMeta {
         config_name: cfg.name.clone(),
         config_hash: cfg.config_hash_hex(),
         config_changes: changes.clone(),
         config_reference: if changes.is_empty() { String::new() } else { cfg.reference_preset().to_string() },
         seed: cfg.seed,
         device_model: cfg.experiment_label().map(str::to_string),
-        workload: prepared.workload.provenance.clone(),
-        content_model: prepared.content_model.clone(),
-        content_dedup_rate: prepared.content_dedup_rate,
+        workload,
+        content_model,
+        content_dedup_rate,
         page_size: cfg.geometry.page_size,
-    };
-    Ok(RunReport::new(meta, out))
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod cluster;
 mod common;
 mod experiment;
 mod run;
+mod serve;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,9 @@ enum Command {
     Sweep(experiment::SweepArgs),
     /// Measure simulator speed on the benchmark workload (see BENCHMARKS.md).
     Bench(run::BenchArgs),
+    /// Serve the simulated device over NBD, so that real programs drive it with real bytes
+    /// (docs/serve.md).
+    Serve(serve::ServeArgs),
     /// ReoDedup's clustered deduplication: N nodes, chunks routed by fingerprint, read I/Os per write mode (docs/cluster.md).
     Cluster(cluster::ClusterArgs),
 }
@@ -83,6 +87,7 @@ pub fn main() -> ExitCode {
         Command::Sweep(a) => experiment::sweep(a),
         Command::Trace(t) => trace::dispatch(t),
         Command::Cluster(a) => cluster::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Config(ConfigCmd::Show { source, set }) => dedupsim::config::Config::load(source.as_deref(), &set)
             .map_err(anyhow::Error::from)
             .and_then(|c| common::out(&c.show())),

@@ -1,0 +1,350 @@
+//! `dedupsim serve` driven by a raw-socket NBD client: data read back
+//! exactly, bad clients answered with protocol errors (never a crash),
+//! concurrent clients, the report and the recording (replayed with `run`).
+//! Real clients (qemu-io, qemu-img, fio, nbdfuse + fuse2fs) are exercised by
+//! `scripts/serve-clients.sh`, which `.ci/run` runs.
+
+use crate::support::cargo_bin;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
+const REQ: u32 = 0x2560_9513;
+
+/// A running server on a Unix socket in `dir`.
+struct Server {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let sock = dir.join("nbd.sock");
+        let mut child = Command::new(cargo_bin("dedupsim"))
+            .args(["serve", "--preset", "tiny", "--status-every", "0", "--unix"])
+            .arg(&sock)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the "listening" line.
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("listening on nbd+unix"), "{line}");
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+            eprint!("{rest}");
+        });
+        Server { child, sock }
+    }
+
+    /// Waits for the server to exit by itself; its stdout.
+    fn wait(mut self) -> String {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                let mut out = String::new();
+                self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+                assert!(st.success(), "server failed: {st}\n{out}");
+                return out;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Client {
+    s: UnixStream,
+}
+
+impl Client {
+    /// Connects and negotiates with NBD_OPT_GO; the export size.
+    fn connect(sock: &Path) -> (Client, u64) {
+        let mut s = UnixStream::connect(sock).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut hello = [0u8; 18];
+        s.read_exact(&mut hello).unwrap();
+        assert_eq!(&hello[..8], b"NBDMAGIC");
+        s.write_all(&3u32.to_be_bytes()).unwrap();
+        let mut c = Client { s };
+        let mut data = 0u32.to_be_bytes().to_vec();
+        data.extend_from_slice(&0u16.to_be_bytes());
+        c.option(7, &data);
+        let mut size = 0;
+        loop {
+            let (kind, d) = c.option_reply();
+            if kind == 3 && d[..2] == [0, 0] {
+                size = u64::from_be_bytes(d[2..10].try_into().unwrap());
+            }
+            if kind == 1 {
+                break;
+            }
+            assert!(kind < 1 << 31, "error reply {kind:#x}");
+        }
+        (c, size)
+    }
+
+    fn option(&mut self, kind: u32, data: &[u8]) {
+        let mut m = IHAVEOPT.to_be_bytes().to_vec();
+        m.extend_from_slice(&kind.to_be_bytes());
+        m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        m.extend_from_slice(data);
+        self.s.write_all(&m).unwrap();
+    }
+
+    fn option_reply(&mut self) -> (u32, Vec<u8>) {
+        let mut h = [0u8; 20];
+        self.s.read_exact(&mut h).unwrap();
+        let kind = u32::from_be_bytes(h[12..16].try_into().unwrap());
+        let mut d = vec![0; u32::from_be_bytes(h[16..20].try_into().unwrap()) as usize];
+        self.s.read_exact(&mut d).unwrap();
+        (kind, d)
+    }
+
+    fn send(&mut self, kind: u16, handle: u64, offset: u64, len: u32, payload: &[u8]) {
+        let mut m = REQ.to_be_bytes().to_vec();
+        m.extend_from_slice(&0u16.to_be_bytes());
+        m.extend_from_slice(&kind.to_be_bytes());
+        m.extend_from_slice(&handle.to_be_bytes());
+        m.extend_from_slice(&offset.to_be_bytes());
+        m.extend_from_slice(&len.to_be_bytes());
+        m.extend_from_slice(payload);
+        self.s.write_all(&m).unwrap();
+    }
+
+    /// (error, handle) of the next simple reply.
+    fn reply(&mut self) -> (u32, u64) {
+        let mut h = [0u8; 16];
+        self.s.read_exact(&mut h).unwrap();
+        assert_eq!(u32::from_be_bytes(h[..4].try_into().unwrap()), 0x6744_6698);
+        (u32::from_be_bytes(h[4..8].try_into().unwrap()), u64::from_be_bytes(h[8..16].try_into().unwrap()))
+    }
+
+    fn write(&mut self, offset: u64, data: &[u8]) -> u32 {
+        self.send(1, 9, offset, data.len() as u32, data);
+        self.reply().0
+    }
+
+    fn read(&mut self, offset: u64, len: u32) -> Result<Vec<u8>, u32> {
+        self.send(0, 8, offset, len, &[]);
+        match self.reply().0 {
+            0 => {
+                let mut d = vec![0; len as usize];
+                self.s.read_exact(&mut d).unwrap();
+                Ok(d)
+            }
+            e => Err(e),
+        }
+    }
+
+    fn disconnect(mut self) {
+        self.send(2, 0, 0, 0, &[]);
+    }
+}
+
+/// Deterministic page-ish content: `n` bytes from seed `k`.
+fn bytes(k: u64, n: usize) -> Vec<u8> {
+    let mut x = k.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn data_reads_back_exactly_and_the_recording_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec.trace");
+    let json = dir.path().join("serve.json");
+    let srv =
+        Server::start(dir.path(), &["--record", rec.to_str().unwrap(), "--json", json.to_str().unwrap(), "--check"]);
+    let (mut c, size) = Client::connect(&srv.sock);
+    assert_eq!(size, 192 * 4096, "tiny's logical capacity");
+    let mut model = vec![0u8; size as usize];
+    // Aligned, unaligned and duplicate writes; zeroes; a trim; reads of all.
+    let mut put = |c: &mut Client, off: u64, d: &[u8]| {
+        assert_eq!(c.write(off, d), 0);
+        model[off as usize..off as usize + d.len()].copy_from_slice(d);
+    };
+    put(&mut c, 0, &bytes(1, 16384));
+    put(&mut c, 65536, &bytes(1, 16384)); // a duplicate run
+    put(&mut c, 5000, &bytes(2, 3000)); // sub-page, unaligned
+    put(&mut c, 100 * 4096 - 7, &bytes(3, 9000)); // straddles pages
+    put(&mut c, 20 * 4096, &bytes(1, 4096)[..].repeat(3)); // in-file duplicates
+    c.send(6, 10, 4096 * 30, 8192, &[]); // WRITE_ZEROES
+    assert_eq!(c.reply(), (0, 10));
+    c.send(4, 11, 0, 4096, &[]); // TRIM of page 0
+    assert_eq!(c.reply(), (0, 11));
+    model[..4096].fill(0);
+    c.send(3, 12, 0, 0, &[]); // FLUSH
+    assert_eq!(c.reply(), (0, 12));
+    for (off, len) in [(0u64, size as u32), (4999, 3002), (100 * 4096 - 8, 9002)] {
+        let got = c.read(off, len).unwrap();
+        assert!(got == model[off as usize..(off + u64::from(len)) as usize], "read at {off}+{len}");
+    }
+    // Out of range: EINVAL for a read, ENOSPC for a write; the connection lives on.
+    assert_eq!(c.read(size - 10, 20), Err(22));
+    assert_eq!(c.write(size, &[1, 2, 3]), 28);
+    assert_eq!(c.read(0, 4).unwrap(), model[..4].to_vec());
+    c.disconnect();
+    let out = srv.wait();
+    assert!(out.contains("serve: 1 connection(s)"), "{out}");
+    // The report, and the recording replayed by `run` on the same device.
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let served = &j[0]["summary"];
+    let replay = dir.path().join("replay.json");
+    let o = Command::new(cargo_bin("dedupsim"))
+        .args(["run", "--quiet", "--preset", "tiny", "-p", "dedup", "--set", "precondition.rule=\"none\""])
+        .args(["--queue-depth", "1", "--trace"])
+        .arg(&rec)
+        .arg("--json")
+        .arg(&replay)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&replay).unwrap()).unwrap();
+    let replayed = &r[0]["summary"];
+    for key in ["write_volume_pages", "dedup_rate_achieved"] {
+        assert_eq!(served[key], replayed[key], "{key}: served {} vs replayed {}", served[key], replayed[key]);
+    }
+    assert!(served["dedup_rate_achieved"].as_f64().unwrap() > 0.2, "{served}");
+}
+
+#[test]
+fn bad_clients_get_protocol_errors_and_the_server_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Server::start(dir.path(), &["--persist", "--max-block", "64KiB"]);
+    let raw = || {
+        let mut s = UnixStream::connect(&srv.sock).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut hello = [0u8; 18];
+        s.read_exact(&mut hello).unwrap();
+        s
+    };
+    // Unknown client flags: closed.
+    let mut s = raw();
+    s.write_all(&0x80u32.to_be_bytes()).unwrap();
+    assert!(s.read(&mut [0u8; 1]).map_or(true, |n| n == 0));
+    // Bad option magic: closed.
+    let mut s = raw();
+    s.write_all(&[0, 0, 0, 3]).unwrap();
+    s.write_all(&[0xde; 16]).unwrap();
+    assert!(s.read(&mut [0u8; 1]).map_or(true, |n| n == 0));
+    // Unknown options get NBD_REP_ERR_UNSUP, an unknown export NBD_REP_ERR_UNKNOWN;
+    // then GO works.
+    let s = raw();
+    let mut c = Client { s };
+    c.s.write_all(&3u32.to_be_bytes()).unwrap();
+    c.option(99, b"x");
+    assert_eq!(c.option_reply().0, (1 << 31) | 1);
+    let mut d = 4u32.to_be_bytes().to_vec();
+    d.extend_from_slice(b"nope");
+    d.extend_from_slice(&0u16.to_be_bytes());
+    c.option(7, &d);
+    assert_eq!(c.option_reply().0, (1 << 31) | 6);
+    // A client gone mid-handshake.
+    let mut s = raw();
+    s.write_all(&[0, 0]).unwrap();
+    drop(s);
+    // Transmission: unknown command, oversized read and write, then bad magic.
+    let (mut c, _) = Client::connect(&srv.sock);
+    c.send(42, 1, 0, 0, &[]);
+    assert_eq!(c.reply(), (22, 1));
+    c.send(0, 2, 0, 1 << 20, &[]);
+    assert_eq!(c.reply(), (22, 2));
+    c.send(1, 3, 0, 128 * 1024, &vec![7; 128 * 1024]);
+    assert_eq!(c.reply(), (22, 3));
+    assert_eq!(c.write(0, &[5; 4096]), 0);
+    c.s.write_all(&[0u8; 28]).unwrap();
+    // Closed: end of stream, or a reset if the server dropped unread bytes.
+    assert!(c.s.read(&mut [0u8; 1]).map_or(true, |n| n == 0), "bad request magic closes");
+    // A client that disconnects mid-request (header, half a payload).
+    let (mut c, _) = Client::connect(&srv.sock);
+    let mut m = REQ.to_be_bytes().to_vec();
+    m.extend_from_slice(&[0, 0, 0, 1]);
+    m.extend_from_slice(&[0; 8]);
+    m.extend_from_slice(&8192u64.to_be_bytes());
+    m.extend_from_slice(&4096u32.to_be_bytes());
+    m.extend_from_slice(&[1; 100]);
+    c.s.write_all(&m).unwrap();
+    drop(c);
+    // Many clients at once, each on its own pages, pipelined (queue depth 8):
+    // every acknowledged write reads back.
+    let threads: Vec<_> = (0..6u64)
+        .map(|t| {
+            let sock = srv.sock.clone();
+            std::thread::spawn(move || {
+                let (mut c, _) = Client::connect(&sock);
+                for round in 0..20u64 {
+                    for k in 0..8u64 {
+                        let page = 8 + t * 16 + (round + k) % 16;
+                        c.send(1, k, page * 4096, 4096, &bytes(t * 1000 + round * 8 + k, 4096));
+                    }
+                    let mut acked = [false; 8];
+                    for _ in 0..8 {
+                        let (e, h) = c.reply();
+                        assert_eq!(e, 0);
+                        acked[h as usize] = true;
+                    }
+                    assert!(acked.iter().all(|&a| a));
+                    for k in 0..8u64 {
+                        let page = 8 + t * 16 + (round + k) % 16;
+                        assert!(c.read(page * 4096, 4096).unwrap() == bytes(t * 1000 + round * 8 + k, 4096));
+                    }
+                }
+                c.disconnect();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // The first good client's page survived everything.
+    let (mut c, _) = Client::connect(&srv.sock);
+    assert_eq!(c.read(0, 4096).unwrap(), vec![5; 4096]);
+    c.disconnect();
+    // SIGTERM ends a --persist server with its report.
+    let pid = srv.child.id();
+    assert!(Command::new("kill").arg(pid.to_string()).status().unwrap().success());
+    let out = srv.wait();
+    assert!(out.contains("connection(s)"), "{out}");
+}
+
+#[test]
+fn bad_flags_are_refused_before_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(cargo_bin("dedupsim")).arg("serve").args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(run(&["--preset", "tiny", "--size", "1TiB"]).contains("at most the device's logical capacity"));
+    assert!(run(&["--preset", "tiny", "--size", "4097"]).contains("multiple of the page size"));
+    assert!(run(&["--clock", "wall"]).contains("unknown clock `wall`"));
+    assert!(run(&["--hash", "md4"]).contains("unknown hash `md4`"));
+    assert!(run(&["--policy", "nope"]).contains("unknown policy"));
+    let existing = dir.path().join("x");
+    std::fs::write(&existing, "keep").unwrap();
+    assert!(run(&["--record", existing.to_str().unwrap()]).contains("never replaces a file"));
+    assert!(run(&["--unix", existing.to_str().unwrap()]).contains("exists"));
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+}
