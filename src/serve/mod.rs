@@ -547,11 +547,11 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
                 writer.flush()?;
             }
             let Some(req) = nbd::read_request(&mut reader)? else { break };
-            shared.served.fetch_add(1, Ordering::Relaxed);
             if req.kind == nbd::CMD_DISC {
                 disconnecting = true;
                 continue;
             }
+            shared.served.fetch_add(1, Ordering::SeqCst);
             payload.clear();
             if req.kind == nbd::CMD_WRITE {
                 if req.length > shared.export.max_block {
@@ -680,7 +680,9 @@ impl Drop for Listener {
 }
 
 /// Accepts connections (a thread each) until `shared.stop` is set, or,
-/// unless `persist`, until the last of at least one client has left;
+/// unless `persist`, until no connection is open after at least one
+/// request was served (a client that only probes the export, as fio's
+/// set-up does, does not end the server);
 /// `status` is called about every `every`. Connections still open then
 /// are not waited for: their requests get `EIO` once the device is
 /// finished.
@@ -692,7 +694,6 @@ pub fn accept_loop(
     status: &mut dyn FnMut(&Device),
     log: fn(&str),
 ) {
-    let mut ever = false;
     let mut last_status = Instant::now();
     while !shared.stop.load(Ordering::SeqCst) {
         let accepted = match listener {
@@ -709,14 +710,11 @@ pub fn accept_loop(
             }),
         };
         match accepted {
-            Ok(()) => {
-                ever = true;
-                continue;
-            }
+            Ok(()) => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => log(&format!("accept: {e}")),
         }
-        if ever && !persist && shared.open.load(Ordering::SeqCst) == 0 {
+        if !persist && shared.served.load(Ordering::SeqCst) > 0 && shared.open.load(Ordering::SeqCst) == 0 {
             break;
         }
         if last_status.elapsed() >= every {
