@@ -15,6 +15,22 @@ const SMALL: &str = "requests=3000,footprint=1GiB,hot=0.4:256MiB";
 mod default_job {
     use super::*;
 
+    /// `dedupsim --version` names the crate version and the git commit it
+    /// was built from (`-dirty` with uncommitted changes, `unknown` outside
+    /// a repository), and CITATION.cff carries the same crate version.
+    #[test]
+    fn version_names_the_commit() {
+        let out = dedupsim().arg("--version").assert().success().get_output().stdout.clone();
+        let out = String::from_utf8(out).unwrap();
+        let want = format!("dedupsim {} (", env!("CARGO_PKG_VERSION"));
+        let commit = out.strip_prefix(&want).and_then(|r| r.strip_suffix(")\n")).unwrap_or_else(|| panic!("{out:?}"));
+        let hash = commit.strip_suffix("-dirty").unwrap_or(commit);
+        let hex = (4..=40).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        assert!(hex || commit == "unknown", "{out:?}");
+        let cff = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CITATION.cff")).unwrap();
+        assert!(cff.lines().any(|l| l == format!("version: {}", env!("CARGO_PKG_VERSION"))), "CITATION.cff version");
+    }
+
     #[test]
     fn run_without_files_compares_policies() {
         dedupsim()
