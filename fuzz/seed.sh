@@ -24,6 +24,11 @@ umass=$'0,303567,3584,W,0.000000\n1,55590,3072,w,0.000000\n0,303574,3584,R,0.026
 systor=$'Timestamp,Response,IOType,LUN,Offset,Size\n1455591804.310701000,0.006475000,R,0,203468398592,32768\n1455591804.410701000,0.000475000,W,1,4096,8192\n'
 tencent=$'Timestamp,Offset,Size,IOType,VolumeID\n1538323200,0,8,1,1063\n1538323201,16,16,0,1063\n1538323201,8,8,1,7\n'
 lcs=$'version,time,op,size,lbn\n1,5633898368802,42,512,42932745\n1,5633898368900,0x28,6656,40409911\n1,5633898369000,0x2a,4096,8\n'
+blk=$'  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n  8,0    3        2     0.000004170   697  M   W 223498 + 8 [kjournald]\n  8,0    3        3     0.000036306   697  D  WS 223490 + 16 [kjournald]\n  8,0    0        1     0.000100000     0  R  WS 223490 + 16 [0]\n  8,0    0        2     0.000200000     0  D  WS 223490 + 16 [swapper/0]\n  8,16   2        1     0.010000000  4102  D   D 5000 + 2048 [fstrim]\n  8,0    1        1     0.003955140     0  C  WS 223490 + 16 [0]\nCPU0 (8,0):\n Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\nTotal (8,0):\nEvents (8,0): 7 entries\n'
+iolog=$'fio version 3 iolog\n0 /dev/sdb add\n1 /dev/sdc add\n2 /dev/sdb open\n872 /dev/sdb write 0 16384\n881 /dev/sdc read 4096 4096\n900 /dev/sdb trim 8192 8192\n901 /dev/sdb sync 0 0\n950 /dev/sdb close\n'
+iolog2=$'fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb write 0 4096\n/dev/sdb wait 20 0\n/dev/sdb read 0 4096\n/dev/sdb close\n'
+fiolog=$'1, 183, 0, 4096, 1736704, 0\n1, 95, 1, 8192, 8192, 0\n4, 80, 2, 4096, 4096, 0\n'
+csvt=$'time=1,op=3,offset=4,size=5,op-read=R,op-write=W,time-unit=us,offset-unit=sector,delimiter=tab,header=true\nts\tdev\top\tlba\tbytes\n100\tsda\tR\t8\t4096\n250.5\tsda\tW\t16\t8192\n'
 disksim=$'0 0 303567 7 0\n26214000 0 303574 7 1\n26215000 1 8 64 0\n'
 native=$'# dedupsim-trace v1\n# time_ns op offset_bytes size_bytes [volume [content]]\n0 W 0 8192 0 3f4fc2833a17fd2a3dacad7c0e8ca8ad,7\n1500 R 4096 4096\n2000 T 0 8192 1\n2500 W 4096 4096 0 7\n3000 W 100 5000 2 -\n3500 W 8192 4096 0 - a:4096\n4000 W 0 4096 0 9 o\n'
 
@@ -35,12 +40,18 @@ seed trace_umass a '\000' "$umass"
 seed trace_systor a '\000' "$systor"
 seed trace_tencent a '\000' "$tencent"
 seed trace_libcachesim a '\000' "$lcs"
+seed trace_blkparse a '\000\000' "$blk"
+seed trace_blkparse b '\000\001' "$blk"
+seed trace_fio a '\000\000' "$iolog"
+seed trace_fio b '\000\000' "$iolog2"
+seed trace_fio c '\000\002' "$fiolog"
+seed trace_csv a '\000' "$csvt"
 seed trace_ssdsim a '\000' "$disksim"
 seed trace_mqsim a '\000' "$disksim"
 seed trace_native a '\000' "$native"
 seed trace_native b '\001' "$native"
 i=0
-for t in "$msr" "$fiu" "$fiuh" "$umass" "$systor" "$tencent" "$lcs" "$disksim" "$native"; do
+for t in "$msr" "$fiu" "$fiuh" "$umass" "$systor" "$tencent" "$lcs" "$disksim" "$native" "$blk" "$iolog" "$fiolog"; do
   seed trace_detect "s$i" '\000\000' "$t"
   seed trace_detect "a$i" '\001\000' "$t"
   i=$((i + 1))

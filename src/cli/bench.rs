@@ -175,6 +175,25 @@ fn write_request(out: &mut impl Write, f: TraceFormat, t: u64, op: Op, lpn: u64,
                 writeln!(out)?;
             }
         }
+        TraceFormat::Blkparse(_) => {
+            // Each request queued, dispatched and completed (kjournald on
+            // CPU 3, completions on CPU 1), as blkparse prints them.
+            let (rw, c) = (if read { "R" } else { "WS" }, t / 1000 % 1_000_000);
+            for (k, (a, dt)) in [("Q", 0), ("D", 1_000), ("C", 100_000)].into_iter().enumerate() {
+                let (ts, tn) = ((t + dt) / 1_000_000_000, (t + dt) % 1_000_000_000);
+                let proc_ = if a == "C" { "[0]" } else { "[kjournald]" };
+                writeln!(
+                    out,
+                    "  8,0    3 {:>8} {ts:5}.{tn:09}   697  {a} {rw:>3} {lsn} + {sectors} {proc_}",
+                    c * 3 + k as u64
+                )?;
+            }
+        }
+        TraceFormat::FioIolog(_) => {
+            writeln!(out, "{} /dev/nvme0n1 {} {off} {size}", t / 1000, if read { "read" } else { "write" })?
+        }
+        TraceFormat::FioLog => writeln!(out, "{}, 183, {}, {size}, {off}, 0", t / 1_000_000, u8::from(!read))?,
+        TraceFormat::Csv(_) => writeln!(out, "{},{},{lsn},{size},0", t / 1000, if read { 'R' } else { 'W' })?,
         TraceFormat::Native => unreachable!("written by write_native_workload"),
     }
     Ok(())
@@ -189,6 +208,9 @@ fn write_trace(w: &Workload, f: TraceFormat, ps: u32, path: &Path) -> Result<()>
         match f {
             TraceFormat::Systor => writeln!(out, "Timestamp,Response,IOType,LUN,Offset,Size")?,
             TraceFormat::LibCacheSim => writeln!(out, "version,time,op,size,lbn")?,
+            TraceFormat::FioIolog(_) => writeln!(out, "fio version 3 iolog\n0 /dev/nvme0n1 add\n1 /dev/nvme0n1 open")?,
+            // The layout of `CsvSpec::EXAMPLE`.
+            TraceFormat::Csv(_) => writeln!(out, "time_us,op,lba,bytes,volume")?,
             _ => {}
         }
         for r in w.requests.iter().filter(|r| r.op != Op::Trim) {
@@ -215,7 +237,7 @@ pub fn parsers(cfg: &Config, requests: u64, content: &ContentModel, rounds: u32)
     std::fs::create_dir_all(&dir.0).with_context(|| format!("{}", dir.0.display()))?;
     let mut files = Vec::new();
     for f in TraceFormat::ALL {
-        let path = dir.0.join(format!("bench.{f}"));
+        let path = dir.0.join(format!("bench.{}", f.name()));
         write_trace(&w, f, cfg.geometry.page_size, &path).with_context(|| format!("{}", path.display()))?;
         let bytes = std::fs::metadata(&path)?.len();
         let lines = std::io::BufRead::lines(std::io::BufReader::new(std::fs::File::open(&path)?)).count();
@@ -246,7 +268,8 @@ pub fn parsers(cfg: &Config, requests: u64, content: &ContentModel, rounds: u32)
         let (best, median) = best_median(&times[i]);
         let _ = writeln!(
             o,
-            "| {f} | {:.1} | {lines} | {best:.3} | {median:.3} | {:.0} | {:.2} M | {:.2} M |",
+            "| {} | {:.1} | {lines} | {best:.3} | {median:.3} | {:.0} | {:.2} M | {:.2} M |",
+            if let TraceFormat::Csv(_) = f { "csv (time_us,op,lba,bytes,volume)".to_string() } else { f.to_string() },
             *bytes as f64 / 1e6,
             *bytes as f64 / 1e6 / best,
             loaded_requests[i] as f64 / best / 1e6,

@@ -13,9 +13,14 @@ mod trace;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `dedupsim --version`: the crate version and the git commit built from
+/// (`-dirty` for uncommitted changes, `unknown` outside a repository; see
+/// build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("DEDUPSIM_GIT"), ")");
+
 /// A fast, faithful, trace-driven simulator of deduplicating flash SSDs.
 #[derive(Parser, Debug)]
-#[command(name = "dedupsim", version, about, long_about = None)]
+#[command(name = "dedupsim", version = VERSION, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -71,7 +71,8 @@ pub struct ConvertArgs {
     #[arg(long, short = 'o')]
     out: PathBuf,
     /// Input trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim,
-    /// mqsim, libcachesim, native.
+    /// mqsim, libcachesim, blkparse[:D|Q|C], fio-iolog[:ms], fio-log, csv:COLUMNS (e.g.
+    /// csv:time=1,op=2,offset=3,size=4; never detected), native (docs/trace-formats.md).
     #[arg(long)]
     format: Option<TraceFormat>,
     /// Volumes: `all` (each on its own disjoint range), `merge` (device column ignored, one shared

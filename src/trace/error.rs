@@ -40,6 +40,11 @@ pub enum TraceError {
     #[error("unknown trace format {name:?} (known formats: {known})")]
     UnknownFormat { name: String, known: String },
 
+    /// A format name with options (`blkparse:Q`, `csv:...`) whose options
+    /// are wrong.
+    #[error("invalid trace format {spec:?}: {reason}")]
+    FormatSpec { spec: String, reason: String },
+
     /// Auto-detection could not recognise the trace's lines (`text` is the
     /// first data line, quoted and cut short).
     #[error(

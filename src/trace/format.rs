@@ -15,9 +15,26 @@
 //! no content can tell them apart; detection reports `ssdsim` for files named
 //! `*.ascii` (SSDsim's and DiskSim's convention) or containing "ssdsim" and
 //! `mqsim` otherwise. The choice only changes the reported name.
+//!
+//! Three formats carry options in their name, after a colon, so that they
+//! work wherever a format name is accepted: `blkparse:Q` (which blkparse
+//! event is the request; [`BlkEvent`]), `fio-iolog:ms` (the v3 timestamp
+//! unit) and `csv:time=1,...` (the column map; [`CsvSpec`]). [`Display`]
+//! prints the full name, which parses back to the same format.
+//!
+//! blkparse lines start with `major,minor` (a comma) and are recognised
+//! before the comma-separated formats; FIU's lines (also in `*.blkparse`
+//! files) start with a plain number. fio's iolog is recognised by its
+//! header, fio's per-I/O logs by four to seven integer columns whose third
+//! is a data direction (0, 1, 2) and whose fourth is not Tencent's 0/1 op.
+//! `csv` is never detected.
+//!
+//! [`Display`]: fmt::Display
 
+use super::blkparse::BlkEvent;
+use super::csv::{CsvSpec, TimeUnit};
 use super::TraceError;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
@@ -25,8 +42,7 @@ use std::str::FromStr;
 pub const DETECT_LINES: usize = 16;
 
 /// A supported trace format.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TraceFormat {
     /// MSR Cambridge CSV (SNIA IOTTA 388); see [`super::msr`].
     Msr,
@@ -41,8 +57,15 @@ pub enum TraceFormat {
     /// Tencent CBS CSV; see [`super::tencent`].
     Tencent,
     /// libCacheSim's block-trace CSV (CloudPhysics vSCSI); see [`super::libcachesim`].
-    #[serde(rename = "libcachesim")]
     LibCacheSim,
+    /// blkparse's default text output, one event kind as the requests; see [`super::blkparse`].
+    Blkparse(BlkEvent),
+    /// fio's `--write_iolog` (versions 2 and 3), v3 timestamps in this unit; see [`super::fio`].
+    FioIolog(TimeUnit),
+    /// fio's per-I/O latency/bandwidth logs with `log_offset=1`; see [`super::fio`].
+    FioLog,
+    /// A delimited text trace with a user-given column map; see [`super::csv`].
+    Csv(CsvSpec),
     /// SSDsim ASCII; see [`super::ssdsim`].
     Ssdsim,
     /// MQSim ASCII; see [`super::mqsim`].
@@ -53,7 +76,8 @@ pub enum TraceFormat {
 
 impl TraceFormat {
     /// Every format, in the order they are listed to users.
-    pub const ALL: [TraceFormat; 10] = [
+    /// (`csv` is represented by its [`CsvSpec::EXAMPLE`] column map.)
+    pub const ALL: [TraceFormat; 14] = [
         TraceFormat::Msr,
         TraceFormat::Fiu,
         TraceFormat::FiuHomes,
@@ -63,10 +87,15 @@ impl TraceFormat {
         TraceFormat::LibCacheSim,
         TraceFormat::Ssdsim,
         TraceFormat::Mqsim,
+        TraceFormat::Blkparse(BlkEvent::Dispatch),
+        TraceFormat::FioIolog(TimeUnit::Us),
+        TraceFormat::FioLog,
+        TraceFormat::Csv(CsvSpec::EXAMPLE),
         TraceFormat::Native,
     ];
 
-    /// The name used on the command line and in outputs.
+    /// The name used on the command line, without options (the full name,
+    /// options included, is the [`Display`](fmt::Display) form).
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Msr => "msr",
@@ -76,6 +105,10 @@ impl TraceFormat {
             TraceFormat::Systor => "systor",
             TraceFormat::Tencent => "tencent",
             TraceFormat::LibCacheSim => "libcachesim",
+            TraceFormat::Blkparse(_) => "blkparse",
+            TraceFormat::FioIolog(_) => "fio-iolog",
+            TraceFormat::FioLog => "fio-log",
+            TraceFormat::Csv(_) => "csv",
             TraceFormat::Ssdsim => "ssdsim",
             TraceFormat::Mqsim => "mqsim",
             TraceFormat::Native => "native",
@@ -100,6 +133,19 @@ impl TraceFormat {
             TraceFormat::LibCacheSim => {
                 "version,time,op,size,lbn (s; bytes, lbn in 512 B sectors; SCSI opcode 28 read, 2a write, hex)"
             }
+            TraceFormat::Blkparse(_) => {
+                "maj,min cpu seq time pid action rwbs sector + nsectors [process] (s; 512 B sectors; \
+                 RWBS R/W/D; D events, blkparse:Q or blkparse:C for Q or C)"
+            }
+            TraceFormat::FioIolog(_) => {
+                "fio version 2|3 iolog, then [time] file action [offset length] (v3 us, fio-iolog:ms for ms; bytes; \
+                 read/write/trim)"
+            }
+            TraceFormat::FioLog => "time, value, ddir, bs, offset[, prio] (ms; bytes; 0 read, 1 write, 2 trim)",
+            TraceFormat::Csv(_) => {
+                "csv:time=N,op=N,offset=N,size=N[,volume=N,op-read=R,op-write=W,op-trim=T,time-unit=s|ms|us|ns,\
+                 offset-unit=byte|sector|kib|N,size-unit=...,delimiter=comma|tab|space|...,header=true]"
+            }
             TraceFormat::Ssdsim => "time devno lsn size ope (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Mqsim => "arrival_time device lba size type (ns; 512 B sectors; 1 = read, 0 = write)",
             TraceFormat::Native => {
@@ -116,8 +162,30 @@ impl TraceFormat {
 }
 
 impl fmt::Display for TraceFormat {
+    /// The full name: `blkparse:Q`, `fio-iolog:ms`, `csv:time=1,...`; the
+    /// bare name for the defaults (`blkparse` = `blkparse:D`, `fio-iolog` =
+    /// `fio-iolog:us`) and the formats without options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            TraceFormat::Blkparse(e) if *e != BlkEvent::Dispatch => write!(f, "blkparse:{e}"),
+            TraceFormat::FioIolog(u) if *u != TimeUnit::Us => write!(f, "fio-iolog:{}", u.name()),
+            TraceFormat::Csv(spec) => write!(f, "csv:{spec}"),
+            _ => f.write_str(self.name()),
+        }
+    }
+}
+
+impl Serialize for TraceFormat {
+    /// As its full name (the formats without options as before: `"msr"`).
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceFormat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -127,8 +195,52 @@ impl FromStr for TraceFormat {
     /// Case-insensitive; also accepts a few common aliases (`msr-cambridge`,
     /// `spc`, `systor17`, `vdi`, `cbs`, `cloudphysics`, `vscsi`, `disksim`,
     /// `dedupsim`).
+    ///
+    /// Options follow a colon: `blkparse:D|Q|C`, `fio-iolog:s|ms|us|ns`,
+    /// `csv:COLUMN MAP` (required; see [`super::csv`]).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let lower = s.trim().to_ascii_lowercase().replace('_', "-");
+        let (base, opts) = match s.trim().split_once(':') {
+            Some((b, o)) => (b, Some(o.trim())),
+            None => (s.trim(), None),
+        };
+        let lower = base.trim().to_ascii_lowercase().replace('_', "-");
+        let bad = |reason: String| TraceError::FormatSpec { spec: s.trim().to_string(), reason };
+        match (lower.as_str(), opts) {
+            ("blkparse" | "blktrace", o) => {
+                return match o {
+                    None => Ok(TraceFormat::Blkparse(BlkEvent::Dispatch)),
+                    Some(e) => BlkEvent::parse(e).map(TraceFormat::Blkparse).ok_or_else(|| {
+                        bad(format!("{} is not a blkparse event to read as the requests: D, Q or C", super::quote(e)))
+                    }),
+                }
+            }
+            ("fio-iolog" | "iolog", o) => {
+                return match o {
+                    None => Ok(TraceFormat::FioIolog(TimeUnit::Us)),
+                    Some(u) => TimeUnit::parse(u)
+                        .map(TraceFormat::FioIolog)
+                        .ok_or_else(|| bad(format!("{} is not a time unit (s, ms, us, ns)", super::quote(u)))),
+                }
+            }
+            ("csv" | "tsv", None) => {
+                return Err(bad(
+                    "the csv format needs a column map, e.g. csv:time=1,op=2,offset=3,size=4 (docs/trace-formats.md)"
+                        .into(),
+                ))
+            }
+            ("csv" | "tsv", Some(spec)) => {
+                let spec = if lower == "tsv" && !spec.contains("delimiter") {
+                    format!("{spec},delimiter=tab")
+                } else {
+                    spec.to_string()
+                };
+                return CsvSpec::parse(&spec).map(TraceFormat::Csv).map_err(bad);
+            }
+            (_, Some(_)) if Self::ALL.iter().any(|f| f.name() == lower) => {
+                return Err(bad(format!("the {lower} format takes no options")))
+            }
+            _ => {}
+        }
         let f = match lower.as_str() {
             "msr" | "msr-cambridge" => TraceFormat::Msr,
             "fiu" | "fiu-iodedup" => TraceFormat::Fiu,
@@ -140,6 +252,7 @@ impl FromStr for TraceFormat {
             "ssdsim" | "disksim" => TraceFormat::Ssdsim,
             "mqsim" => TraceFormat::Mqsim,
             "native" | "dedupsim" => TraceFormat::Native,
+            "fio-log" | "fio-lat-log" | "fio-bw-log" => TraceFormat::FioLog,
             _ => return Err(TraceError::UnknownFormat { name: s.to_string(), known: Self::names() }),
         };
         Ok(f)
@@ -170,7 +283,21 @@ fn is_hex(s: &str) -> bool {
 
 fn classify(line: &str) -> Option<Shape> {
     let fmt = |f| Some(Shape::Format(f));
+    if super::blkparse::is_event_line(line) {
+        return fmt(TraceFormat::Blkparse(BlkEvent::Dispatch));
+    }
     if line.contains(',') {
+        if let Some(s) = classify_csv(line) {
+            return Some(s);
+        }
+    }
+    // Not a comma-separated shape (an FIU process name may hold a comma).
+    classify_whitespace(line)
+}
+
+fn classify_csv(line: &str) -> Option<Shape> {
+    let fmt = |f| Some(Shape::Format(f));
+    {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         let eq = |i: usize, w: &str| f.get(i).is_some_and(|x| x.eq_ignore_ascii_case(w));
         let rw = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
@@ -193,10 +320,16 @@ fn classify(line: &str) -> Option<Shape> {
             6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
             5 if f.iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1") => fmt(TraceFormat::Tencent),
             5 if [0, 1, 3, 4].iter().all(|&i| is_uint(f[i])) && scsi_rw(f[2]) => fmt(TraceFormat::LibCacheSim),
+            _ if super::fio::is_log_line(&f) => fmt(TraceFormat::FioLog),
             n if n >= 5 && f[..3].iter().all(|x| is_uint(x)) && rw(3) && is_decimal(f[4]) => fmt(TraceFormat::Umass),
             _ => None,
         }
-    } else {
+    }
+}
+
+fn classify_whitespace(line: &str) -> Option<Shape> {
+    let fmt = |f| Some(Shape::Format(f));
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         let n = f.len();
         let op_at = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
@@ -230,6 +363,13 @@ pub fn detect(lines: &[&str], file_name: Option<&str>) -> Option<TraceFormat> {
     let mut non_blank = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
     if non_blank.clone().next().is_some_and(|l| l.starts_with("# dedupsim-trace")) {
         return Some(TraceFormat::Native);
+    }
+    if non_blank
+        .clone()
+        .next()
+        .is_some_and(|l| l.starts_with("fio version 2 iolog") || l.starts_with("fio version 3 iolog"))
+    {
+        return Some(TraceFormat::FioIolog(TimeUnit::Us));
     }
     let mut votes: Vec<(Shape, usize)> = Vec::new();
     for l in non_blank.by_ref().filter(|l| !l.starts_with('#')) {
@@ -272,9 +412,36 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for f in TraceFormat::ALL {
-            assert_eq!(f.name().parse::<TraceFormat>().unwrap(), f);
-            assert_eq!(f.to_string(), f.name());
+            assert_eq!(f.to_string().parse::<TraceFormat>().unwrap(), f);
+            if !matches!(f, TraceFormat::Csv(_)) {
+                assert_eq!(f.name().parse::<TraceFormat>().unwrap(), f);
+                assert_eq!(f.to_string(), f.name());
+            }
+            let json = serde_json::to_string(&f).unwrap();
+            assert_eq!(serde_json::from_str::<TraceFormat>(&json).unwrap(), f);
         }
+        assert_eq!(serde_json::to_string(&TraceFormat::Msr).unwrap(), "\"msr\"");
+        for (name, f) in [
+            ("blkparse:Q", TraceFormat::Blkparse(BlkEvent::Queue)),
+            ("blkparse:c", TraceFormat::Blkparse(BlkEvent::Complete)),
+            ("fio-iolog:ms", TraceFormat::FioIolog(TimeUnit::Ms)),
+        ] {
+            assert_eq!(name.parse::<TraceFormat>().unwrap(), f);
+            assert_eq!(f.to_string().parse::<TraceFormat>().unwrap(), f);
+        }
+        let csv: TraceFormat = "tsv:time=1,op=2,offset=3,size=4".parse().unwrap();
+        assert_eq!(
+            csv.to_string(),
+            "csv:time=1,offset=3,size=4,op=2,time-unit=s,offset-unit=byte,size-unit=byte,delimiter=tab,header=false"
+        );
+        let e = |s: &str| s.parse::<TraceFormat>().unwrap_err().to_string();
+        assert_eq!(
+            e("blkparse:X"),
+            "invalid trace format \"blkparse:X\": \"X\" is not a blkparse event to read as the requests: D, Q or C"
+        );
+        assert!(e("csv").contains("needs a column map"));
+        assert!(e("csv:time=1").contains("missing required columns `offset`, `size`, `op`"));
+        assert_eq!(e("msr:x"), "invalid trace format \"msr:x\": the msr format takes no options");
         let e = "nope".parse::<TraceFormat>().unwrap_err().to_string();
         assert!(e.contains("nope") && e.contains("msr, fiu, fiu-homes"), "{e}");
     }
@@ -307,6 +474,13 @@ mod tests {
         assert_eq!(detect(&["0 0 303567 7 0"], Some("example.ascii.gz")), Some(TraceFormat::Ssdsim));
         assert_eq!(d("# dedupsim-trace v1"), Some(TraceFormat::Native));
         assert_eq!(d("100 W 0 4096"), Some(TraceFormat::Native));
+        assert_eq!(
+            d("8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]"),
+            Some(TraceFormat::Blkparse(BlkEvent::Dispatch))
+        );
+        assert_eq!(d("fio version 3 iolog"), Some(TraceFormat::FioIolog(TimeUnit::Us)));
+        assert_eq!(d("1, 183, 0, 4096, 1736704, 0"), Some(TraceFormat::FioLog));
+        assert_eq!(d("12, 183, 1, 4096, 0"), Some(TraceFormat::FioLog));
         assert_eq!(d("hello world"), None);
         assert_eq!(detect(&[], None), None);
     }

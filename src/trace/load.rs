@@ -10,7 +10,7 @@ use super::parse::{
     md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE,
     MAX_NATIVE_LINE,
 };
-use super::{fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
+use super::{blkparse, csv, fio, fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
 use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
@@ -207,6 +207,10 @@ fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
         TraceFormat::Ssdsim => Box::new(Stateless(ssdsim::parse_line)),
         TraceFormat::Mqsim => Box::new(Stateless(mqsim::parse_line)),
         TraceFormat::Native => Box::<native::NativeParser>::default(),
+        TraceFormat::Blkparse(event) => Box::new(blkparse::BlkparseParser::new(event)),
+        TraceFormat::FioIolog(unit) => Box::new(fio::IologParser::new(unit)),
+        TraceFormat::FioLog => Box::new(Stateless(fio::parse_log_line)),
+        TraceFormat::Csv(spec) => Box::new(csv::CsvParser::new(spec)),
     }
 }
 
@@ -514,11 +518,14 @@ fn parse<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<(Pars
     Ok((parsed, d.out))
 }
 
-/// A volume number as the user spells it: FIU devices as `major:minor`
-/// (the number is `major << 20 | minor`), other formats' volumes as numbers.
+/// A volume number as the user spells it: FIU and blkparse devices as
+/// `major:minor` (the number is `major << 20 | minor`), other formats'
+/// volumes as numbers.
 pub fn volume_label(format: TraceFormat, v: u32) -> String {
     match format {
-        TraceFormat::Fiu | TraceFormat::FiuHomes => format!("{}:{}", v >> 20, v & ((1 << 20) - 1)),
+        TraceFormat::Fiu | TraceFormat::FiuHomes | TraceFormat::Blkparse(_) => {
+            format!("{}:{}", v >> 20, v & ((1 << 20) - 1))
+        }
         _ => v.to_string(),
     }
 }
@@ -684,7 +691,7 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                 let more = if seen.len() > 20 { format!(" and {} more", seen.len() - 20) } else { String::new() };
                 // `--volume major:minor` on a trace that numbers its
                 // volumes: say where the number came from.
-                let fiu = matches!(format, TraceFormat::Fiu | TraceFormat::FiuHomes);
+                let fiu = matches!(format, TraceFormat::Fiu | TraceFormat::FiuHomes | TraceFormat::Blkparse(_));
                 let hint = if !fiu && v >= 1 << 20 {
                     format!(
                         "; major:minor ({}:{} = {v}) names FIU devices, {} traces number their volumes",
@@ -704,6 +711,11 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                 }
                 if zero_length > 0 {
                     why.push(format!("{zero_length} zero-length requests ignored"));
+                }
+                // blkparse says which events it saw (and which option would
+                // read them).
+                if let TraceFormat::Blkparse(_) = format {
+                    why.extend(warnings.iter().cloned());
                 }
                 if why.is_empty() {
                     String::new()

@@ -3,7 +3,7 @@
 //! and trace statistics.
 //!
 //! Parsers (one module per format: [`msr`], [`fiu`], [`umass`], [`systor`],
-//! [`tencent`], [`libcachesim`], [`ssdsim`], [`mqsim`], [`native`]) turn a text trace into
+//! [`tencent`], [`libcachesim`], [`blkparse`], [`fio`], [`csv`], [`ssdsim`], [`mqsim`], [`native`]) turn a text trace into
 //! [`TraceRecord`]s (byte offsets and sizes, nanosecond timestamps, optional
 //! per-4 KiB content hashes); each module's documentation states its line
 //! layout and time unit. [`load`] then aligns records to pages, maps volumes
@@ -28,6 +28,9 @@ mod format;
 mod load;
 mod parse;
 
+pub mod blkparse;
+pub mod csv;
+pub mod fio;
 pub mod fiu;
 pub mod libcachesim;
 pub mod mqsim;

@@ -15,6 +15,22 @@ const SMALL: &str = "requests=3000,footprint=1GiB,hot=0.4:256MiB";
 mod default_job {
     use super::*;
 
+    /// `dedupsim --version` names the crate version and the git commit it
+    /// was built from (`-dirty` with uncommitted changes, `unknown` outside
+    /// a repository), and CITATION.cff carries the same crate version.
+    #[test]
+    fn version_names_the_commit() {
+        let out = dedupsim().arg("--version").assert().success().get_output().stdout.clone();
+        let out = String::from_utf8(out).unwrap();
+        let want = format!("dedupsim {} (", env!("CARGO_PKG_VERSION"));
+        let commit = out.strip_prefix(&want).and_then(|r| r.strip_suffix(")\n")).unwrap_or_else(|| panic!("{out:?}"));
+        let hash = commit.strip_suffix("-dirty").unwrap_or(commit);
+        let hex = (4..=40).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        assert!(hex || commit == "unknown", "{out:?}");
+        let cff = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CITATION.cff")).unwrap();
+        assert!(cff.lines().any(|l| l == format!("version: {}", env!("CARGO_PKG_VERSION"))), "CITATION.cff version");
+    }
+
     #[test]
     fn run_without_files_compares_policies() {
         dedupsim()
@@ -508,6 +524,67 @@ mod convert {
         }
         // No temporary file is left beside the output.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// `trace convert` reads the blkparse, fio and column-mapped CSV formats
+    /// (detected, or named with their options) and writes SSDsim traces that
+    /// load back with the same requests.
+    #[test]
+    fn new_formats_convert_to_ssdsim() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, &str, Option<&str>, u64); 5] = [
+            (
+                "sda.blkparse",
+                "  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n  \
+                 8,0    3        2     0.000036306   697  D  WS 223490 + 8 [kjournald]\n  \
+                 8,0    1        1     0.003955140     0  C  WS 223490 + 8 [0]\n\
+                 CPU0 (8,0):\n Reads Queued:           0,        0KiB\n",
+                None,
+                1,
+            ),
+            (
+                "sda.blkparse",
+                "  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n  \
+                 8,0    3        2     0.000001000   697  Q   R 8 + 8 [cat]\n",
+                Some("blkparse:Q"),
+                2,
+            ),
+            (
+                "job.iolog",
+                "fio version 3 iolog\n0 /dev/sdb add\n1 /dev/sdb open\n872 /dev/sdb write 0 16384\n\
+                 881 /dev/sdb read 0 4096\n900 /dev/sdb close\n",
+                None,
+                2,
+            ),
+            ("job_lat.1.log", "1, 183, 0, 4096, 1736704, 0\n2, 95, 1, 8192, 8192, 0\n", None, 2),
+            (
+                "t.tsv",
+                "100\tR\t8\t4096\n250\tW\t16\t8192\n",
+                Some("csv:time=1,op=2,offset=3,size=4,time-unit=us,offset-unit=sector,delimiter=tab"),
+                2,
+            ),
+        ];
+        for (name, text, format, n) in cases {
+            let input = dir.path().join(name);
+            std::fs::write(&input, text).unwrap();
+            let out = dir.path().join("out.ascii");
+            let mut c = dedupsim();
+            c.args(["trace", "convert", "--to", "ssdsim", "-o"]).arg(&out).arg(&input);
+            if let Some(f) = format {
+                c.args(["--format", f]);
+            }
+            c.assert().success().stderr(predicate::str::contains(format!("wrote {n} requests")));
+            assert_eq!(check_strict_ssdsim(&std::fs::read_to_string(&out).unwrap()) as u64, n, "{name} {format:?}");
+            assert_eq!(stats(&out, "ssdsim")["requests"], n, "{name} {format:?}");
+        }
+        // A bad column map is a clear usage error naming the key.
+        let input = dir.path().join("t.tsv");
+        dedupsim()
+            .args(["trace", "stats", "--format", "csv:time=1,op=2,offset=3,size=4,unit=ms"])
+            .arg(&input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("unknown key \"unit\""));
     }
 
     #[test]

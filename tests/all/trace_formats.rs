@@ -395,6 +395,182 @@ fn inline_libcachesim() {
     );
 }
 
+/// blkparse's default output as its man page lays it out (`%D %2c %8s
+/// %5T.%9t %5p %2a %3d`, then `sector + nsectors [process]`), written by
+/// hand (no block device to trace here): two devices, a merge, a plug and
+/// unplug, a requeue, a flush without data, a discard, a message, and the
+/// closing per-CPU and total summary.
+const BLKPARSE: &str = "\
+  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]
+  8,0    3        2     0.000001829   697  G   W 223490 + 8 [kjournald]
+  8,0    3        3     0.000002901   697  P   N [kjournald]
+  8,0    3        4     0.000004170   697  Q   W 223498 + 8 [kjournald]
+  8,0    3        5     0.000005012   697  M   W 223498 + 8 [kjournald]
+  8,0    3        6     0.000011350   697  U   N [kjournald] 1
+  8,0    3        7     0.000012100   697  I  WS 223490 + 16 [kjournald]
+  8,0    3        8     0.000036306   697  D  WS 223490 + 16 [kjournald]
+  8,16   1        1     0.001000000  2931  Q  RA 1000 + 16 [cat]
+  8,16   1        2     0.001000870  2931  G  RA 1000 + 16 [cat]
+  8,16   1        3     0.001001500  2931  I  RA 1000 + 16 [cat]
+  8,16   1        4     0.001002100  2931  D  RA 1000 + 16 [cat]
+  8,0    0        1     0.001100000     0  R  WS 223490 + 16 [0]
+  8,0    0        2     0.001200000     0  D  WS 223490 + 16 [swapper/0]
+  8,16   1        5     0.001300000  2931  D  FN [kworker/1:1H]
+  8,16   0        0     0.001400000     0  m   N cfq2931S / slice expired t=1
+  8,0    1        1     0.003955140     0  C  WS 223490 + 16 [0]
+  8,16   1        6     0.004000000     0  C  RA 1000 + 16 [0]
+  8,16   2        1     0.010000000  4102  Q   D 5000 + 2048 [fstrim]
+  8,16   2        2     0.010000600  4102  D   D 5000 + 2048 [fstrim]
+  8,16   2        3     0.010900000     0  C   D 5000 + 2048 [0]
+CPU0 (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           0,        0KiB
+ Read Dispatches:        0,        0KiB\t Write Dispatches:        1,        8KiB
+ Reads Requeued:         0\t\t Writes Requeued:         1
+ Reads Completed:        0,        0KiB\t Writes Completed:        0,        0KiB
+ Read Merges:            0,        0KiB\t Write Merges:            0,        0KiB
+ Read depth:             0        \t Write depth:             1
+ IO unplugs:             0        \t Timer unplugs:           0
+Total (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           2,        8KiB
+ Read Dispatches:        0,        0KiB\t Write Dispatches:        2,       16KiB
+Throughput (R/W): 0KiB/s / 2KiB/s
+Events (8,0): 11 entries
+Skips: 0 forward (0 -   0.0%)
+";
+
+#[test]
+fn inline_blkparse() {
+    use dedupsim::trace::blkparse::BlkEvent;
+    // Named like the FIU traces, detected by content.
+    let l = load_str("sda.blkparse", BLKPARSE, &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::Blkparse(BlkEvent::Dispatch));
+    // D events: device 8,0 first (its range: 223490 + 16 sectors), then 8,16.
+    let base = (223490u64 * 512 + 8192).div_ceil(4096) as u32;
+    assert_eq!(
+        shape(&l),
+        vec![
+            (0, Op::Write, 27936, 3),               // 223490 s = byte 114426880 = page 27936.25
+            (965_794, Op::Read, base + 125, 2),     // 1000 s = byte 512000 = page 125
+            (9_964_294, Op::Trim, base + 625, 256), // discard
+        ]
+    );
+    assert_eq!(l.volumes.iter().map(|v| v.0).collect::<Vec<_>>(), vec![8 << 20, (8 << 20) | 16]);
+    assert_eq!(
+        l.warnings[0],
+        "blkparse: 3 D events read as requests; the other events (the same I/O at other stages, or no I/O) were \
+         not: Q 4, G 2, I 2, M 1, C 3, R 1, P 1, U 1, m 1; 1 D events carried no data (flush, no range) and were \
+         skipped; 1 re-dispatches of requeued requests dropped (each request counted once)"
+    );
+    // Q events (before merging: 4) and C events, by the format name's option.
+    let q = LoadOptions { format: Some("blkparse:Q".parse().unwrap()), ..opts() };
+    let lq = load_str("sda.blkparse", BLKPARSE, &q).unwrap();
+    assert_eq!(lq.workload.requests.len(), 4);
+    assert_eq!(lq.workload.provenance.source, "trace: sda.blkparse (blkparse:Q)");
+    let c = LoadOptions { format: Some("blkparse:C".parse().unwrap()), ..opts() };
+    assert_eq!(load_str("sda.blkparse", BLKPARSE, &c).unwrap().workload.requests.len(), 3);
+    // One device by major:minor.
+    let one = LoadOptions { volume: "8:16".parse().unwrap(), ..opts() };
+    assert_eq!(load_str("sda.blkparse", BLKPARSE, &one).unwrap().workload.requests.len(), 2);
+    // A queue-only trace read for D events says which option reads it.
+    let queued: String = BLKPARSE.lines().filter(|l| l.contains(" Q ")).map(|l| format!("{l}\n")).collect();
+    let e = load_str("q.blkparse", &queued, &opts()).unwrap_err().to_string();
+    assert!(e.contains("contains no requests") && e.contains("try --format blkparse:Q (4 Q events)"), "{e}");
+    // A malformed event names its field; a stray line before the summary is an error.
+    let e = load_str("x.blkparse", "8,0 3 1 0.5 697 D W 223490 + 8x [k]\n", &opts()).unwrap_err();
+    assert_eq!(e.to_string(), "x.blkparse:1: field 10 (nsectors) is not an integer: \"8x\"");
+    let e = load_str("x.blkparse", &format!("{}hello\n", &BLKPARSE[..200]), &opts()).unwrap_err();
+    assert!(e.to_string().starts_with("x.blkparse:"), "{e}");
+}
+
+#[test]
+fn blkparse_and_fiu_stay_apart() {
+    // An FIU line and a blkparse event in files of the same name.
+    let fiu = "89966522969723 4270 rpc.mountd 18579576 8 W 6 0 d6c75ba46e82326fefa545b57a12e221\n";
+    assert_eq!(load_str("mail.blkparse", fiu, &opts()).unwrap().format, TraceFormat::Fiu);
+    let blk = "  8,0    3        8     0.000036306   697  D  WS 223490 + 16 [kjournald]\n";
+    assert_eq!(load_str("mail.blkparse", blk, &opts()).unwrap().format.name(), "blkparse");
+    // FIU's process names may contain commas; the line still starts with a number.
+    let fiu = "89966522969723 4270 a,b 18579576 8 W 6 0 d6c75ba46e82326fefa545b57a12e221\n";
+    assert_eq!(load_str("mail.blkparse", fiu, &opts()).unwrap().format, TraceFormat::Fiu);
+}
+
+#[test]
+fn inline_fio_iolog() {
+    use dedupsim::trace::csv::TimeUnit;
+    // As fio 3.x's --write_iolog writes it (v3: microseconds since the start).
+    let text = "fio version 3 iolog\n\
+                0 /dev/nvme0n1 add\n\
+                1 /dev/nvme1n1 add\n\
+                2 /dev/nvme0n1 open\n\
+                3 /dev/nvme1n1 open\n\
+                872 /dev/nvme0n1 write 0 16384\n\
+                878 /dev/nvme1n1 read 8192 4096\n\
+                891 /dev/nvme0n1 trim 16384 8192\n\
+                900 /dev/nvme0n1 datasync 0 0\n\
+                10001677 /dev/nvme0n1 close\n\
+                10001680 /dev/nvme1n1 close\n";
+    let l = load_str("job.iolog", text, &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::FioIolog(TimeUnit::Us));
+    // Two files, two volumes: nvme1n1's range after nvme0n1's 6 pages.
+    assert_eq!(shape(&l), vec![(0, Op::Write, 0, 4), (6_000, Op::Read, 8, 1), (19_000, Op::Trim, 4, 2)]);
+    assert_eq!(l.volumes, vec![(0, 0), (1, 6)]);
+    assert_eq!(l.warnings, ["fio iolog: 1 sync/datasync actions move no data and were skipped"]);
+    let ms = LoadOptions { format: Some("fio-iolog:ms".parse().unwrap()), ..opts() };
+    assert_eq!(load_str("job.iolog", text, &ms).unwrap().workload.requests[1].arrival, Nanos(6_000_000));
+    // Version 2: no timestamps; a wait sets the time (ms since the start).
+    let v2 = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb write 0 4096\n/dev/sdb wait 20 0\n\
+              /dev/sdb read 0 4096\n/dev/sdb close\n";
+    let l = load_str("v2.log", v2, &opts()).unwrap();
+    assert_eq!(shape(&l), vec![(0, Op::Write, 0, 1), (20_000_000, Op::Read, 0, 1)]);
+    // I/O on a file never added.
+    let e = load_str("v2.log", "fio version 2 iolog\n/dev/sdb read 0 4096\n", &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "v2.log:2: field 1 (filename) was not added before (a `/dev/sdb add` line must come first): \"/dev/sdb\""
+    );
+}
+
+#[test]
+fn inline_fio_log() {
+    // fio --write_lat_log with log_offset=1 (and the priority column of fio 3.x).
+    let text = "1, 183, 0, 4096, 1736704, 0\n1, 95, 1, 8192, 8192, 0\n3, 210, 0, 4096, 0, 0\n4, 80, 2, 4096, 4096, 0\n";
+    let l = load_str("job_clat.1.log", text, &opts()).unwrap();
+    assert_eq!(l.format, TraceFormat::FioLog);
+    assert_eq!(
+        shape(&l),
+        vec![(0, Op::Read, 424, 1), (0, Op::Write, 2, 2), (2_000_000, Op::Read, 0, 1), (3_000_000, Op::Trim, 1, 1)]
+    );
+    let e =
+        load_str("job_clat.1.log", "1, 183, 0, 4096\n", &LoadOptions { format: Some(TraceFormat::FioLog), ..opts() })
+            .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "job_clat.1.log:1: a fio log entry without an offset (4 fields): write the log with log_offset=1"
+    );
+}
+
+#[test]
+fn inline_csv() {
+    let text = "ts\tdev\top\tlba\tbytes\n\
+                100\tsda\tR\t8\t4096\n\
+                250.5\tsda\tW\t16\t8192\n";
+    let f = "csv:time=1,op=3,offset=4,size=5,op-read=R,op-write=W,time-unit=us,offset-unit=sector,size-unit=byte,\
+             delimiter=tab,header=true";
+    let o = LoadOptions { format: Some(f.parse().unwrap()), ..opts() };
+    let l = load_str("t.tsv", text, &o).unwrap();
+    assert_eq!(shape(&l), vec![(0, Op::Read, 1, 1), (150_500, Op::Write, 2, 2)]);
+    assert!(l.workload.provenance.source.starts_with("trace: t.tsv (csv:time=1,offset=4,size=5,op=3,"));
+    // Never detected: the csv format needs its column map.
+    assert!(matches!(load_str("t.tsv", text, &opts()), Err(TraceError::Undetected { .. })));
+    // A bad line names file, line, field and reason.
+    let e = load_str("t.tsv", &format!("{text}300\tsda\tX\t8\t4096\n"), &o).unwrap_err();
+    assert_eq!(e.to_string(), "t.tsv:4: field 3 (op) is not R (read), W (write): \"X\"");
+    let e = "csv:time=1,op=3,offset=4,size=5,block=2".parse::<TraceFormat>().unwrap_err();
+    assert!(e
+        .to_string()
+        .starts_with("invalid trace format \"csv:time=1,op=3,offset=4,size=5,block=2\": unknown key \"block\""));
+}
+
 #[test]
 fn inline_ssdsim_and_mqsim() {
     let text = "0 0 303567 7 0\n26214000 0 303574 7 1\n";
@@ -706,11 +882,11 @@ fn append_hint_beyond_capacity_is_an_error() {
 
 #[test]
 fn unknown_format_lists_formats() {
-    let e = "blktrace".parse::<TraceFormat>().unwrap_err();
+    let e = "blktrace2".parse::<TraceFormat>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown trace format \"blktrace\" (known formats: msr, fiu, fiu-homes, umass, \
-         systor, tencent, libcachesim, ssdsim, mqsim, native)"
+        "unknown trace format \"blktrace2\" (known formats: msr, fiu, fiu-homes, umass, \
+         systor, tencent, libcachesim, ssdsim, mqsim, blkparse, fio-iolog, fio-log, csv, native)"
     );
     let e = load_str("odd.txt", "\nhello there\n", &opts()).unwrap_err();
     assert!(matches!(e, TraceError::Undetected { line: 2, .. }), "{e:?}");
@@ -793,6 +969,36 @@ mod arbitrary_input {
             TraceFormat::Ssdsim | TraceFormat::Mqsim => (num(), num(), num(), num(), pick(&["0", "1", "2"]))
                 .prop_map(|(t, d, l, z, op)| format!("{t} {d} {l} {z} {op}"))
                 .boxed(),
+            TraceFormat::Blkparse(_) => (
+                num(),
+                num(),
+                pick(&["Q", "D", "C", "M", "R", "P", "m", "UT", "1"]),
+                pick(&["W", "R", "WS", "FWFS", "D", "N", "FN", "RA", "X"]),
+                num(),
+                num(),
+            )
+                .prop_map(|(seq, t, a, rwbs, s, n)| {
+                    format!("  8,{seq}   3 {seq} {t}.000001 697 {a} {rwbs} {s} + {n} [k]")
+                })
+                .boxed(),
+            TraceFormat::FioIolog(_) => (
+                num(),
+                pick(&["/dev/sdb", "/dev/sdc"]),
+                pick(&["read", "write", "trim", "sync", "wait", "add", "open", "close", "erase"]),
+                num(),
+                num(),
+            )
+                .prop_map(|(t, f, a, o, z)| match a.as_str() {
+                    "add" | "open" | "close" => format!("{t} {f} {a}"),
+                    _ => format!("{t} {f} {a} {o} {z}"),
+                })
+                .boxed(),
+            TraceFormat::FioLog => (num(), num(), pick(&["0", "1", "2", "3"]), num(), num())
+                .prop_map(|(t, v, d, b, o)| format!("{t}, {v}, {d}, {b}, {o}, 0"))
+                .boxed(),
+            TraceFormat::Csv(_) => (num(), pick(&["R", "W", "r", "read", "T"]), num(), num(), num())
+                .prop_map(|(t, op, o, z, v)| format!("{t},{op},{o},{z},{v}"))
+                .boxed(),
             TraceFormat::Native => (num(), pick(&["R", "W", "T", "w", "Q"]), num(), num(), num())
                 .prop_map(|(t, op, o, z, v)| format!("{t} {op} {o} {z} {v}"))
                 .boxed(),
@@ -805,8 +1011,12 @@ mod arbitrary_input {
     fn trace() -> impl Strategy<Value = (TraceFormat, String)> {
         prop::sample::select(TraceFormat::ALL.to_vec()).prop_flat_map(|f| {
             prop::collection::vec(line(f), 0..30).prop_map(move |lines| {
-                let mut text =
-                    if f == TraceFormat::Native { "# dedupsim-trace v1\n".to_string() } else { String::new() };
+                let mut text = match f {
+                    TraceFormat::Native => "# dedupsim-trace v1\n".to_string(),
+                    TraceFormat::FioIolog(_) => "fio version 3 iolog\n0 /dev/sdb add\n".to_string(),
+                    TraceFormat::Csv(_) => "time_us,op,lba,bytes,volume\n".to_string(),
+                    _ => String::new(),
+                };
                 text.push_str(&lines.join("\n"));
                 (f, text)
             })
