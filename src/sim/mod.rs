@@ -688,29 +688,10 @@ impl<'w> Simulation<'w> {
                 }
                 ReplayConfig::ClosedLoop { queue_depth } => {
                     while outstanding >= queue_depth {
-                        // A slot frees at the earliest completion. Take a known
-                        // one only if nothing still to simulate can end earlier.
-                        let next_op = self.pending.front().map(|o| o.at);
-                        let next_ev = self.timing.next_event();
-                        let horizon = match (next_op, next_ev) {
-                            (Some(a), Some(e)) => Some(a.min(e)),
-                            (a, e) => a.or(e),
-                        };
-                        if let Some(&Reverse((c, _))) = self.completions.peek() {
-                            if horizon.is_none_or(|h| c <= h) {
-                                self.completions.pop();
-                                outstanding -= 1;
-                                last_issue = last_issue.max(c);
-                                continue;
-                            }
-                        }
-                        match (next_op, next_ev) {
-                            (Some(a), Some(e)) if a <= e => self.apply_front(),
-                            (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
-                            (Some(_), None) => self.apply_front(),
-                            (None, None) => break,
-                        }
-                        self.collect();
+                        // A slot frees at the earliest completion.
+                        let Some((_, c)) = self.certain_completion() else { break };
+                        outstanding -= 1;
+                        last_issue = last_issue.max(c);
                     }
                     last_issue
                 }
@@ -800,6 +781,34 @@ impl<'w> Simulation<'w> {
             metrics: self.metrics,
         };
         Ok((out, self.ftl))
+    }
+
+    /// The earliest known completion `(tag, time)`, taken only once nothing
+    /// still to simulate can end earlier, simulating as far as needed;
+    /// `None` when nothing is left. The closed-loop replay and the
+    /// streaming interface both wait with it.
+    fn certain_completion(&mut self) -> Option<(u64, Nanos)> {
+        loop {
+            let next_op = self.pending.front().map(|o| o.at);
+            let next_ev = self.timing.next_event();
+            let horizon = match (next_op, next_ev) {
+                (Some(a), Some(e)) => Some(a.min(e)),
+                (a, e) => a.or(e),
+            };
+            if let Some(&Reverse((c, tag))) = self.completions.peek() {
+                if horizon.is_none_or(|h| c <= h) {
+                    self.completions.pop();
+                    return Some((tag, c));
+                }
+            }
+            match (next_op, next_ev) {
+                (Some(a), Some(e)) if a <= e => self.apply_front(),
+                (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
+                (Some(_), None) => self.apply_front(),
+                (None, None) => return None,
+            }
+            self.collect();
+        }
     }
 
     /// Request `tag` completed at `done`.

@@ -35,7 +35,6 @@ use crate::ftl::Ftl;
 use crate::policy::Policy;
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::Request;
-use std::cmp::Reverse;
 
 /// One request of a streaming simulation.
 #[derive(Copy, Clone, Debug)]
@@ -155,29 +154,10 @@ impl Simulation<'_> {
     /// once that is certain (module doc), simulating as far as needed;
     /// `None` when nothing is outstanding.
     pub fn next_completion(&mut self) -> Option<(u64, Nanos)> {
-        loop {
-            let next_op = self.pending.front().map(|o| o.at);
-            let next_ev = self.timing.next_event();
-            let horizon = match (next_op, next_ev) {
-                (Some(a), Some(e)) => Some(a.min(e)),
-                (a, e) => a.or(e),
-            };
-            if let Some(&Reverse((c, tag))) = self.completions.peek() {
-                if horizon.is_none_or(|h| c <= h) {
-                    self.completions.pop();
-                    self.stream.completed += 1;
-                    self.stream.floor = self.stream.floor.max(c);
-                    return Some((tag, c));
-                }
-            }
-            match (next_op, next_ev) {
-                (Some(a), Some(e)) if a <= e => self.apply_front(),
-                (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
-                (Some(_), None) => self.apply_front(),
-                (None, None) => return None,
-            }
-            self.collect();
-        }
+        let (tag, c) = self.certain_completion()?;
+        self.stream.completed += 1;
+        self.stream.floor = self.stream.floor.max(c);
+        Some((tag, c))
     }
 
     /// Ends the stream: the idle time after the last arrival, every queued
