@@ -54,8 +54,14 @@
 //!   data read + the hash), looked up in memory and then in its group on
 //!   flash (timed metadata reads); if another live copy with the same
 //!   fingerprint exists, the page and every page that in-line deduplicated
-//!   against it are remapped to that copy, which frees it. `drain_at_end`
-//!   processes what is left after the last request (untimed for latency).
+//!   against it are remapped to that copy, which frees it. Liveness is
+//!   judged on the mapping as the window's earlier remaps leave it (the
+//!   simulator executes them after the window), so a copy being freed is
+//!   never a target. `engine_offline_dedup_pages` counts the copies freed
+//!   (pages saved; the in-line hits among the remapped pages were counted
+//!   when written), `engine_offline_remaps` the LPNs remapped.
+//!   `drain_at_end` processes what is left after the last request
+//!   (untimed for latency).
 //!
 //! # Adaptive selectivity (§4.4) and the sequence filter (§4.5)
 //!
@@ -254,6 +260,7 @@ struct Stats {
     offline_pages: u64,
     offline_data_reads: u64,
     offline_dedup_pages: u64,
+    offline_remaps: u64,
     offline_dropped: u64,
     skipped_overflow: u64,
     promotions: u64,
@@ -664,10 +671,13 @@ impl SmartDedup {
     }
 
     /// Another live copy of `fp`/`content` than `not`: memory first, then
-    /// the group's flash array (a timed read of its pages).
+    /// the group's flash array (a timed read of its pages). Liveness is
+    /// judged on `view`: the FTL as this idle window's remaps leave it.
+    #[allow(clippy::too_many_arguments)]
     fn find_other(
         &mut self,
         ftl: &Ftl,
+        view: &WindowView,
         fp: u64,
         content: ContentId,
         not: EntryId,
@@ -677,7 +687,7 @@ impl SmartDedup {
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
             let e = self.nodes[n as usize].entry;
-            if e != not && is_live_copy(ftl, e, content) {
+            if e != not && view.live(ftl, e, content) {
                 return (Some((e, self.nodes[n as usize].seq)), 0);
             }
         }
@@ -694,9 +704,43 @@ impl SmartDedup {
         let found = flash[start..]
             .iter()
             .take_while(|f| f.fp == fp)
-            .find(|f| f.entry != not && is_live_copy(ftl, f.entry, content))
+            .find(|f| f.entry != not && view.live(ftl, f.entry, content))
             .map(|f| (f.entry, f.seq));
         (found, pages)
+    }
+}
+
+/// The mapping as the remaps decided so far in one idle window leave it.
+/// The simulator executes remaps only after [`Engine::idle`] returns, so
+/// without this view a later item would see a copy an earlier remap is
+/// about to free as live (and remap pages onto it: the remap is then
+/// skipped and nothing is saved), and would miss the pages an earlier
+/// remap moved onto its own copy.
+#[derive(Default)]
+struct WindowView {
+    /// LPNs remapped in this window, to their new copy.
+    moved: HashMap<Lpn, EntryId>,
+    /// Change of each copy's reference count in this window.
+    delta: HashMap<EntryId, i64>,
+}
+
+impl WindowView {
+    fn lookup(&self, ftl: &Ftl, lpn: Lpn) -> Option<EntryId> {
+        self.moved.get(&lpn).copied().or_else(|| ftl.lookup(lpn))
+    }
+
+    fn refs(&self, ftl: &Ftl, e: EntryId) -> i64 {
+        ftl.entry_live(e).map_or(0, |x| i64::from(x.refs)) + self.delta.get(&e).copied().unwrap_or(0)
+    }
+
+    fn live(&self, ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
+        is_live_copy(ftl, e, content) && self.refs(ftl, e) > 0
+    }
+
+    fn remap(&mut self, lpn: Lpn, from: EntryId, to: EntryId) {
+        self.moved.insert(lpn, to);
+        *self.delta.entry(from).or_default() -= 1;
+        *self.delta.entry(to).or_default() += 1;
     }
 }
 
@@ -873,6 +917,7 @@ impl Engine for SmartDedup {
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
         let drain = window.end.is_none() && self.p.drain_at_end;
+        let mut view = WindowView::default();
         let mut x = window.start;
         while let Some(s) = self.skipped.front().cloned() {
             let at = if drain {
@@ -886,9 +931,11 @@ impl Engine for SmartDedup {
             self.skipped.pop_front();
             self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
             let sharers = self.sharers.remove(&s.entry).unwrap_or_default();
-            let live = is_live_copy(ftl, s.entry, s.content);
-            let mapped: Vec<Lpn> =
-                std::iter::once(s.lpn).chain(sharers).filter(|&l| ftl.lookup(l) == Some(s.entry)).collect();
+            let live = view.live(ftl, s.entry, s.content);
+            let mut mapped: Vec<Lpn> =
+                std::iter::once(s.lpn).chain(sharers).filter(|&l| view.lookup(ftl, l) == Some(s.entry)).collect();
+            mapped.sort_unstable();
+            mapped.dedup();
             if !live || mapped.is_empty() {
                 self.stats.offline_dropped += 1;
                 continue;
@@ -901,15 +948,27 @@ impl Engine for SmartDedup {
                 t += self.t_read + self.hash;
             }
             let fp = Self::fingerprint(s.content);
-            let (found, pages) = self.find_other(ftl, fp, s.content, s.entry, t, out);
+            let (found, pages) = self.find_other(ftl, &view, fp, s.content, s.entry, t, out);
             t += Nanos(self.t_read.0 * pages);
             let mut ops = Vec::new();
             match found {
                 Some((to, seq)) => {
                     for &lpn in &mapped {
                         out.remaps.push(Remap { lpn, from: s.entry, to });
+                        view.remap(lpn, s.entry, to);
                     }
-                    self.stats.offline_dedup_pages += mapped.len() as u64;
+                    self.stats.offline_remaps += mapped.len() as u64;
+                    // A page is saved when its copy loses its last
+                    // reference; the in-line hits among `mapped` were
+                    // counted as saved when they were written.
+                    if view.refs(ftl, s.entry) == 0 {
+                        self.stats.offline_dedup_pages += 1;
+                    }
+                    // Pages moved onto a copy still waiting in the buffer
+                    // move with it when that copy is processed.
+                    if let Some(list) = self.sharers.get_mut(&to) {
+                        list.extend_from_slice(&mapped);
+                    }
                     if pages > 0 {
                         self.stats.promotions += 1;
                     }
@@ -946,6 +1005,7 @@ impl Engine for SmartDedup {
             ("engine_offline_pages", s.offline_pages as f64),
             ("engine_offline_data_reads", s.offline_data_reads as f64),
             ("engine_offline_dedup_pages", s.offline_dedup_pages as f64),
+            ("engine_offline_remaps", s.offline_remaps as f64),
             ("engine_offline_dropped", s.offline_dropped as f64),
             ("engine_skipped_overflow", s.skipped_overflow as f64),
             ("engine_skipped_left", self.skipped.len() as f64),
