@@ -213,6 +213,78 @@ fn smartdedup_counts_each_saved_page_once() {
     assert_eq!(saved, (out.metrics.counters.write_pages - out.live_pages) as f64);
 }
 
+/// Write requests of 10 pages at fresh LPNs, one per ms: `true` = five
+/// hot contents (0-4, the same in every such request) and five new ones,
+/// `false` = ten new ones.
+fn hot_or_new(pattern: &[bool]) -> Prepared {
+    use crate::units::Op;
+    let mut next = 100u32;
+    let steps: Vec<_> = pattern
+        .iter()
+        .enumerate()
+        .map(|(i, &hot)| {
+            let mut c: Vec<u32> = if hot { (0..5).collect() } else { Vec::new() };
+            while c.len() < 10 {
+                c.push(next);
+                next += 1;
+            }
+            (Op::Write, 10 * i as u32, c)
+        })
+        .collect();
+    handmade(&steps, 1000)
+}
+
+fn adaptive(cfg: &Config) -> Box<dyn Engine> {
+    smart(cfg, &[("adaptive", true.into()), ("window", 10.into()), ("warm_start", false.into())])
+}
+
+/// Adaptive selectivity (§4.4) on a stationary workload with one noisy
+/// window. Windows of 10 requests, history 30, −10% / +30%. W1 (the hot
+/// contents' first writes in request 0): 45 hits / 100 pages = 0.45. W2,
+/// W3: 0.50 > mean, selectivity stays 1. W4 holds one request of new
+/// contents only: 0.45 < 0.483 → 0.9. W5 fingerprints 9 requests (the
+/// first is skipped: credit 0.9): 45 / 90 = 0.50 > 0.475 → 1.0, and
+/// stays there (0.50 is above every later mean). So 10 pages unhashed,
+/// 5 hits in each of the 197 fingerprinted requests with hot contents
+/// after the first. The bug measured W5 over all 100 pages (0.45 <
+/// 0.475), cut to 0.8, measured 0.40, and so on down to the floor.
+#[test]
+fn smartdedup_adaptive_selectivity_recovers_on_a_stationary_workload() {
+    let cfg = Config::fad_table1();
+    let pattern: Vec<bool> = (0..200).map(|i| i != 35).collect();
+    let out = run_with(&cfg, &hot_or_new(&pattern), "dedup", adaptive(&cfg));
+    assert_eq!(stat(&out, "engine_selectivity_min"), 0.9);
+    assert_eq!(stat(&out, "engine_selectivity"), 1.0);
+    assert_eq!(stat(&out, "engine_unhashed_pages"), 10.0);
+    assert_eq!(stat(&out, "engine_inline_hits"), 985.0);
+    // Off: every page fingerprinted, selectivity 1 throughout.
+    let off = run_with(&cfg, &hot_or_new(&pattern), "dedup", smart(&cfg, &[("warm_start", false.into())]));
+    assert_eq!(stat(&off, "engine_unhashed_pages"), 0.0);
+    assert_eq!(stat(&off, "engine_inline_hits"), 990.0);
+}
+
+/// Adaptive selectivity (§4.4) when the duplication level shifts: three
+/// windows with hot contents (selectivity 1), eight of new contents only
+/// (ratio 0 below every mean: −10% per window down to the 30% floor,
+/// W4-W10, while W5-W11 skip 1, 2, ..., 7 of their 10 requests), then
+/// three with hot contents again (0.5 above the mean: +30% per window,
+/// 0.3 → 0.6 → 0.9 → 1.0, skipping 7, 4 and 1 requests). 40 requests
+/// (400 pages) unhashed in all.
+#[test]
+fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
+    let cfg = Config::fad_table1();
+    let mut pattern = vec![true; 30];
+    pattern.extend([false; 80]);
+    pattern.extend([true; 40]);
+    let out = run_with(&cfg, &hot_or_new(&pattern), "dedup", adaptive(&cfg));
+    assert!((stat(&out, "engine_selectivity_min") - 0.3).abs() < 1e-12);
+    assert_eq!(stat(&out, "engine_selectivity"), 1.0);
+    assert_eq!(stat(&out, "engine_unhashed_pages"), 400.0);
+    // Hits: 5 per fingerprinted hot request after the first: 29 in the
+    // first phase, 40 - 12 in the last.
+    assert_eq!(stat(&out, "engine_inline_hits"), 5.0 * (29.0 + 28.0));
+}
+
 /// The iDedup filter (§4.5): a run of two duplicate pages is deduplicated
 /// at threshold 2 and written normally at threshold 3.
 #[test]

@@ -69,8 +69,12 @@
 //!   requests is compared with the mean of the past `history` (30)
 //!   windows; lower cuts the fraction of requests fingerprinted in-line by
 //!   `down` (10%, floor `floor` 30%), higher raises it by `up` (30%, cap
-//!   100%). Requests not fingerprinted in-line are skipped pages without a
-//!   fingerprint. Off by default (§4: "enabled and evaluated only in
+//!   100%). The ratio is in-line hits over the pages fingerprinted in
+//!   line (the paper's "observed duplication level"; a page not
+//!   fingerprinted is not observed); a window without any leaves the
+//!   selectivity alone. Requests not fingerprinted in-line are skipped
+//!   pages without a fingerprint. `engine_selectivity_min` is the lowest
+//!   selectivity reached. Off by default (§4: "enabled and evaluated only in
 //!   Section 4.4").
 //! * `threshold` T (iDedup): only runs of at least T consecutive duplicate
 //!   pages of a write are deduplicated; shorter runs are written normally
@@ -265,6 +269,8 @@ struct Stats {
     skipped_overflow: u64,
     promotions: u64,
     peak_mem_fps: u64,
+    /// Lowest selectivity reached (1 without adaptive selectivity).
+    min_selectivity: f64,
     extents: u64,
     writes: u64,
 }
@@ -365,7 +371,7 @@ impl SmartDedup {
             scratch: Vec::new(),
             seq_of: HashMap::new(),
             seq: 0,
-            stats: Stats::default(),
+            stats: Stats { min_selectivity: 1.0, ..Stats::default() },
             p,
         }))
     }
@@ -641,29 +647,38 @@ impl SmartDedup {
         }
     }
 
-    /// Adaptive selectivity bookkeeping after a write (§4.4).
-    fn observe(&mut self, pages: u64, dups: u64) {
+    /// Adaptive selectivity bookkeeping after a write (§4.4): `hashed`
+    /// pages of the write were fingerprinted in line, `dups` of them were
+    /// deduplicated. The window's ratio is over fingerprinted pages only:
+    /// a page not fingerprinted says nothing about the duplication level
+    /// (counting it would make every cut of the selectivity lower the
+    /// measured ratio and cut again). A window with no fingerprinted page
+    /// measures nothing: the selectivity stays and the history is not fed.
+    fn observe(&mut self, hashed: u64, dups: u64) {
         if !self.p.adaptive {
             return;
         }
-        self.win_pages += pages;
+        self.win_pages += hashed;
         self.win_dups += dups;
         self.win_requests += 1;
         if self.win_requests < self.p.window {
             return;
         }
-        let ratio = if self.win_pages == 0 { 0.0 } else { self.win_dups as f64 / self.win_pages as f64 };
-        if !self.past.is_empty() {
-            let mean = self.past.iter().sum::<f64>() / self.past.len() as f64;
-            if ratio < mean {
-                self.selectivity = (self.selectivity - self.p.down).max(self.p.floor);
-            } else if ratio > mean {
-                self.selectivity = (self.selectivity + self.p.up).min(1.0);
+        if self.win_pages > 0 {
+            let ratio = self.win_dups as f64 / self.win_pages as f64;
+            if !self.past.is_empty() {
+                let mean = self.past.iter().sum::<f64>() / self.past.len() as f64;
+                if ratio < mean {
+                    self.selectivity = (self.selectivity - self.p.down).max(self.p.floor);
+                } else if ratio > mean {
+                    self.selectivity = (self.selectivity + self.p.up).min(1.0);
+                }
+                self.stats.min_selectivity = self.stats.min_selectivity.min(self.selectivity);
             }
-        }
-        self.past.push_back(ratio);
-        if self.past.len() > self.p.history as usize {
-            self.past.pop_front();
+            self.past.push_back(ratio);
+            if self.past.len() > self.p.history as usize {
+                self.past.pop_front();
+            }
         }
         self.win_pages = 0;
         self.win_dups = 0;
@@ -871,7 +886,8 @@ impl Engine for SmartDedup {
             }
         }
         self.stats.hashed_pages += io.hashed.iter().filter(|&&h| h).count() as u64;
-        self.observe(pages.len() as u64, dups);
+        let fingerprinted = pages.iter().zip(&io.hashed).filter(|(p, &h)| h && !p.repeat).count() as u64;
+        self.observe(fingerprinted, dups);
     }
 
     fn preload(&mut self, content: ContentId, entry: EntryId) {
@@ -1011,6 +1027,7 @@ impl Engine for SmartDedup {
             ("engine_skipped_left", self.skipped.len() as f64),
             ("engine_promotions", s.promotions as f64),
             ("engine_selectivity", self.selectivity),
+            ("engine_selectivity_min", s.min_selectivity),
             ("engine_extents", s.extents as f64),
             ("engine_writes", s.writes as f64),
         ]
