@@ -310,6 +310,39 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     assert_eq!(dedup_at(3), (0, 2.0));
 }
 
+/// The iDedup filter counts a run only while the stored copies are
+/// physically contiguous (§4.5), the notion the extent count uses: copies
+/// written one after another. Writes [1,2], [7], [3,4] store copies in
+/// the order 1 2 7 3 4. [1,2,3,4] is a run of four duplicates whose copies
+/// form two contiguous runs (1 2 | 3 4); [7,3,4] is one contiguous run of
+/// three. Threshold 3: only [7,3,4] is deduplicated (3 pages; 4 filtered);
+/// every write is one extent (5). Threshold 2: all 7 pages; [1,2,3,4] is
+/// two extents (6). Counting the write's run of duplicates regardless of
+/// the copies deduplicated all 7 at threshold 3.
+#[test]
+fn smartdedup_sequence_filter_needs_contiguous_copies() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[
+            (Op::Write, 0, vec![1, 2]),
+            (Op::Write, 10, vec![7]),
+            (Op::Write, 20, vec![3, 4]),
+            (Op::Write, 30, vec![1, 2, 3, 4]),
+            (Op::Write, 40, vec![7, 3, 4]),
+        ],
+        1000,
+    );
+    let run = |t: i64| {
+        let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("threshold", t.into())]));
+        (out.metrics.counters.dedup_pages, stat(&out, "engine_filtered_pages"), stat(&out, "engine_extents"))
+    };
+    assert_eq!(run(3), (3, 4.0, 5.0));
+    assert_eq!(run(2), (7, 0.0, 6.0));
+    assert_eq!(run(1), (7, 0.0, 6.0));
+    assert_eq!(run(4), (0, 7.0, 5.0));
+}
+
 /// §3.2's evaluation setting: 3 MB with a 14-bit prefix.
 #[test]
 fn smartdedup_default_capacity() {

@@ -76,12 +76,18 @@
 //!   pages without a fingerprint. `engine_selectivity_min` is the lowest
 //!   selectivity reached. Off by default (§4: "enabled and evaluated only in
 //!   Section 4.4").
-//! * `threshold` T (iDedup): only runs of at least T consecutive duplicate
-//!   pages of a write are deduplicated; shorter runs are written normally
-//!   and not left to out-of-line dedup (which would undo the filter). On an
-//!   SSD "physically contiguous" has no seek meaning, so the run is over
-//!   the write's consecutive pages whatever the copies' addresses
-//!   (docs/engines.md). T = 1 is off. Fragmentation is counted as §4.5
+//! * `threshold` T (iDedup, §4.5: "applies deduplication only to a
+//!   physically contiguous sequence of writes that are duplicates"): only
+//!   runs of at least T consecutive duplicate pages of a write whose
+//!   stored copies are contiguous are deduplicated; shorter runs are
+//!   written normally and not left to out-of-line dedup (which would undo
+//!   the filter). Copies are contiguous in the sense the extent count
+//!   below uses: written one after another (consecutive in the device's
+//!   write order, which is what a log-structured flash layout lays out
+//!   contiguously; a PPN is not used because striping over chips makes
+//!   consecutive writes non-adjacent PPNs). A run of duplicates whose
+//!   copies are not contiguous is split where they break. T = 1 is off.
+//!   Fragmentation is counted as §4.5
 //!   does, in extents: a write's pages form one extent per run of pages
 //!   whose copies were written one after another (a freshly programmed run
 //!   is one extent; a deduplicated page starts a new one unless its copy
@@ -788,17 +794,31 @@ impl Engine for SmartDedup {
             };
             self.scratch.push(v);
         }
-        // The iDedup filter: runs of fewer than `threshold` duplicates are
-        // written normally.
+        // The iDedup filter: runs of fewer than `threshold` duplicate pages
+        // whose copies are physically contiguous are written normally.
         let t = self.p.threshold as usize;
         let mut k = 0;
         while k < self.scratch.len() {
-            if self.scratch[k] == Verdict::Unique {
+            let Verdict::Duplicate(first) = self.scratch[k] else {
                 io.verdicts.push(Verdict::Unique);
                 k += 1;
                 continue;
-            }
-            let run = self.scratch[k..].iter().take_while(|v| matches!(v, Verdict::Duplicate(_))).count();
+            };
+            let run = if t <= 1 {
+                1
+            } else {
+                let mut prev = self.seq_of.get(&first).copied();
+                1 + self.scratch[k + 1..]
+                    .iter()
+                    .take_while(|v| {
+                        let Verdict::Duplicate(e) = v else { return false };
+                        let pos = self.seq_of.get(e).copied();
+                        let next = matches!((prev, pos), (Some(a), Some(b)) if b == a.wrapping_add(1));
+                        prev = pos;
+                        next
+                    })
+                    .count()
+            };
             let keep = run >= t;
             if !keep {
                 self.stats.filtered_pages += run as u64;
