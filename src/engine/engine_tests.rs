@@ -343,15 +343,49 @@ fn smartdedup_sequence_filter_needs_contiguous_copies() {
     assert_eq!(run(4), (0, 7.0, 5.0));
 }
 
-/// §3.2's evaluation setting: 3 MB with a 14-bit prefix.
+/// §4's evaluation setting: 3 MB with a 14-bit prefix; §3.2's 40 MB with
+/// an 18-bit prefix holds "1.3 million fingerprints"; in between and
+/// below, leaves in proportion to the budget; `prefix_bits` overrides.
 #[test]
 fn smartdedup_default_capacity() {
     let cfg = Config::fad_table1();
     let p: SmartDedupParams = params(&cfg, "smartdedup").unwrap();
-    assert_eq!((p.memory_mb, p.prefix_bits), (3.0, 14));
+    assert_eq!((p.memory_mb, p.prefix_bits), (3.0, None));
     let e = build_named("smartdedup", &cfg).unwrap();
-    let cap = e.stats().iter().find(|(k, _)| *k == "engine_capacity_fps").unwrap().1;
-    assert_eq!(cap, 98_304.0);
+    let get = |e: &dyn Engine, k: &str| e.stats().iter().find(|(n, _)| *n == k).unwrap().1;
+    assert_eq!(get(&*e, "engine_capacity_fps"), 98_304.0);
+    assert_eq!(get(&*e, "engine_prefix_bits"), 14.0);
+    // (memory, bits, capacity = (memory - 2^bits x 12 B) / 30 B).
+    for (mb, bits, cap) in [
+        (40.0, 18.0, 1_293_243.0),
+        (1.0, 12.0, 33_314.0),
+        (2.0, 13.0, 66_628.0),
+        (5.0, 15.0, 161_655.0),
+        (10.0, 16.0, 323_310.0),
+        (20.0, 17.0, 646_621.0),
+    ] {
+        let e = smart(&cfg, &[("memory_mb", mb.into())]);
+        assert_eq!((get(&*e, "engine_prefix_bits"), get(&*e, "engine_capacity_fps")), (bits, cap), "{mb} MB");
+    }
+    let e = smart(&cfg, &[("memory_mb", 1.0.into()), ("prefix_bits", 14.into())]);
+    assert_eq!((get(&*e, "engine_prefix_bits"), get(&*e, "engine_capacity_fps")), (14.0, 28_398.0));
+}
+
+/// Bad `engine.smartdedup.*` values are errors naming the key.
+#[test]
+fn smartdedup_rejects_bad_prefix_and_memory() {
+    let cfg = Config::fad_table1();
+    let err = |set: &[(&str, toml::Value)]| {
+        let mut cfg = cfg.clone();
+        let t: toml::Table = set.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
+        build_named("smartdedup", &cfg).err().expect("must fail").to_string()
+    };
+    assert!(err(&[("prefix_bits", 0.into())]).contains("prefix_bits = 0"));
+    assert!(err(&[("prefix_bits", 25.into())]).contains("prefix_bits = 25"));
+    assert!(err(&[("memory_mb", 0.0.into())]).contains("memory_mb = 0"));
+    assert!(err(&[("memory_mb", 0.1.into()), ("prefix_bits", 14.into())]).contains("memory_mb = 0.1"));
+    assert!(err(&[("prefix_bit", 14.into())]).contains("prefix_bit"));
 }
 
 // ----- Light-Dedup -----

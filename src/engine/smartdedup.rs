@@ -7,8 +7,10 @@
 //!
 //! * A fingerprint is a fixed 64-bit mix of the content id (content ids
 //!   stand for bytes; MD5's uniformity is what matters here). Its first
-//!   `prefix_bits` bits (default 14, the evaluation's setting, §4) select a
-//!   *group*, a leaf of the prefix tree.
+//!   `prefix_bits` bits select a *group*, a leaf of the prefix tree. By
+//!   default the prefix is sized to the memory budget as the paper sizes
+//!   it ([`prefix_bits_for`]: 14 bits at §4's 3 MB, 18 at §3.2's 40 MB,
+//!   leaves in proportion to the budget); `prefix_bits` overrides it.
 //! * **In-memory store**: per group, a list sorted by fingerprint; at most
 //!   `capacity` fingerprints in all, where `capacity = (memory - 2^prefix x
 //!   LEAF_BYTES) / FP_BYTES`. The per-entry and per-leaf sizes are derived
@@ -123,6 +125,22 @@ pub const SKIPPED_BYTES: u64 = 8;
 const MB: f64 = 1024.0 * 1024.0;
 const NIL: u32 = u32::MAX;
 
+/// The prefix length the paper pairs with a memory budget of `memory_mb`:
+/// 14 bits at 3 MB (§4) and 18 bits at 40 MB (§3.2), i.e. the number of
+/// prefix-tree leaves grows in proportion to the budget (both settings
+/// give about 5-6 fingerprints per group when the store is full:
+/// 98,304 / 2^14 and 1.3 M / 2^18). Rounded to the nearest bit in the log
+/// domain, `14 + round(log2(memory_mb / 3))`, within 1..=24: 1 MB → 12,
+/// 2 MB → 13, 5 MB → 15, 10 MB → 16, 20 MB → 17, 40 MB → 18.
+pub fn prefix_bits_for(memory_mb: f64) -> u32 {
+    let b = 14.0 + (memory_mb / 3.0).log2().round();
+    if b.is_nan() {
+        14
+    } else {
+        b.clamp(1.0, 24.0) as u32
+    }
+}
+
 /// Fingerprint eviction from the memory store.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -143,7 +161,9 @@ pub struct SmartDedupParams {
     /// In-memory fingerprint store budget, MB (MiB).
     pub memory_mb: f64,
     /// Prefix bits of the fingerprint index (groups = 2^prefix_bits).
-    pub prefix_bits: u32,
+    /// Unset: sized to the memory budget as the paper does
+    /// ([`prefix_bits_for`]).
+    pub prefix_bits: Option<u32>,
     /// Skipped-buffer budget, MB.
     pub skipped_mb: f64,
     pub eviction: Eviction,
@@ -180,7 +200,7 @@ impl Default for SmartDedupParams {
     fn default() -> Self {
         SmartDedupParams {
             memory_mb: 3.0,
-            prefix_bits: 14,
+            prefix_bits: None,
             skipped_mb: 0.5,
             eviction: Eviction::GLru,
             on_flash: true,
@@ -284,6 +304,8 @@ struct Stats {
 /// SmartDedup. See the module doc.
 pub struct SmartDedup {
     p: SmartDedupParams,
+    /// Prefix bits in use (`prefix_bits`, or sized to the budget).
+    bits: u32,
     hash: Nanos,
     capacity: u64,
     skipped_bytes: u64,
@@ -321,16 +343,23 @@ impl SmartDedup {
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
         let p: SmartDedupParams = params(cfg, "smartdedup")?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
-        if !(1..=24).contains(&p.prefix_bits) {
-            return Err(bad(format!("prefix_bits = {}: must be 1..=24", p.prefix_bits)));
+        if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 {
+            return Err(bad(format!("memory_mb = {}: must be a positive number", p.memory_mb)));
         }
-        let leaves = (1u64 << p.prefix_bits) * LEAF_BYTES;
+        let bits = match p.prefix_bits {
+            Some(b) if !(1..=24).contains(&b) => {
+                return Err(bad(format!("prefix_bits = {b}: must be 1..=24")));
+            }
+            Some(b) => b,
+            None => prefix_bits_for(p.memory_mb),
+        };
+        let leaves = (1u64 << bits) * LEAF_BYTES;
         let memory = p.memory_mb * MB;
-        if !memory.is_finite() || memory <= leaves as f64 {
+        if memory <= leaves as f64 {
             return Err(bad(format!(
-                "memory_mb = {}: must exceed the prefix index ({} leaves x {LEAF_BYTES} B = {:.2} MB)",
+                "memory_mb = {}: must exceed the prefix index ({} leaves x {LEAF_BYTES} B = {:.2} MB; prefix_bits = {bits})",
                 p.memory_mb,
-                1u64 << p.prefix_bits,
+                1u64 << bits,
                 leaves as f64 / MB
             )));
         }
@@ -350,10 +379,11 @@ impl SmartDedup {
             return Err(bad("threshold, window and history must be at least 1".into()));
         }
         let capacity = ((memory - leaves as f64) / FP_BYTES as f64) as u64;
-        let groups = 1usize << p.prefix_bits;
+        let groups = 1usize << bits;
         Ok(Box::new(SmartDedup {
             hash: Nanos((p.hash_us * 1e3).round() as u64),
             capacity,
+            bits,
             skipped_bytes: (p.skipped_mb * MB) as u64,
             per_page: (u64::from(cfg.geometry.page_size) / FLASH_FP_BYTES).max(1),
             t_read: cfg.timing.read + cfg.timing.page_transfer,
@@ -394,7 +424,7 @@ impl SmartDedup {
 
     #[inline]
     fn group_of(&self, fp: u64) -> u32 {
-        (fp >> (64 - self.p.prefix_bits)) as u32
+        (fp >> (64 - self.bits)) as u32
     }
 
     /// Metadata pages of a group array of `n` fingerprints.
@@ -1028,6 +1058,7 @@ impl Engine for SmartDedup {
         let s = &self.stats;
         vec![
             ("engine_capacity_fps", self.capacity as f64),
+            ("engine_prefix_bits", f64::from(self.bits)),
             ("engine_peak_memory_fps", s.peak_mem_fps as f64),
             ("engine_hashed_pages", s.hashed_pages as f64),
             ("engine_unhashed_pages", s.unhashed_pages as f64),
