@@ -285,6 +285,57 @@ fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
     assert_eq!(stat(&out, "engine_inline_hits"), 5.0 * (29.0 + 28.0));
 }
 
+/// The skipped buffer is keyed by LPN (§3.3's hash table by inode and
+/// LBN): with room for two fingerprinted entries (48 B), LPN 0 written
+/// three times and LPN 1 once leave two entries (LPN 0's replaced twice),
+/// both processed at idle. A FIFO kept LPN 0's first two writes, dropped
+/// the next two as overflow, and found both stale at idle.
+#[test]
+fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[(Op::Write, 0, vec![1]), (Op::Write, 0, vec![2]), (Op::Write, 0, vec![3]), (Op::Write, 1, vec![4])],
+        1000,
+    );
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("skipped_mb", (48.0 / 1_048_576.0).into())]));
+    assert_eq!(stat(&out, "engine_skipped_replaced"), 2.0);
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&out, "engine_offline_pages"), 2.0);
+    assert_eq!(stat(&out, "engine_offline_dropped"), 0.0);
+    assert_eq!(stat(&out, "engine_skipped_left"), 0.0);
+}
+
+/// Skipped-buffer overflow: with room for one fingerprinted entry (24 B),
+/// a page at LPN 100 takes it, and content A at LPN 0, 300 other contents
+/// (A's fingerprint goes to flash: a 28-fingerprint store) and A again at
+/// LPN 1 (an in-line miss) all overflow (302). Out-of-line dedup never
+/// sees A: both copies stay (303 live). With the default 0.5 MB, LPN 0's
+/// entry finds LPN 1's copy at idle and is remapped (302 live).
+#[test]
+fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = vec![(Op::Write, 100, vec![1000]), (Op::Write, 0, vec![0])];
+    for i in 1..=300u32 {
+        steps.push((Op::Write, 100 + i, vec![i]));
+    }
+    steps.push((Op::Write, 1, vec![0]));
+    let p = handmade(&steps, 100);
+    let mut set = vec![("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(out.metrics.counters.dedup_pages, 0);
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(out.live_pages, 302);
+    set.push(("skipped_mb", (24.0 / 1_048_576.0).into()));
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 302.0);
+    assert_eq!(stat(&out, "engine_offline_pages"), 1.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 0.0);
+    assert_eq!(out.live_pages, 303);
+}
+
 /// The iDedup filter (§4.5): a run of two duplicate pages is deduplicated
 /// at threshold 2 and written normally at threshold 3.
 #[test]

@@ -21,9 +21,9 @@
 //!   memory 3 MB (§4: "3MB for in-memory fingerprint store"): 98,304
 //!   fingerprints.
 //! * **On-flash store**: per group, an array sorted by fingerprint in
-//!   ceil(n x 20 B / page size) metadata pages (16-byte MD5 + 4-byte PBN per
-//!   entry: a 4 KiB page holds 204, so a 256-entry group is 1-2 pages, as
-//!   §3.2 says). Reading a group reads all its pages; writing one back
+//!   ceil(n / floor(page size / 32 B)) metadata pages (§3.2: 2^26
+//!   fingerprints in 2 GB is 32 B each; a 4 KiB page holds 128, so a
+//!   256-entry group is 2 pages, as §3.2 says). Reading a group reads all its pages; writing one back
 //!   reads and rewrites them (read-merge-write). These are timed metadata
 //!   reads and programs on the chips.
 //! * **Eviction** when the memory store is full (`eviction`):
@@ -47,9 +47,16 @@
 //!   memory (so recent data deduplicates in-line), and the page recorded in
 //!   the **skipped buffer** for out-of-line dedup. The buffer holds
 //!   `skipped_mb` (default 0.5 MB, §4) at 24 B per entry with a fingerprint
-//!   and 8 B without (§3.3: 22 K / 65 K entries in 0.5 MB); when full, new
-//!   entries are dropped and counted (a block device has no inode numbers
-//!   to fall back to, §3.3's overflow mode).
+//!   and 8 B without (§3.3: 22 K / 65 K entries in 0.5 MB). It is keyed by
+//!   the page's address, as the paper's hash table is by (inode, LBN): a
+//!   block device has neither, so the key is the LPN. Writing an LPN again
+//!   replaces its entry (the new one goes to the back of the processing
+//!   order: first recorded, first processed), or removes it when the new
+//!   write is deduplicated in line (`engine_skipped_replaced` counts
+//!   both); pages in-line deduplicated against the replaced copy stay on
+//!   it. When full, new entries are dropped and counted
+//!   (`engine_skipped_overflow`; a block device has no inode numbers to
+//!   fall back to, §3.3's overflow mode).
 //! * **Out-of-line**, at idle time (`crate::background`: idle after
 //!   `idle_ms`, at most `offline_pages` per `period_s`): each skipped page
 //!   still mapped as recorded is fingerprinted if in-line did not (a timed
@@ -110,14 +117,17 @@ use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Lpn, Nanos};
 use serde::Deserialize;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// Bytes of one in-memory fingerprint entry (§3.2; see the module doc).
 pub const FP_BYTES: u64 = 30;
 /// Bytes of one prefix-tree leaf with its on-flash group pointer (§3.2).
 pub const LEAF_BYTES: u64 = 12;
-/// Bytes of one on-flash fingerprint entry (16-byte MD5 + 4-byte PBN).
-pub const FLASH_FP_BYTES: u64 = 20;
+/// Bytes of one on-flash fingerprint entry: §3.2's "2^26 [fingerprints]
+/// in the worst case ... requires 2GB of disk space" is 32 B each (the
+/// 16-byte MD5 and the PBN in a padded record): 128 per 4 KiB page, so a
+/// 256-fingerprint group is 2 pages ("one to two 4KB blocks", §3.2).
+pub const FLASH_FP_BYTES: u64 = 32;
 /// Skipped-buffer entry with / without its fingerprint (§3.3).
 pub const SKIPPED_BYTES_FP: u64 = 24;
 pub const SKIPPED_BYTES: u64 = 8;
@@ -293,6 +303,7 @@ struct Stats {
     offline_remaps: u64,
     offline_dropped: u64,
     skipped_overflow: u64,
+    skipped_replaced: u64,
     promotions: u64,
     peak_mem_fps: u64,
     /// Lowest selectivity reached (1 without adaptive selectivity).
@@ -319,7 +330,12 @@ pub struct SmartDedup {
     group_lru: LruList,
     node_lru: LruList,
     by_refs: BTreeSet<(u32, u32)>,
-    skipped: VecDeque<Skipped>,
+    /// The skipped buffer: entries in processing order (insertion number
+    /// -> entry), and each LPN's entry (the paper's hash table indexed by
+    /// inode and LBN; here by LPN).
+    skipped: BTreeMap<u64, Skipped>,
+    skipped_of: HashMap<Lpn, u64>,
+    skipped_next: u64,
     skipped_used: u64,
     /// LPNs that in-line dedup mapped to a copy still in the skipped buffer.
     sharers: HashMap<EntryId, Vec<Lpn>>,
@@ -394,7 +410,9 @@ impl SmartDedup {
             group_lru: LruList { head: NIL, tail: NIL },
             node_lru: LruList { head: NIL, tail: NIL },
             by_refs: BTreeSet::new(),
-            skipped: VecDeque::new(),
+            skipped: BTreeMap::new(),
+            skipped_of: HashMap::new(),
+            skipped_next: 0,
             skipped_used: 0,
             sharers: HashMap::new(),
             pacer: Pacer::new(Nanos((p.period_s * 1e9) as u64), p.offline_pages),
@@ -665,8 +683,29 @@ impl SmartDedup {
             return;
         }
         self.skipped_used += cost;
-        self.skipped.push_back(Skipped { lpn, content, entry, fingerprinted });
+        let k = self.skipped_next;
+        self.skipped_next += 1;
+        self.skipped.insert(k, Skipped { lpn, content, entry, fingerprinted });
+        self.skipped_of.insert(lpn, k);
         self.sharers.entry(entry).or_default();
+    }
+
+    /// Drops `lpn`'s skipped-buffer entry, if any and not for copy `now`
+    /// (the copy the LPN maps to after this write): the LPN was written
+    /// again (§3.3: the entry is replaced by the new one, or goes if the
+    /// new write needs no out-of-line dedup). Pages in-line deduplicated
+    /// against the old copy stay on it.
+    fn unskip(&mut self, lpn: Lpn, now: EntryId) {
+        let Some(&k) = self.skipped_of.get(&lpn) else { return };
+        if self.skipped.get(&k).is_some_and(|s| s.entry == now) {
+            return;
+        }
+        self.skipped_of.remove(&lpn);
+        if let Some(s) = self.skipped.remove(&k) {
+            self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
+            self.sharers.remove(&s.entry);
+            self.stats.skipped_replaced += 1;
+        }
     }
 
     /// Whether the next write request is fingerprinted in-line.
@@ -889,6 +928,7 @@ impl Engine for SmartDedup {
             if p.repeat {
                 continue;
             }
+            self.unskip(p.lpn, e);
             let hashed = io.hashed[k];
             match (io.verdicts[k], programmed[k]) {
                 (Verdict::Duplicate(d), false) => {
@@ -985,7 +1025,8 @@ impl Engine for SmartDedup {
         let drain = window.end.is_none() && self.p.drain_at_end;
         let mut view = WindowView::default();
         let mut x = window.start;
-        while let Some(s) = self.skipped.front().cloned() {
+        while let Some((&k, s)) = self.skipped.first_key_value() {
+            let s = s.clone();
             let at = if drain {
                 x
             } else {
@@ -994,7 +1035,8 @@ impl Engine for SmartDedup {
                     None => break,
                 }
             };
-            self.skipped.pop_front();
+            self.skipped.remove(&k);
+            self.skipped_of.remove(&s.lpn);
             self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
             let sharers = self.sharers.remove(&s.entry).unwrap_or_default();
             let live = view.live(ftl, s.entry, s.content);
@@ -1075,6 +1117,7 @@ impl Engine for SmartDedup {
             ("engine_offline_remaps", s.offline_remaps as f64),
             ("engine_offline_dropped", s.offline_dropped as f64),
             ("engine_skipped_overflow", s.skipped_overflow as f64),
+            ("engine_skipped_replaced", s.skipped_replaced as f64),
             ("engine_skipped_left", self.skipped.len() as f64),
             ("engine_promotions", s.promotions as f64),
             ("engine_selectivity", self.selectivity),
