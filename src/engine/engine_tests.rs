@@ -336,6 +336,107 @@ fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     assert_eq!(out.live_pages, 303);
 }
 
+/// Reference-count eviction (CAFTL's, §4.2) evicts the fingerprint with
+/// the fewest references, LRU the least recently used one. A
+/// 28-fingerprint store is filled with contents 0-27, content 0 is hit
+/// three times (4 references), then 1-27 once each (2 references), then
+/// new content 100 evicts one: refcount evicts content 1 (fewest
+/// references, first inserted), LRU content 0 (least recently used). A
+/// last write of content 0 or 1 hits or misses accordingly (30 hits
+/// before it).
+#[test]
+fn smartdedup_refcount_eviction_evicts_the_fewest_references() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let trace = |last: u32| {
+        let mut steps: Vec<_> = (0..28u32).map(|c| (Op::Write, c, vec![c])).collect();
+        for k in 0..3 {
+            steps.push((Op::Write, 100 + k, vec![0]));
+        }
+        for c in 1..28u32 {
+            steps.push((Op::Write, 200 + c, vec![c]));
+        }
+        steps.push((Op::Write, 300, vec![100]));
+        steps.push((Op::Write, 400, vec![last]));
+        handmade(&steps, 100)
+    };
+    let hits = |ev: &str, last: u32| {
+        let set = [
+            ("memory_mb", 0.001.into()),
+            ("prefix_bits", 4.into()),
+            ("warm_start", false.into()),
+            ("offline", false.into()),
+            ("eviction", ev.into()),
+        ];
+        let out = run_with(&cfg, &trace(last), "dedup", smart(&cfg, &set));
+        assert_eq!(stat(&out, "engine_capacity_fps"), 28.0);
+        assert_eq!(stat(&out, "engine_evicted_fps"), 1.0 + f64::from(u8::from(hits_miss(ev, last))), "{ev} {last}");
+        out.metrics.counters.dedup_pages
+    };
+    // Whether the last write misses (and its insertion evicts again).
+    fn hits_miss(ev: &str, last: u32) -> bool {
+        (ev == "refcount") == (last == 1)
+    }
+    assert_eq!(hits("refcount", 0), 31);
+    assert_eq!(hits("refcount", 1), 30);
+    assert_eq!(hits("lru", 0), 30);
+    assert_eq!(hits("lru", 1), 31);
+}
+
+/// The extent count (§4.5's fragmentation measure): one extent per run
+/// of a write's pages whose copies were written one after another. Copies
+/// are written in the order 1 2 3 | 4; [1,2,4,9] is two extents (1 2, then
+/// 4 and the new 9 written right after it); [3,5,6] is two (3, then the
+/// new 5 6). 1 + 1 + 2 + 2 = 6 extents in 4 writes.
+#[test]
+fn smartdedup_extents_count_runs_of_contiguous_copies() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[
+            (Op::Write, 0, vec![1, 2, 3]),
+            (Op::Write, 10, vec![4]),
+            (Op::Write, 20, vec![1, 2, 4, 9]),
+            (Op::Write, 30, vec![3, 5, 6]),
+        ],
+        1000,
+    );
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[]));
+    assert_eq!(out.metrics.counters.dedup_pages, 4);
+    assert_eq!((stat(&out, "engine_extents"), stat(&out, "engine_writes")), (6.0, 4.0));
+}
+
+/// The sharer path of out-of-line dedup, and promotion (§3.2-3.3). A at
+/// LPN 0 is processed in an idle window (nothing else holds A) and stays
+/// in memory; 300 other contents push it to flash (a 28-fingerprint
+/// store); A at LPN 1 misses in line (a new copy, in the skipped buffer)
+/// and A at LPN 2 hits that copy (a sharer). At idle, LPN 1's entry finds
+/// LPN 0's copy on flash: LPNs 1 and 2 are both remapped to it, which
+/// frees LPN 1's copy (1 page saved, 2 remaps), and the fingerprint is
+/// promoted to memory, so A at LPN 3 hits in line. 304 pages written,
+/// 301 contents: 3 saved = 2 in-line hits + 1 copy freed.
+#[test]
+fn smartdedup_out_of_line_moves_sharers_and_promotes() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = vec![(0, Op::Write, 0, vec![0])];
+    for i in 1..=300u32 {
+        steps.push((100_000 + 100 * u64::from(i), Op::Write, 100 + i, vec![i]));
+    }
+    steps.push((131_000, Op::Write, 1, vec![0]));
+    steps.push((132_000, Op::Write, 2, vec![0]));
+    steps.push((5_132_000, Op::Write, 3, vec![0]));
+    let p = handmade_at(&steps);
+    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(out.metrics.counters.dedup_pages, 2, "LPN 2 and LPN 3 in line");
+    assert_eq!(stat(&out, "engine_offline_remaps"), 2.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(stat(&out, "engine_promotions"), 1.0);
+    assert_eq!(stat(&out, "sim_engine_remaps"), 2.0);
+    assert_eq!(out.live_pages, 301);
+}
+
 /// The iDedup filter (§4.5): a run of two duplicate pages is deduplicated
 /// at threshold 2 and written normally at threshold 3.
 #[test]
