@@ -179,6 +179,264 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     assert_eq!(out.live_pages, 3002);
 }
 
+/// Issue 27: one content at LPN 0, 300 other contents (a 28-fingerprint
+/// store: its fingerprint goes to flash), the same content at LPN 1, then
+/// at LPN 2 (an in-line hit on LPN 1's copy), then 5 s idle. Three pages
+/// of one content can save at most two: the in-line hit and one copy
+/// freed out of line. Out-of-line dedup used to remap LPN 0 onto LPN 1's
+/// copy and then LPNs 1 and 2 onto LPN 0's copy that the first remap was
+/// freeing (skipped by the simulator) and counted all three: 1 + 3 = 4.
+#[test]
+fn smartdedup_counts_each_saved_page_once() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = vec![(0, Op::Write, 0, vec![0])];
+    for i in 1..=300u32 {
+        steps.push((100 * u64::from(i), Op::Write, 100 + i, vec![i]));
+    }
+    steps.push((30_100, Op::Write, 1, vec![0]));
+    steps.push((30_200, Op::Write, 2, vec![0]));
+    steps.push((5_030_200, Op::Read, 0, vec![3]));
+    let p = handmade_at(&steps);
+    assert_eq!(p.workload.precondition, 0);
+    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(stat(&out, "engine_capacity_fps"), 28.0);
+    assert_eq!(out.metrics.counters.dedup_pages, 1, "LPN 2 hits LPN 1's copy in line");
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 1.0, "one more copy freed out of line");
+    assert_eq!(stat(&out, "engine_offline_remaps"), 1.0, "LPN 0 onto LPN 1's copy");
+    assert_eq!(stat(&out, "sim_engine_remaps"), 1.0);
+    assert_eq!(stat(&out, "sim_engine_remaps_skipped"), 0.0);
+    // 303 pages written, 301 contents: 301 live copies.
+    assert_eq!(out.live_pages, 301);
+    let saved = out.metrics.counters.dedup_pages as f64 + stat(&out, "engine_offline_dedup_pages");
+    assert_eq!(saved, (out.metrics.counters.write_pages - out.live_pages) as f64);
+}
+
+/// Write requests of 10 pages at fresh LPNs, one per ms: `true` = five
+/// hot contents (0-4, the same in every such request) and five new ones,
+/// `false` = ten new ones.
+fn hot_or_new(pattern: &[bool]) -> Prepared {
+    use crate::units::Op;
+    let mut next = 100u32;
+    let steps: Vec<_> = pattern
+        .iter()
+        .enumerate()
+        .map(|(i, &hot)| {
+            let mut c: Vec<u32> = if hot { (0..5).collect() } else { Vec::new() };
+            while c.len() < 10 {
+                c.push(next);
+                next += 1;
+            }
+            (Op::Write, 10 * i as u32, c)
+        })
+        .collect();
+    handmade(&steps, 1000)
+}
+
+fn adaptive(cfg: &Config) -> Box<dyn Engine> {
+    smart(cfg, &[("adaptive", true.into()), ("window", 10.into()), ("warm_start", false.into())])
+}
+
+/// Adaptive selectivity (§4.4) on a stationary workload with one noisy
+/// window. Windows of 10 requests, history 30, −10% / +30%. W1 (the hot
+/// contents' first writes in request 0): 45 hits / 100 pages = 0.45. W2,
+/// W3: 0.50 > mean, selectivity stays 1. W4 holds one request of new
+/// contents only: 0.45 < 0.483 → 0.9. W5 fingerprints 9 requests (the
+/// first is skipped: credit 0.9): 45 / 90 = 0.50 > 0.475 → 1.0, and
+/// stays there (0.50 is above every later mean). So 10 pages unhashed,
+/// 5 hits in each of the 197 fingerprinted requests with hot contents
+/// after the first. The bug measured W5 over all 100 pages (0.45 <
+/// 0.475), cut to 0.8, measured 0.40, and so on down to the floor.
+#[test]
+fn smartdedup_adaptive_selectivity_recovers_on_a_stationary_workload() {
+    let cfg = Config::fad_table1();
+    let pattern: Vec<bool> = (0..200).map(|i| i != 35).collect();
+    let out = run_with(&cfg, &hot_or_new(&pattern), "dedup", adaptive(&cfg));
+    assert_eq!(stat(&out, "engine_selectivity_min"), 0.9);
+    assert_eq!(stat(&out, "engine_selectivity"), 1.0);
+    assert_eq!(stat(&out, "engine_unhashed_pages"), 10.0);
+    assert_eq!(stat(&out, "engine_inline_hits"), 985.0);
+    // Off: every page fingerprinted, selectivity 1 throughout.
+    let off = run_with(&cfg, &hot_or_new(&pattern), "dedup", smart(&cfg, &[("warm_start", false.into())]));
+    assert_eq!(stat(&off, "engine_unhashed_pages"), 0.0);
+    assert_eq!(stat(&off, "engine_inline_hits"), 990.0);
+}
+
+/// Adaptive selectivity (§4.4) when the duplication level shifts: three
+/// windows with hot contents (selectivity 1), eight of new contents only
+/// (ratio 0 below every mean: −10% per window down to the 30% floor,
+/// W4-W10, while W5-W11 skip 1, 2, ..., 7 of their 10 requests), then
+/// three with hot contents again (0.5 above the mean: +30% per window,
+/// 0.3 → 0.6 → 0.9 → 1.0, skipping 7, 4 and 1 requests). 40 requests
+/// (400 pages) unhashed in all.
+#[test]
+fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
+    let cfg = Config::fad_table1();
+    let mut pattern = vec![true; 30];
+    pattern.extend([false; 80]);
+    pattern.extend([true; 40]);
+    let out = run_with(&cfg, &hot_or_new(&pattern), "dedup", adaptive(&cfg));
+    assert!((stat(&out, "engine_selectivity_min") - 0.3).abs() < 1e-12);
+    assert_eq!(stat(&out, "engine_selectivity"), 1.0);
+    assert_eq!(stat(&out, "engine_unhashed_pages"), 400.0);
+    // Hits: 5 per fingerprinted hot request after the first: 29 in the
+    // first phase, 40 - 12 in the last.
+    assert_eq!(stat(&out, "engine_inline_hits"), 5.0 * (29.0 + 28.0));
+}
+
+/// The skipped buffer is keyed by LPN (§3.3's hash table by inode and
+/// LBN): with room for two fingerprinted entries (48 B), LPN 0 written
+/// three times and LPN 1 once leave two entries (LPN 0's replaced twice),
+/// both processed at idle. A FIFO kept LPN 0's first two writes, dropped
+/// the next two as overflow, and found both stale at idle.
+#[test]
+fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[(Op::Write, 0, vec![1]), (Op::Write, 0, vec![2]), (Op::Write, 0, vec![3]), (Op::Write, 1, vec![4])],
+        1000,
+    );
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("skipped_mb", (48.0 / 1_048_576.0).into())]));
+    assert_eq!(stat(&out, "engine_skipped_replaced"), 2.0);
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&out, "engine_offline_pages"), 2.0);
+    assert_eq!(stat(&out, "engine_offline_dropped"), 0.0);
+    assert_eq!(stat(&out, "engine_skipped_left"), 0.0);
+}
+
+/// Skipped-buffer overflow: with room for one fingerprinted entry (24 B),
+/// a page at LPN 100 takes it, and content A at LPN 0, 300 other contents
+/// (A's fingerprint goes to flash: a 28-fingerprint store) and A again at
+/// LPN 1 (an in-line miss) all overflow (302). Out-of-line dedup never
+/// sees A: both copies stay (303 live). With the default 0.5 MB, LPN 0's
+/// entry finds LPN 1's copy at idle and is remapped (302 live).
+#[test]
+fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = vec![(Op::Write, 100, vec![1000]), (Op::Write, 0, vec![0])];
+    for i in 1..=300u32 {
+        steps.push((Op::Write, 100 + i, vec![i]));
+    }
+    steps.push((Op::Write, 1, vec![0]));
+    let p = handmade(&steps, 100);
+    let mut set = vec![("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(out.metrics.counters.dedup_pages, 0);
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(out.live_pages, 302);
+    set.push(("skipped_mb", (24.0 / 1_048_576.0).into()));
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(stat(&out, "engine_skipped_overflow"), 302.0);
+    assert_eq!(stat(&out, "engine_offline_pages"), 1.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 0.0);
+    assert_eq!(out.live_pages, 303);
+}
+
+/// Reference-count eviction (CAFTL's, §4.2) evicts the fingerprint with
+/// the fewest references, LRU the least recently used one. A
+/// 28-fingerprint store is filled with contents 0-27, content 0 is hit
+/// three times (4 references), then 1-27 once each (2 references), then
+/// new content 100 evicts one: refcount evicts content 1 (fewest
+/// references, first inserted), LRU content 0 (least recently used). A
+/// last write of content 0 or 1 hits or misses accordingly (30 hits
+/// before it).
+#[test]
+fn smartdedup_refcount_eviction_evicts_the_fewest_references() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let trace = |last: u32| {
+        let mut steps: Vec<_> = (0..28u32).map(|c| (Op::Write, c, vec![c])).collect();
+        for k in 0..3 {
+            steps.push((Op::Write, 100 + k, vec![0]));
+        }
+        for c in 1..28u32 {
+            steps.push((Op::Write, 200 + c, vec![c]));
+        }
+        steps.push((Op::Write, 300, vec![100]));
+        steps.push((Op::Write, 400, vec![last]));
+        handmade(&steps, 100)
+    };
+    let hits = |ev: &str, last: u32| {
+        let set = [
+            ("memory_mb", 0.001.into()),
+            ("prefix_bits", 4.into()),
+            ("warm_start", false.into()),
+            ("offline", false.into()),
+            ("eviction", ev.into()),
+        ];
+        let out = run_with(&cfg, &trace(last), "dedup", smart(&cfg, &set));
+        assert_eq!(stat(&out, "engine_capacity_fps"), 28.0);
+        assert_eq!(stat(&out, "engine_evicted_fps"), 1.0 + f64::from(u8::from(hits_miss(ev, last))), "{ev} {last}");
+        out.metrics.counters.dedup_pages
+    };
+    // Whether the last write misses (and its insertion evicts again).
+    fn hits_miss(ev: &str, last: u32) -> bool {
+        (ev == "refcount") == (last == 1)
+    }
+    assert_eq!(hits("refcount", 0), 31);
+    assert_eq!(hits("refcount", 1), 30);
+    assert_eq!(hits("lru", 0), 30);
+    assert_eq!(hits("lru", 1), 31);
+}
+
+/// The extent count (§4.5's fragmentation measure): one extent per run
+/// of a write's pages whose copies were written one after another. Copies
+/// are written in the order 1 2 3 | 4; [1,2,4,9] is two extents (1 2, then
+/// 4 and the new 9 written right after it); [3,5,6] is two (3, then the
+/// new 5 6). 1 + 1 + 2 + 2 = 6 extents in 4 writes.
+#[test]
+fn smartdedup_extents_count_runs_of_contiguous_copies() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[
+            (Op::Write, 0, vec![1, 2, 3]),
+            (Op::Write, 10, vec![4]),
+            (Op::Write, 20, vec![1, 2, 4, 9]),
+            (Op::Write, 30, vec![3, 5, 6]),
+        ],
+        1000,
+    );
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[]));
+    assert_eq!(out.metrics.counters.dedup_pages, 4);
+    assert_eq!((stat(&out, "engine_extents"), stat(&out, "engine_writes")), (6.0, 4.0));
+}
+
+/// The sharer path of out-of-line dedup, and promotion (§3.2-3.3). A at
+/// LPN 0 is processed in an idle window (nothing else holds A) and stays
+/// in memory; 300 other contents push it to flash (a 28-fingerprint
+/// store); A at LPN 1 misses in line (a new copy, in the skipped buffer)
+/// and A at LPN 2 hits that copy (a sharer). At idle, LPN 1's entry finds
+/// LPN 0's copy on flash: LPNs 1 and 2 are both remapped to it, which
+/// frees LPN 1's copy (1 page saved, 2 remaps), and the fingerprint is
+/// promoted to memory, so A at LPN 3 hits in line. 304 pages written,
+/// 301 contents: 3 saved = 2 in-line hits + 1 copy freed.
+#[test]
+fn smartdedup_out_of_line_moves_sharers_and_promotes() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = vec![(0, Op::Write, 0, vec![0])];
+    for i in 1..=300u32 {
+        steps.push((100_000 + 100 * u64::from(i), Op::Write, 100 + i, vec![i]));
+    }
+    steps.push((131_000, Op::Write, 1, vec![0]));
+    steps.push((132_000, Op::Write, 2, vec![0]));
+    steps.push((5_132_000, Op::Write, 3, vec![0]));
+    let p = handmade_at(&steps);
+    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
+    assert_eq!(out.metrics.counters.dedup_pages, 2, "LPN 2 and LPN 3 in line");
+    assert_eq!(stat(&out, "engine_offline_remaps"), 2.0);
+    assert_eq!(stat(&out, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(stat(&out, "engine_promotions"), 1.0);
+    assert_eq!(stat(&out, "sim_engine_remaps"), 2.0);
+    assert_eq!(out.live_pages, 301);
+}
+
 /// The iDedup filter (§4.5): a run of two duplicate pages is deduplicated
 /// at threshold 2 and written normally at threshold 3.
 #[test]
@@ -204,15 +462,82 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     assert_eq!(dedup_at(3), (0, 2.0));
 }
 
-/// §3.2's evaluation setting: 3 MB with a 14-bit prefix.
+/// The iDedup filter counts a run only while the stored copies are
+/// physically contiguous (§4.5), the notion the extent count uses: copies
+/// written one after another. Writes [1,2], [7], [3,4] store copies in
+/// the order 1 2 7 3 4. [1,2,3,4] is a run of four duplicates whose copies
+/// form two contiguous runs (1 2 | 3 4); [7,3,4] is one contiguous run of
+/// three. Threshold 3: only [7,3,4] is deduplicated (3 pages; 4 filtered);
+/// every write is one extent (5). Threshold 2: all 7 pages; [1,2,3,4] is
+/// two extents (6). Counting the write's run of duplicates regardless of
+/// the copies deduplicated all 7 at threshold 3.
+#[test]
+fn smartdedup_sequence_filter_needs_contiguous_copies() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let p = handmade(
+        &[
+            (Op::Write, 0, vec![1, 2]),
+            (Op::Write, 10, vec![7]),
+            (Op::Write, 20, vec![3, 4]),
+            (Op::Write, 30, vec![1, 2, 3, 4]),
+            (Op::Write, 40, vec![7, 3, 4]),
+        ],
+        1000,
+    );
+    let run = |t: i64| {
+        let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("threshold", t.into())]));
+        (out.metrics.counters.dedup_pages, stat(&out, "engine_filtered_pages"), stat(&out, "engine_extents"))
+    };
+    assert_eq!(run(3), (3, 4.0, 5.0));
+    assert_eq!(run(2), (7, 0.0, 6.0));
+    assert_eq!(run(1), (7, 0.0, 6.0));
+    assert_eq!(run(4), (0, 7.0, 5.0));
+}
+
+/// §4's evaluation setting: 3 MB with a 14-bit prefix; §3.2's 40 MB with
+/// an 18-bit prefix holds "1.3 million fingerprints"; in between and
+/// below, leaves in proportion to the budget; `prefix_bits` overrides.
 #[test]
 fn smartdedup_default_capacity() {
     let cfg = Config::fad_table1();
     let p: SmartDedupParams = params(&cfg, "smartdedup").unwrap();
-    assert_eq!((p.memory_mb, p.prefix_bits), (3.0, 14));
+    assert_eq!((p.memory_mb, p.prefix_bits), (3.0, None));
     let e = build_named("smartdedup", &cfg).unwrap();
-    let cap = e.stats().iter().find(|(k, _)| *k == "engine_capacity_fps").unwrap().1;
-    assert_eq!(cap, 98_304.0);
+    let get = |e: &dyn Engine, k: &str| e.stats().iter().find(|(n, _)| *n == k).unwrap().1;
+    assert_eq!(get(&*e, "engine_capacity_fps"), 98_304.0);
+    assert_eq!(get(&*e, "engine_prefix_bits"), 14.0);
+    // (memory, bits, capacity = (memory - 2^bits x 12 B) / 30 B).
+    for (mb, bits, cap) in [
+        (40.0, 18.0, 1_293_243.0),
+        (1.0, 12.0, 33_314.0),
+        (2.0, 13.0, 66_628.0),
+        (5.0, 15.0, 161_655.0),
+        (10.0, 16.0, 323_310.0),
+        (20.0, 17.0, 646_621.0),
+    ] {
+        let e = smart(&cfg, &[("memory_mb", mb.into())]);
+        assert_eq!((get(&*e, "engine_prefix_bits"), get(&*e, "engine_capacity_fps")), (bits, cap), "{mb} MB");
+    }
+    let e = smart(&cfg, &[("memory_mb", 1.0.into()), ("prefix_bits", 14.into())]);
+    assert_eq!((get(&*e, "engine_prefix_bits"), get(&*e, "engine_capacity_fps")), (14.0, 28_398.0));
+}
+
+/// Bad `engine.smartdedup.*` values are errors naming the key.
+#[test]
+fn smartdedup_rejects_bad_prefix_and_memory() {
+    let cfg = Config::fad_table1();
+    let err = |set: &[(&str, toml::Value)]| {
+        let mut cfg = cfg.clone();
+        let t: toml::Table = set.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
+        build_named("smartdedup", &cfg).err().expect("must fail").to_string()
+    };
+    assert!(err(&[("prefix_bits", 0.into())]).contains("prefix_bits = 0"));
+    assert!(err(&[("prefix_bits", 25.into())]).contains("prefix_bits = 25"));
+    assert!(err(&[("memory_mb", 0.0.into())]).contains("memory_mb = 0"));
+    assert!(err(&[("memory_mb", 0.1.into()), ("prefix_bits", 14.into())]).contains("memory_mb = 0.1"));
+    assert!(err(&[("prefix_bit", 14.into())]).contains("prefix_bit"));
 }
 
 // ----- Light-Dedup -----
@@ -232,13 +557,21 @@ fn light(cfg: &Config, set: &[(&str, toml::Value)]) -> Box<dyn Engine> {
 /// A workload from (op, first LPN, contents or page count) steps, one
 /// request every `gap_us`.
 fn handmade(steps: &[(crate::units::Op, u32, Vec<u32>)], gap_us: u64) -> Prepared {
+    let timed: Vec<_> =
+        steps.iter().enumerate().map(|(i, (op, lpn, c))| (gap_us * i as u64, *op, *lpn, c.clone())).collect();
+    handmade_at(&timed)
+}
+
+/// A workload from (arrival µs, op, first LPN, contents or page count)
+/// steps. Nothing is preconditioned.
+fn handmade_at(steps: &[(u64, crate::units::Op, u32, Vec<u32>)]) -> Prepared {
     use crate::units::{Nanos, Op};
     use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
     let mut reqs = Vec::new();
     let mut contents = Vec::new();
     let mut space = 0;
-    for (i, (op, lpn, c)) in steps.iter().enumerate() {
-        let arrival = Nanos::from_us(gap_us * i as u64);
+    for (at, op, lpn, c) in steps {
+        let arrival = Nanos::from_us(*at);
         match op {
             Op::Write => {
                 reqs.push(Request {

@@ -7,8 +7,10 @@
 //!
 //! * A fingerprint is a fixed 64-bit mix of the content id (content ids
 //!   stand for bytes; MD5's uniformity is what matters here). Its first
-//!   `prefix_bits` bits (default 14, the evaluation's setting, §4) select a
-//!   *group*, a leaf of the prefix tree.
+//!   `prefix_bits` bits select a *group*, a leaf of the prefix tree. By
+//!   default the prefix is sized to the memory budget as the paper sizes
+//!   it ([`prefix_bits_for`]: 14 bits at §4's 3 MB, 18 at §3.2's 40 MB,
+//!   leaves in proportion to the budget); `prefix_bits` overrides it.
 //! * **In-memory store**: per group, a list sorted by fingerprint; at most
 //!   `capacity` fingerprints in all, where `capacity = (memory - 2^prefix x
 //!   LEAF_BYTES) / FP_BYTES`. The per-entry and per-leaf sizes are derived
@@ -19,9 +21,9 @@
 //!   memory 3 MB (§4: "3MB for in-memory fingerprint store"): 98,304
 //!   fingerprints.
 //! * **On-flash store**: per group, an array sorted by fingerprint in
-//!   ceil(n x 20 B / page size) metadata pages (16-byte MD5 + 4-byte PBN per
-//!   entry: a 4 KiB page holds 204, so a 256-entry group is 1-2 pages, as
-//!   §3.2 says). Reading a group reads all its pages; writing one back
+//!   ceil(n / floor(page size / 32 B)) metadata pages (§3.2: 2^26
+//!   fingerprints in 2 GB is 32 B each; a 4 KiB page holds 128, so a
+//!   256-entry group is 2 pages, as §3.2 says). Reading a group reads all its pages; writing one back
 //!   reads and rewrites them (read-merge-write). These are timed metadata
 //!   reads and programs on the chips.
 //! * **Eviction** when the memory store is full (`eviction`):
@@ -45,17 +47,30 @@
 //!   memory (so recent data deduplicates in-line), and the page recorded in
 //!   the **skipped buffer** for out-of-line dedup. The buffer holds
 //!   `skipped_mb` (default 0.5 MB, §4) at 24 B per entry with a fingerprint
-//!   and 8 B without (§3.3: 22 K / 65 K entries in 0.5 MB); when full, new
-//!   entries are dropped and counted (a block device has no inode numbers
-//!   to fall back to, §3.3's overflow mode).
+//!   and 8 B without (§3.3: 22 K / 65 K entries in 0.5 MB). It is keyed by
+//!   the page's address, as the paper's hash table is by (inode, LBN): a
+//!   block device has neither, so the key is the LPN. Writing an LPN again
+//!   replaces its entry (the new one goes to the back of the processing
+//!   order: first recorded, first processed), or removes it when the new
+//!   write is deduplicated in line (`engine_skipped_replaced` counts
+//!   both); pages in-line deduplicated against the replaced copy stay on
+//!   it. When full, new entries are dropped and counted
+//!   (`engine_skipped_overflow`; a block device has no inode numbers to
+//!   fall back to, §3.3's overflow mode).
 //! * **Out-of-line**, at idle time (`crate::background`: idle after
 //!   `idle_ms`, at most `offline_pages` per `period_s`): each skipped page
 //!   still mapped as recorded is fingerprinted if in-line did not (a timed
 //!   data read + the hash), looked up in memory and then in its group on
 //!   flash (timed metadata reads); if another live copy with the same
 //!   fingerprint exists, the page and every page that in-line deduplicated
-//!   against it are remapped to that copy, which frees it. `drain_at_end`
-//!   processes what is left after the last request (untimed for latency).
+//!   against it are remapped to that copy, which frees it. Liveness is
+//!   judged on the mapping as the window's earlier remaps leave it (the
+//!   simulator executes them after the window), so a copy being freed is
+//!   never a target. `engine_offline_dedup_pages` counts the copies freed
+//!   (pages saved; the in-line hits among the remapped pages were counted
+//!   when written), `engine_offline_remaps` the LPNs remapped.
+//!   `drain_at_end` processes what is left after the last request
+//!   (untimed for latency).
 //!
 //! # Adaptive selectivity (§4.4) and the sequence filter (§4.5)
 //!
@@ -63,15 +78,25 @@
 //!   requests is compared with the mean of the past `history` (30)
 //!   windows; lower cuts the fraction of requests fingerprinted in-line by
 //!   `down` (10%, floor `floor` 30%), higher raises it by `up` (30%, cap
-//!   100%). Requests not fingerprinted in-line are skipped pages without a
-//!   fingerprint. Off by default (§4: "enabled and evaluated only in
+//!   100%). The ratio is in-line hits over the pages fingerprinted in
+//!   line (the paper's "observed duplication level"; a page not
+//!   fingerprinted is not observed); a window without any leaves the
+//!   selectivity alone. Requests not fingerprinted in-line are skipped
+//!   pages without a fingerprint. `engine_selectivity_min` is the lowest
+//!   selectivity reached. Off by default (§4: "enabled and evaluated only in
 //!   Section 4.4").
-//! * `threshold` T (iDedup): only runs of at least T consecutive duplicate
-//!   pages of a write are deduplicated; shorter runs are written normally
-//!   and not left to out-of-line dedup (which would undo the filter). On an
-//!   SSD "physically contiguous" has no seek meaning, so the run is over
-//!   the write's consecutive pages whatever the copies' addresses
-//!   (docs/engines.md). T = 1 is off. Fragmentation is counted as §4.5
+//! * `threshold` T (iDedup, §4.5: "applies deduplication only to a
+//!   physically contiguous sequence of writes that are duplicates"): only
+//!   runs of at least T consecutive duplicate pages of a write whose
+//!   stored copies are contiguous are deduplicated; shorter runs are
+//!   written normally and not left to out-of-line dedup (which would undo
+//!   the filter). Copies are contiguous in the sense the extent count
+//!   below uses: written one after another (consecutive in the device's
+//!   write order, which is what a log-structured flash layout lays out
+//!   contiguously; a PPN is not used because striping over chips makes
+//!   consecutive writes non-adjacent PPNs). A run of duplicates whose
+//!   copies are not contiguous is split where they break. T = 1 is off.
+//!   Fragmentation is counted as §4.5
 //!   does, in extents: a write's pages form one extent per run of pages
 //!   whose copies were written one after another (a freshly programmed run
 //!   is one extent; a deduplicated page starts a new one unless its copy
@@ -92,20 +117,39 @@ use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Lpn, Nanos};
 use serde::Deserialize;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// Bytes of one in-memory fingerprint entry (§3.2; see the module doc).
 pub const FP_BYTES: u64 = 30;
 /// Bytes of one prefix-tree leaf with its on-flash group pointer (§3.2).
 pub const LEAF_BYTES: u64 = 12;
-/// Bytes of one on-flash fingerprint entry (16-byte MD5 + 4-byte PBN).
-pub const FLASH_FP_BYTES: u64 = 20;
+/// Bytes of one on-flash fingerprint entry: §3.2's "2^26 [fingerprints]
+/// in the worst case ... requires 2GB of disk space" is 32 B each (the
+/// 16-byte MD5 and the PBN in a padded record): 128 per 4 KiB page, so a
+/// 256-fingerprint group is 2 pages ("one to two 4KB blocks", §3.2).
+pub const FLASH_FP_BYTES: u64 = 32;
 /// Skipped-buffer entry with / without its fingerprint (§3.3).
 pub const SKIPPED_BYTES_FP: u64 = 24;
 pub const SKIPPED_BYTES: u64 = 8;
 
 const MB: f64 = 1024.0 * 1024.0;
 const NIL: u32 = u32::MAX;
+
+/// The prefix length the paper pairs with a memory budget of `memory_mb`:
+/// 14 bits at 3 MB (§4) and 18 bits at 40 MB (§3.2), i.e. the number of
+/// prefix-tree leaves grows in proportion to the budget (both settings
+/// give about 5-6 fingerprints per group when the store is full:
+/// 98,304 / 2^14 and 1.3 M / 2^18). Rounded to the nearest bit in the log
+/// domain, `14 + round(log2(memory_mb / 3))`, within 1..=24: 1 MB → 12,
+/// 2 MB → 13, 5 MB → 15, 10 MB → 16, 20 MB → 17, 40 MB → 18.
+pub fn prefix_bits_for(memory_mb: f64) -> u32 {
+    let b = 14.0 + (memory_mb / 3.0).log2().round();
+    if b.is_nan() {
+        14
+    } else {
+        b.clamp(1.0, 24.0) as u32
+    }
+}
 
 /// Fingerprint eviction from the memory store.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -127,7 +171,9 @@ pub struct SmartDedupParams {
     /// In-memory fingerprint store budget, MB (MiB).
     pub memory_mb: f64,
     /// Prefix bits of the fingerprint index (groups = 2^prefix_bits).
-    pub prefix_bits: u32,
+    /// Unset: sized to the memory budget as the paper does
+    /// ([`prefix_bits_for`]).
+    pub prefix_bits: Option<u32>,
     /// Skipped-buffer budget, MB.
     pub skipped_mb: f64,
     pub eviction: Eviction,
@@ -164,7 +210,7 @@ impl Default for SmartDedupParams {
     fn default() -> Self {
         SmartDedupParams {
             memory_mb: 3.0,
-            prefix_bits: 14,
+            prefix_bits: None,
             skipped_mb: 0.5,
             eviction: Eviction::GLru,
             on_flash: true,
@@ -254,10 +300,14 @@ struct Stats {
     offline_pages: u64,
     offline_data_reads: u64,
     offline_dedup_pages: u64,
+    offline_remaps: u64,
     offline_dropped: u64,
     skipped_overflow: u64,
+    skipped_replaced: u64,
     promotions: u64,
     peak_mem_fps: u64,
+    /// Lowest selectivity reached (1 without adaptive selectivity).
+    min_selectivity: f64,
     extents: u64,
     writes: u64,
 }
@@ -265,6 +315,8 @@ struct Stats {
 /// SmartDedup. See the module doc.
 pub struct SmartDedup {
     p: SmartDedupParams,
+    /// Prefix bits in use (`prefix_bits`, or sized to the budget).
+    bits: u32,
     hash: Nanos,
     capacity: u64,
     skipped_bytes: u64,
@@ -278,7 +330,12 @@ pub struct SmartDedup {
     group_lru: LruList,
     node_lru: LruList,
     by_refs: BTreeSet<(u32, u32)>,
-    skipped: VecDeque<Skipped>,
+    /// The skipped buffer: entries in processing order (insertion number
+    /// -> entry), and each LPN's entry (the paper's hash table indexed by
+    /// inode and LBN; here by LPN).
+    skipped: BTreeMap<u64, Skipped>,
+    skipped_of: HashMap<Lpn, u64>,
+    skipped_next: u64,
     skipped_used: u64,
     /// LPNs that in-line dedup mapped to a copy still in the skipped buffer.
     sharers: HashMap<EntryId, Vec<Lpn>>,
@@ -302,16 +359,23 @@ impl SmartDedup {
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
         let p: SmartDedupParams = params(cfg, "smartdedup")?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
-        if !(1..=24).contains(&p.prefix_bits) {
-            return Err(bad(format!("prefix_bits = {}: must be 1..=24", p.prefix_bits)));
+        if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 {
+            return Err(bad(format!("memory_mb = {}: must be a positive number", p.memory_mb)));
         }
-        let leaves = (1u64 << p.prefix_bits) * LEAF_BYTES;
+        let bits = match p.prefix_bits {
+            Some(b) if !(1..=24).contains(&b) => {
+                return Err(bad(format!("prefix_bits = {b}: must be 1..=24")));
+            }
+            Some(b) => b,
+            None => prefix_bits_for(p.memory_mb),
+        };
+        let leaves = (1u64 << bits) * LEAF_BYTES;
         let memory = p.memory_mb * MB;
-        if !memory.is_finite() || memory <= leaves as f64 {
+        if memory <= leaves as f64 {
             return Err(bad(format!(
-                "memory_mb = {}: must exceed the prefix index ({} leaves x {LEAF_BYTES} B = {:.2} MB)",
+                "memory_mb = {}: must exceed the prefix index ({} leaves x {LEAF_BYTES} B = {:.2} MB; prefix_bits = {bits})",
                 p.memory_mb,
-                1u64 << p.prefix_bits,
+                1u64 << bits,
                 leaves as f64 / MB
             )));
         }
@@ -331,10 +395,11 @@ impl SmartDedup {
             return Err(bad("threshold, window and history must be at least 1".into()));
         }
         let capacity = ((memory - leaves as f64) / FP_BYTES as f64) as u64;
-        let groups = 1usize << p.prefix_bits;
+        let groups = 1usize << bits;
         Ok(Box::new(SmartDedup {
             hash: Nanos((p.hash_us * 1e3).round() as u64),
             capacity,
+            bits,
             skipped_bytes: (p.skipped_mb * MB) as u64,
             per_page: (u64::from(cfg.geometry.page_size) / FLASH_FP_BYTES).max(1),
             t_read: cfg.timing.read + cfg.timing.page_transfer,
@@ -345,7 +410,9 @@ impl SmartDedup {
             group_lru: LruList { head: NIL, tail: NIL },
             node_lru: LruList { head: NIL, tail: NIL },
             by_refs: BTreeSet::new(),
-            skipped: VecDeque::new(),
+            skipped: BTreeMap::new(),
+            skipped_of: HashMap::new(),
+            skipped_next: 0,
             skipped_used: 0,
             sharers: HashMap::new(),
             pacer: Pacer::new(Nanos((p.period_s * 1e9) as u64), p.offline_pages),
@@ -358,7 +425,7 @@ impl SmartDedup {
             scratch: Vec::new(),
             seq_of: HashMap::new(),
             seq: 0,
-            stats: Stats::default(),
+            stats: Stats { min_selectivity: 1.0, ..Stats::default() },
             p,
         }))
     }
@@ -375,7 +442,7 @@ impl SmartDedup {
 
     #[inline]
     fn group_of(&self, fp: u64) -> u32 {
-        (fp >> (64 - self.p.prefix_bits)) as u32
+        (fp >> (64 - self.bits)) as u32
     }
 
     /// Metadata pages of a group array of `n` fingerprints.
@@ -616,8 +683,29 @@ impl SmartDedup {
             return;
         }
         self.skipped_used += cost;
-        self.skipped.push_back(Skipped { lpn, content, entry, fingerprinted });
+        let k = self.skipped_next;
+        self.skipped_next += 1;
+        self.skipped.insert(k, Skipped { lpn, content, entry, fingerprinted });
+        self.skipped_of.insert(lpn, k);
         self.sharers.entry(entry).or_default();
+    }
+
+    /// Drops `lpn`'s skipped-buffer entry, if any and not for copy `now`
+    /// (the copy the LPN maps to after this write): the LPN was written
+    /// again (§3.3: the entry is replaced by the new one, or goes if the
+    /// new write needs no out-of-line dedup). Pages in-line deduplicated
+    /// against the old copy stay on it.
+    fn unskip(&mut self, lpn: Lpn, now: EntryId) {
+        let Some(&k) = self.skipped_of.get(&lpn) else { return };
+        if self.skipped.get(&k).is_some_and(|s| s.entry == now) {
+            return;
+        }
+        self.skipped_of.remove(&lpn);
+        if let Some(s) = self.skipped.remove(&k) {
+            self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
+            self.sharers.remove(&s.entry);
+            self.stats.skipped_replaced += 1;
+        }
     }
 
     /// Whether the next write request is fingerprinted in-line.
@@ -634,29 +722,38 @@ impl SmartDedup {
         }
     }
 
-    /// Adaptive selectivity bookkeeping after a write (§4.4).
-    fn observe(&mut self, pages: u64, dups: u64) {
+    /// Adaptive selectivity bookkeeping after a write (§4.4): `hashed`
+    /// pages of the write were fingerprinted in line, `dups` of them were
+    /// deduplicated. The window's ratio is over fingerprinted pages only:
+    /// a page not fingerprinted says nothing about the duplication level
+    /// (counting it would make every cut of the selectivity lower the
+    /// measured ratio and cut again). A window with no fingerprinted page
+    /// measures nothing: the selectivity stays and the history is not fed.
+    fn observe(&mut self, hashed: u64, dups: u64) {
         if !self.p.adaptive {
             return;
         }
-        self.win_pages += pages;
+        self.win_pages += hashed;
         self.win_dups += dups;
         self.win_requests += 1;
         if self.win_requests < self.p.window {
             return;
         }
-        let ratio = if self.win_pages == 0 { 0.0 } else { self.win_dups as f64 / self.win_pages as f64 };
-        if !self.past.is_empty() {
-            let mean = self.past.iter().sum::<f64>() / self.past.len() as f64;
-            if ratio < mean {
-                self.selectivity = (self.selectivity - self.p.down).max(self.p.floor);
-            } else if ratio > mean {
-                self.selectivity = (self.selectivity + self.p.up).min(1.0);
+        if self.win_pages > 0 {
+            let ratio = self.win_dups as f64 / self.win_pages as f64;
+            if !self.past.is_empty() {
+                let mean = self.past.iter().sum::<f64>() / self.past.len() as f64;
+                if ratio < mean {
+                    self.selectivity = (self.selectivity - self.p.down).max(self.p.floor);
+                } else if ratio > mean {
+                    self.selectivity = (self.selectivity + self.p.up).min(1.0);
+                }
+                self.stats.min_selectivity = self.stats.min_selectivity.min(self.selectivity);
             }
-        }
-        self.past.push_back(ratio);
-        if self.past.len() > self.p.history as usize {
-            self.past.pop_front();
+            self.past.push_back(ratio);
+            if self.past.len() > self.p.history as usize {
+                self.past.pop_front();
+            }
         }
         self.win_pages = 0;
         self.win_dups = 0;
@@ -664,10 +761,13 @@ impl SmartDedup {
     }
 
     /// Another live copy of `fp`/`content` than `not`: memory first, then
-    /// the group's flash array (a timed read of its pages).
+    /// the group's flash array (a timed read of its pages). Liveness is
+    /// judged on `view`: the FTL as this idle window's remaps leave it.
+    #[allow(clippy::too_many_arguments)]
     fn find_other(
         &mut self,
         ftl: &Ftl,
+        view: &WindowView,
         fp: u64,
         content: ContentId,
         not: EntryId,
@@ -677,7 +777,7 @@ impl SmartDedup {
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
             let e = self.nodes[n as usize].entry;
-            if e != not && is_live_copy(ftl, e, content) {
+            if e != not && view.live(ftl, e, content) {
                 return (Some((e, self.nodes[n as usize].seq)), 0);
             }
         }
@@ -694,9 +794,43 @@ impl SmartDedup {
         let found = flash[start..]
             .iter()
             .take_while(|f| f.fp == fp)
-            .find(|f| f.entry != not && is_live_copy(ftl, f.entry, content))
+            .find(|f| f.entry != not && view.live(ftl, f.entry, content))
             .map(|f| (f.entry, f.seq));
         (found, pages)
+    }
+}
+
+/// The mapping as the remaps decided so far in one idle window leave it.
+/// The simulator executes remaps only after [`Engine::idle`] returns, so
+/// without this view a later item would see a copy an earlier remap is
+/// about to free as live (and remap pages onto it: the remap is then
+/// skipped and nothing is saved), and would miss the pages an earlier
+/// remap moved onto its own copy.
+#[derive(Default)]
+struct WindowView {
+    /// LPNs remapped in this window, to their new copy.
+    moved: HashMap<Lpn, EntryId>,
+    /// Change of each copy's reference count in this window.
+    delta: HashMap<EntryId, i64>,
+}
+
+impl WindowView {
+    fn lookup(&self, ftl: &Ftl, lpn: Lpn) -> Option<EntryId> {
+        self.moved.get(&lpn).copied().or_else(|| ftl.lookup(lpn))
+    }
+
+    fn refs(&self, ftl: &Ftl, e: EntryId) -> i64 {
+        ftl.entry_live(e).map_or(0, |x| i64::from(x.refs)) + self.delta.get(&e).copied().unwrap_or(0)
+    }
+
+    fn live(&self, ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
+        is_live_copy(ftl, e, content) && self.refs(ftl, e) > 0
+    }
+
+    fn remap(&mut self, lpn: Lpn, from: EntryId, to: EntryId) {
+        self.moved.insert(lpn, to);
+        *self.delta.entry(from).or_default() -= 1;
+        *self.delta.entry(to).or_default() += 1;
     }
 }
 
@@ -729,17 +863,31 @@ impl Engine for SmartDedup {
             };
             self.scratch.push(v);
         }
-        // The iDedup filter: runs of fewer than `threshold` duplicates are
-        // written normally.
+        // The iDedup filter: runs of fewer than `threshold` duplicate pages
+        // whose copies are physically contiguous are written normally.
         let t = self.p.threshold as usize;
         let mut k = 0;
         while k < self.scratch.len() {
-            if self.scratch[k] == Verdict::Unique {
+            let Verdict::Duplicate(first) = self.scratch[k] else {
                 io.verdicts.push(Verdict::Unique);
                 k += 1;
                 continue;
-            }
-            let run = self.scratch[k..].iter().take_while(|v| matches!(v, Verdict::Duplicate(_))).count();
+            };
+            let run = if t <= 1 {
+                1
+            } else {
+                let mut prev = self.seq_of.get(&first).copied();
+                1 + self.scratch[k + 1..]
+                    .iter()
+                    .take_while(|v| {
+                        let Verdict::Duplicate(e) = v else { return false };
+                        let pos = self.seq_of.get(e).copied();
+                        let next = matches!((prev, pos), (Some(a), Some(b)) if b == a.wrapping_add(1));
+                        prev = pos;
+                        next
+                    })
+                    .count()
+            };
             let keep = run >= t;
             if !keep {
                 self.stats.filtered_pages += run as u64;
@@ -780,6 +928,7 @@ impl Engine for SmartDedup {
             if p.repeat {
                 continue;
             }
+            self.unskip(p.lpn, e);
             let hashed = io.hashed[k];
             match (io.verdicts[k], programmed[k]) {
                 (Verdict::Duplicate(d), false) => {
@@ -827,7 +976,8 @@ impl Engine for SmartDedup {
             }
         }
         self.stats.hashed_pages += io.hashed.iter().filter(|&&h| h).count() as u64;
-        self.observe(pages.len() as u64, dups);
+        let fingerprinted = pages.iter().zip(&io.hashed).filter(|(p, &h)| h && !p.repeat).count() as u64;
+        self.observe(fingerprinted, dups);
     }
 
     fn preload(&mut self, content: ContentId, entry: EntryId) {
@@ -873,8 +1023,10 @@ impl Engine for SmartDedup {
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
         let drain = window.end.is_none() && self.p.drain_at_end;
+        let mut view = WindowView::default();
         let mut x = window.start;
-        while let Some(s) = self.skipped.front().cloned() {
+        while let Some((&k, s)) = self.skipped.first_key_value() {
+            let s = s.clone();
             let at = if drain {
                 x
             } else {
@@ -883,12 +1035,15 @@ impl Engine for SmartDedup {
                     None => break,
                 }
             };
-            self.skipped.pop_front();
+            self.skipped.remove(&k);
+            self.skipped_of.remove(&s.lpn);
             self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
             let sharers = self.sharers.remove(&s.entry).unwrap_or_default();
-            let live = is_live_copy(ftl, s.entry, s.content);
-            let mapped: Vec<Lpn> =
-                std::iter::once(s.lpn).chain(sharers).filter(|&l| ftl.lookup(l) == Some(s.entry)).collect();
+            let live = view.live(ftl, s.entry, s.content);
+            let mut mapped: Vec<Lpn> =
+                std::iter::once(s.lpn).chain(sharers).filter(|&l| view.lookup(ftl, l) == Some(s.entry)).collect();
+            mapped.sort_unstable();
+            mapped.dedup();
             if !live || mapped.is_empty() {
                 self.stats.offline_dropped += 1;
                 continue;
@@ -901,15 +1056,27 @@ impl Engine for SmartDedup {
                 t += self.t_read + self.hash;
             }
             let fp = Self::fingerprint(s.content);
-            let (found, pages) = self.find_other(ftl, fp, s.content, s.entry, t, out);
+            let (found, pages) = self.find_other(ftl, &view, fp, s.content, s.entry, t, out);
             t += Nanos(self.t_read.0 * pages);
             let mut ops = Vec::new();
             match found {
                 Some((to, seq)) => {
                     for &lpn in &mapped {
                         out.remaps.push(Remap { lpn, from: s.entry, to });
+                        view.remap(lpn, s.entry, to);
                     }
-                    self.stats.offline_dedup_pages += mapped.len() as u64;
+                    self.stats.offline_remaps += mapped.len() as u64;
+                    // A page is saved when its copy loses its last
+                    // reference; the in-line hits among `mapped` were
+                    // counted as saved when they were written.
+                    if view.refs(ftl, s.entry) == 0 {
+                        self.stats.offline_dedup_pages += 1;
+                    }
+                    // Pages moved onto a copy still waiting in the buffer
+                    // move with it when that copy is processed.
+                    if let Some(list) = self.sharers.get_mut(&to) {
+                        list.extend_from_slice(&mapped);
+                    }
                     if pages > 0 {
                         self.stats.promotions += 1;
                     }
@@ -933,6 +1100,7 @@ impl Engine for SmartDedup {
         let s = &self.stats;
         vec![
             ("engine_capacity_fps", self.capacity as f64),
+            ("engine_prefix_bits", f64::from(self.bits)),
             ("engine_peak_memory_fps", s.peak_mem_fps as f64),
             ("engine_hashed_pages", s.hashed_pages as f64),
             ("engine_unhashed_pages", s.unhashed_pages as f64),
@@ -946,11 +1114,14 @@ impl Engine for SmartDedup {
             ("engine_offline_pages", s.offline_pages as f64),
             ("engine_offline_data_reads", s.offline_data_reads as f64),
             ("engine_offline_dedup_pages", s.offline_dedup_pages as f64),
+            ("engine_offline_remaps", s.offline_remaps as f64),
             ("engine_offline_dropped", s.offline_dropped as f64),
             ("engine_skipped_overflow", s.skipped_overflow as f64),
+            ("engine_skipped_replaced", s.skipped_replaced as f64),
             ("engine_skipped_left", self.skipped.len() as f64),
             ("engine_promotions", s.promotions as f64),
             ("engine_selectivity", self.selectivity),
+            ("engine_selectivity_min", s.min_selectivity),
             ("engine_extents", s.extents as f64),
             ("engine_writes", s.writes as f64),
         ]

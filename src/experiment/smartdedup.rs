@@ -247,7 +247,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     ];
     let notes = vec![
         "The paper replays months-long smartphone traces (Table 1) on its user-space simulator; they are not public. dedupsim uses FAD's FIU rows as Table II-matched replicas at each trace's own load, so absolute dedup ratios follow the replicas' content (Table II's dedup rates), not the phones'. The comparisons (eviction policies, two-level store, filter) are what carries over.".into(),
-        "Memory budgets are those of Fig. 8 (1-40 MB); a replica's unique pages can fit in the larger budgets, where all eviction policies converge. The default `--quick` scale makes the working set small: use a larger --scale to stress the store.".into(),
+        "Memory budgets are those of Fig. 8 (1-40 MB), each with the prefix length the paper pairs with its budget (14 bits at 3 MB, 18 at 40 MB, leaves in proportion to the budget: docs/engines.md); a replica's unique pages can fit in the larger budgets, where all eviction policies converge. The default `--quick` scale makes the working set small: use a larger --scale to stress the store.".into(),
         "Fragmentation is counted as extents per write (docs/engines.md): the paper counts the extents EXT4 creates; dedupsim counts runs of pages whose copies were written one after another.".into(),
     ];
     Declaration::standard(
