@@ -301,6 +301,9 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         }
     };
     if let Some(aged) = a.aged {
+        if a.cfg.set.iter().any(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == "precondition.aged")) {
+            anyhow::bail!("--aged and --set precondition.aged=... both set precondition.aged; give only one");
+        }
         a.cfg.set.push(format!("precondition.aged={aged}"));
     }
     let cfg = a.cfg.load()?;
@@ -518,6 +521,18 @@ fn reproduce_declared(
     declaration: impl Fn(&dedupsim::config::Config, f64) -> dedupsim::experiment::declare::Declaration,
 ) -> Result<()> {
     let cfg = a.cfg.load()?;
+    // The engine reproductions compare their engine's own variants with a
+    // CAFTL baseline; each variant sets dedup.engine itself, so another
+    // engine would be ignored by the variants and replace the baseline.
+    if matches!(name, "smartdedup" | "light-dedup") && cfg.dedup.engine != dedupsim::engine::DEFAULT {
+        let how = if a.cfg.engine.is_some() { "--engine" } else { "dedup.engine (--set or --config)" };
+        anyhow::bail!(
+            "{how} {}: reproduce {name} sets the dedup engine of every variant itself (its baseline runs {}); \
+             leave the engine out (its parameters: --set engine.{name}.KEY=VALUE)",
+            cfg.dedup.engine,
+            dedupsim::engine::DEFAULT
+        );
+    }
     let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 0.2 });
     if !(scale > 0.0 && scale <= 1.0) {
         anyhow::bail!("--scale {scale} must be in (0, 1]");

@@ -240,14 +240,14 @@ pub fn run(a: RunArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Requests of the benchmark workload (the reference is 1,000,000).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     requests: u64,
     /// Policies to time (comma-separated, or `all`).
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "native,dedup,fad")]
     policy: Vec<String>,
     /// Rounds: each runs every policy once, in order (interleaved, so a slow
     /// interval hits all policies alike); best and median are reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Content model for the benchmark's writes.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]

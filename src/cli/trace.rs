@@ -274,6 +274,12 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
         TraceCmd::FromFiles(a) => from_files(a),
         TraceCmd::Convert(a) => convert(a),
         TraceCmd::Synth(a) => {
+            if let Some(e) = &a.cfg.engine {
+                anyhow::bail!(
+                    "--engine {e}: trace synth writes a workload, which no dedup engine touches; leave --engine out \
+                     (give it to `run` when replaying the trace)"
+                );
+            }
             let cfg = a.cfg.load()?;
             common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &[("-o", &a.out)])?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;

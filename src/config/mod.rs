@@ -20,6 +20,7 @@ pub mod raw;
 
 pub use error::ConfigError;
 pub use overrides::apply_override;
+pub(crate) use parse::format_time_ns;
 pub use parse::parse_size;
 pub use raw::RawConfig;
 

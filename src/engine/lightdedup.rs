@@ -491,9 +491,8 @@ impl LightDedup {
 
     pub fn new(p: LightDedupParams) -> Result<Self, EngineError> {
         let bad = |reason: String| EngineError::Params { engine: "light-dedup".into(), reason };
-        if !p.hash_us.is_finite() || p.hash_us < 0.0 {
-            return Err(bad(format!("hash_us = {}: must be a non-negative number", p.hash_us)));
-        }
+        crate::background::check_time_param("hash_us", p.hash_us, "µs", 1e3, crate::background::MAX_HASH_TIME_NS)
+            .map_err(bad)?;
         if !(0.0..=1.0).contains(&p.collision_probability) {
             return Err(bad(format!("collision_probability = {}: must be in [0, 1]", p.collision_probability)));
         }

@@ -212,9 +212,7 @@ pub type Builder = fn(&Config) -> Result<Box<dyn Engine>, EngineError>;
 
 /// Every engine: name, description, constructor. One line per engine.
 pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", |_| {
-        Ok(Box::new(Caftl))
-    }),
+    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", Caftl::build),
     (
         "smartdedup",
         "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",

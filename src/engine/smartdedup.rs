@@ -87,10 +87,10 @@ use super::{
     is_live_copy, mix64, params, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Remap, Verdict, When,
     WriteOp, WritePage,
 };
-use crate::background::Pacer;
+use crate::background::{check_time_param, Pacer, MAX_BACKGROUND_TIME_NS, MAX_HASH_TIME_NS};
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
-use crate::units::{ContentId, Lpn, Nanos};
+use crate::units::{short_f64, ContentId, Lpn, Nanos};
 use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -315,12 +315,17 @@ impl SmartDedup {
                 leaves as f64 / MB
             )));
         }
-        for (k, v) in
-            [("skipped_mb", p.skipped_mb), ("period_s", p.period_s), ("idle_ms", p.idle_ms), ("hash_us", p.hash_us)]
-        {
-            if !v.is_finite() || v < 0.0 {
-                return Err(bad(format!("{k} = {v}: must be a non-negative number")));
-            }
+        if !p.skipped_mb.is_finite() || p.skipped_mb < 0.0 {
+            return Err(bad(format!("skipped_mb = {}: must be a non-negative number", short_f64(p.skipped_mb))));
+        }
+        // Time-like parameters: bounded like `dedup.fingerprint` (the hash)
+        // and to an hour (idle threshold, pacing period).
+        for (k, v, unit, ns, max) in [
+            ("hash_us", p.hash_us, "µs", 1e3, MAX_HASH_TIME_NS),
+            ("idle_ms", p.idle_ms, "ms", 1e6, MAX_BACKGROUND_TIME_NS),
+            ("period_s", p.period_s, "s", 1e9, MAX_BACKGROUND_TIME_NS),
+        ] {
+            check_time_param(k, v, unit, ns, max).map_err(bad)?;
         }
         for (k, v) in [("down", p.down), ("up", p.up), ("floor", p.floor)] {
             if !(0.0..=1.0).contains(&v) {

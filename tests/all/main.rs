@@ -15,5 +15,6 @@ mod ftl_props;
 mod har_fcrc;
 mod plot_fromfiles;
 mod reproduce;
+mod round_two;
 mod synth_content;
 mod trace_formats;

@@ -785,9 +785,11 @@ mod arbitrary_input {
             TraceFormat::Tencent => (num(), num(), num(), pick(&["0", "1", "2"]), num())
                 .prop_map(|(t, o, z, op, v)| format!("{t},{o},{z},{op},{v}"))
                 .boxed(),
-            TraceFormat::LibCacheSim => (num(), num(), pick(&["40", "42", "0x28", "0x2A", "28", "2a", "53", "0x2g"]), num(), num())
-                .prop_map(|(v, t, op, z, l)| format!("{v},{t},{op},{z},{l}"))
-                .boxed(),
+            TraceFormat::LibCacheSim => {
+                (num(), num(), pick(&["40", "42", "0x28", "0x2A", "28", "2a", "53", "0x2g"]), num(), num())
+                    .prop_map(|(v, t, op, z, l)| format!("{v},{t},{op},{z},{l}"))
+                    .boxed()
+            }
             TraceFormat::Ssdsim | TraceFormat::Mqsim => (num(), num(), num(), num(), pick(&["0", "1", "2"]))
                 .prop_map(|(t, d, l, z, op)| format!("{t} {d} {l} {z} {op}"))
                 .boxed(),

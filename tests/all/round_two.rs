@@ -1,0 +1,152 @@
+//! Issue 30, "Hardening, round two": one test per class of defect
+//! (docs/reliability.md, "Round two"). Run with `cargo test --release
+//! --test all round_two::`.
+
+use crate::support::Command;
+
+fn dedupsim() -> Command {
+    Command::cargo_bin("dedupsim").expect("binary builds")
+}
+
+const SYNTH: &str = "requests=200,footprint=1MiB,hot=0";
+
+fn fails(args: &[&str], code: i32, needles: &[&str]) {
+    dedupsim().args(args).assert().fails_with(code, needles);
+}
+
+/// Class A: exit 0 with a wrong, ignored or overflowing input.
+mod class_a {
+    use super::*;
+
+    /// Every time-like engine and policy parameter is bounded like
+    /// `dedup.fingerprint` (hash times) or to an hour (idle thresholds,
+    /// periods), naming the key and its unit; huge numbers print short.
+    #[test]
+    fn time_like_parameters_are_bounded() {
+        let run = |extra: &[&str], needles: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH];
+            a.extend_from_slice(extra);
+            fails(&a, 1, needles);
+        };
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.hash_us=1e13"],
+            &["hash_us = 1e13: more than 1000000 µs (1s)", "is in µs"],
+        );
+        run(&["--engine", "light-dedup", "--set", "engine.light-dedup.hash_us=1e30"], &["hash_us = 1e30"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.idle_ms=1e300"], &["idle_ms = 1e300: more than"]);
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.period_s=4000"],
+            &["period_s = 4000: more than 3600 s"],
+        );
+        fails(
+            &["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.period_ms=1e20"],
+            1,
+            &["period_ms = 1e20"],
+        );
+        // Within the bounds, runs go on.
+        dedupsim()
+            .args(["run", "-q", "-p", "dedup", "--synth", SYNTH, "--engine", "smartdedup"])
+            .args(["--set", "engine.smartdedup.hash_us=1e6"])
+            .assert()
+            .success();
+    }
+
+    /// Arrivals beyond the clock are refused at the spec (`iat=`) or the
+    /// load (`--utilization`), not blamed on `replay.time_scale`.
+    #[test]
+    fn arrivals_beyond_the_clock_name_their_cause() {
+        let spec = format!("{SYNTH},iat=exp:1e30s");
+        fails(&["run", "-q", "-p", "dedup", "--synth", &spec], 1, &["iat: 200 requests x a mean gap of 1e36 us"]);
+        let out = dedupsim().args(["run", "-q", "-p", "dedup", "--synth", &spec]).assert().get_output().clone();
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("time_scale"));
+        fails(&["reproduce", "fad", "--quick", "--utilization", "1e-12"], 2, &["a utilization below 1e-6"]);
+    }
+
+    /// Flags a subcommand ignored or let another setting contradict.
+    #[test]
+    fn ignored_or_contradicted_flags_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("o");
+        let out = out.to_str().unwrap();
+        fails(
+            &["reproduce", "smartdedup", "--quick", "--engine", "light-dedup", "--out", out],
+            1,
+            &["--engine light-dedup: reproduce smartdedup sets the dedup engine of every variant itself"],
+        );
+        fails(
+            &["reproduce", "light-dedup", "--quick", "--set", "dedup.engine=\"smartdedup\"", "--out", out],
+            1,
+            &["reproduce light-dedup sets the dedup engine", "baseline runs caftl"],
+        );
+        fails(
+            &["reproduce", "fad", "--quick", "--aged", "0.5", "--set", "precondition.aged=0.2", "--out", out],
+            1,
+            &["--aged and --set precondition.aged=... both set precondition.aged"],
+        );
+        let t = dir.path().join("t").to_str().unwrap().to_string();
+        fails(&["trace", "synth", "--engine", "smartdedup", "-o", &t], 1, &["trace synth writes a workload"]);
+        assert!(!std::path::Path::new(&t).exists());
+        fails(&["bench", "--repeat", "0"], 2, &["'--repeat <REPEAT>'"]);
+        fails(&["bench", "--requests", "0"], 2, &["'--requests <REQUESTS>'"]);
+        assert!(!std::path::Path::new(out).exists(), "nothing written");
+    }
+
+    /// `[engine.caftl]` has no parameters: any key is an error, also from a
+    /// sweep's `[grid.set]`.
+    #[test]
+    fn unknown_caftl_keys_are_errors() {
+        fails(
+            &["run", "-q", "-p", "dedup", "--synth", SYNTH, "--set", "engine.caftl.memroy_mb=3"],
+            1,
+            &["caftl has no parameters, but [engine.caftl] holds `memroy_mb`"],
+        );
+        fails(&["config", "show", "--set", "engine.caftl.x=1"], 1, &["caftl has no parameters"]);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.toml");
+        std::fs::write(
+            &f,
+            "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\"]\npolicies = [\"dedup\"]\n[grid.set]\n\"engine.caftl.x\" = [1]\n",
+        )
+        .unwrap();
+        dedupsim()
+            .args(["sweep", "-q", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&f)
+            .assert()
+            .fails_with(1, &["caftl has no parameters"]);
+    }
+
+    /// An FIO-like workload's dedup ratio must be reachable by its files.
+    #[test]
+    fn unreachable_fio_dedup_ratios_give_the_range() {
+        fails(
+            &["cluster", "-q", "--workload", "fio:dedup=20,files=4,size=8KiB"],
+            1,
+            &["a dedup ratio of 20 is out of reach", "expect a ratio of 1.905", "reachable ratios are 1 to 1.020"],
+        );
+        fails(&["cluster", "-q", "--workload", "fio:dedup=1e300"], 1, &["a dedup ratio of 1e300", "4096 pages"]);
+    }
+
+    /// Extra fields on MSR, SYSTOR, Tencent and SSDsim/MQSim lines are bad
+    /// lines when the format is named, as detection would have it.
+    #[test]
+    fn extra_fields_are_bad_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(60_000);
+        for (fmt, line, n) in [
+            ("msr", format!("1,hm,0,Write,0,4096,1,{big}"), 7),
+            ("systor", "0.1,0.001,W,1,0,4096,extra".to_string(), 6),
+            ("tencent", "1538323200,0,8,1,1,extra".to_string(), 5),
+            ("ssdsim", "0 0 0 8 1 extra".to_string(), 5),
+            ("mqsim", "0 0 0 8 1 extra".to_string(), 5),
+        ] {
+            let f = dir.path().join(fmt);
+            std::fs::write(&f, format!("{line}\n")).unwrap();
+            dedupsim()
+                .args(["trace", "stats", "--format", fmt])
+                .arg(&f)
+                .assert()
+                .fails_with(1, &[&format!("expected at most {n} fields"), "is this the right --format?"]);
+        }
+    }
+}
