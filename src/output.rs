@@ -92,6 +92,33 @@ fn destination(path: &Path, keep_ext: bool) -> Result<Dest, OutputError> {
     }
 }
 
+/// Checks, before any work, that `path` could be written at the end: a
+/// temporary file is created beside it (where [`write_file`] would create
+/// one) and removed again, so that a read-only file system, a missing
+/// permission or a name too long for the file system is reported now,
+/// naming the path, rather than after a simulation. A special file
+/// (`/dev/null`) is not probed; a directory is an error.
+pub fn probe(path: &Path) -> Result<(), OutputError> {
+    match destination(path, false)? {
+        Dest::Direct(_) => Ok(()),
+        Dest::Replace { tmp, .. } => {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
+                let e = if e.raw_os_error() == Some(36) {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{e}: the file name is longer than this file system allows (with the temporary suffix dedupsim writes through)"),
+                    )
+                } else {
+                    e
+                };
+                OutputError::new(path, e)
+            })?;
+            let _ = std::fs::remove_file(&tmp);
+            Ok(())
+        }
+    }
+}
+
 /// Writes `path` whole or not at all: `fill` is given the path to write
 /// (a temporary file beside `path` with the same extension, or `path`
 /// itself when it is a special file) and must create and complete it; the result is then synced and

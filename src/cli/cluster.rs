@@ -362,6 +362,27 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
         "--superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out"
     );
+    // Outputs checked before any work (an input, a read-only file system,
+    // a name too long): `-` is standard output.
+    let mut inputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(t) = &a.trace {
+        inputs.push(("--trace", t.as_path()));
+    }
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(j) = a.json.as_deref().filter(|p| p.as_os_str() != "-") {
+        // Job lines write into --out/cells, created here as before.
+        if let Some(dir) = j.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        outputs.push(("--json", j));
+    }
+    if let Some(j) = &a.emit_jobs {
+        outputs.push(("--emit-jobs", j.as_path()));
+    }
+    common::check_outputs(&inputs, &outputs)?;
+    let trees: Vec<(&str, &std::path::Path)> =
+        a.from_files.iter().map(|d| ("--from-files tree", d.as_path())).collect();
+    common::check_outside_trees(&trees, &outputs)?;
     let superchunks = if a.superchunk.is_empty() { vec![DEFAULT_SUPERCHUNK.to_string()] } else { a.superchunk.clone() };
     let chunks: Vec<u64> = if a.chunk.is_empty() {
         vec![base.chunk_bytes]
@@ -464,9 +485,6 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     match &a.json {
         Some(p) if p.as_os_str() == "-" => common::out(&json),
         Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            }
             dedupsim::output::write_bytes(p, json.as_bytes())?;
             common::out(&table(&reports))
         }

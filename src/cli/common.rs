@@ -72,6 +72,9 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
                 dir.display()
             );
         }
+        // A read-only file system, a missing permission or a name too
+        // long: said now, not after the work.
+        dedupsim::output::probe(out).with_context(|| format!("{flag} {}: cannot be written", out.display()))?;
         let Some(id) = file_id(out) else { continue };
         for (in_flag, input) in inputs {
             if file_id(input).as_ref() == Some(&id) {
@@ -87,6 +90,35 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
                 anyhow::bail!(
                     "{other_flag} and {flag} name the same file ({}): one would overwrite the other; give them different files",
                     out.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output inside a scanned input tree (`trace from-files DIR -o
+/// DIR/a`): it would be read as input on the next run, or, already there,
+/// be left out of the scan and overwritten. Outputs that do not exist yet
+/// are placed by their (existing) directory.
+pub fn check_outside_trees(trees: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    let resolve = |p: &Path| -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let abs = std::path::absolute(p).ok()?;
+            let dir = abs.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(abs.file_name()?))
+        })
+    };
+    for (flag, out) in outputs {
+        let Some(o) = resolve(out) else { continue };
+        for (what, tree) in trees {
+            let Ok(t) = std::fs::canonicalize(tree) else { continue };
+            if t.is_dir() && o.starts_with(&t) {
+                anyhow::bail!(
+                    "{flag} {}: the output lies inside the {what} {}; it would be scanned as input (or, already there, \
+                     left out and overwritten); write it outside the tree",
+                    out.display(),
+                    tree.display()
                 );
             }
         }

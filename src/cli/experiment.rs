@@ -312,7 +312,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         anyhow::bail!("--scale {scale} must be in (0, 1]");
     }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
-    check_out_dir(&out)?;
+    check_out_dir(&out, "reproduce fad")?;
     // Every cell simulates the base device (cells vary policy parameters only).
     a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
     let opts = fad::FadOptions {
@@ -326,10 +326,12 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         command: command_line(),
         plots: !a.no_plots,
     };
+    begin(&out, "reproduce fad")?;
     let bar = Bar::new(a.quiet);
     let result = fad::run(&cfg, &opts, &out, a.jobs.unwrap_or(0), &bar);
     bar.finish();
     let outcome = result?;
+    mark_complete(&out, "reproduce fad")?;
     let mut o = String::new();
     for c in &outcome.choices {
         if let Some(n) = &c.note {
@@ -366,7 +368,20 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
 pub fn sweep(a: SweepArgs) -> Result<()> {
     match a.cmd {
         Some(SweepCmd::Collect { dir }) => {
+            // Only a sweep's cells merge: a reproduction's directory holds
+            // another experiment's cells.
+            let owner = read_marker(&dir).map(|(o, _)| o);
+            if let Some(o) = owner.as_deref().filter(|o| !o.starts_with("sweep ")) {
+                anyhow::bail!(
+                    "sweep collect {}: the directory holds the output of `{o}`, not of a sweep's job lines; \
+                     collect the --out directory of `sweep FILE --emit-jobs`",
+                    dir.display()
+                );
+            }
             let (n, rows) = sweep::collect(&dir)?;
+            if let Some(o) = &owner {
+                mark_complete(&dir, o)?;
+            }
             if !a.quiet {
                 eprintln!(
                     "merged {n} cells into {} rows: {} and {}",
@@ -416,12 +431,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             let file = a.file.context("a sweep file is required")?;
             let s = Sweep::load(&file)?;
             let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.common.name));
-            check_out_dir(&out)?;
+            let what = format!("sweep {}", s.common.name);
+            check_out_dir(&out, &what)?;
             if let Some(jobs_file) = &a.emit_jobs {
                 common::check_outputs(&[("sweep file", &file)], &[("--emit-jobs", jobs_file)])?;
                 let plan = s.plan()?;
                 let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
                 let lines = s.job_lines(&plan, &out_abs, "dedupsim");
+                begin(&out, &what)?;
                 dedupsim::output::write_bytes(jobs_file, (lines.join("\n") + "\n").as_bytes())?;
                 eprintln!(
                     "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `dedupsim sweep collect {}`",
@@ -437,10 +454,12 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
                 a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
             }
+            begin(&out, &what)?;
             let bar = Bar::new(a.quiet);
             let result = sweep::run(&s, &out, a.jobs.unwrap_or(0), &bar);
             bar.finish();
             let (exec, rows) = result?;
+            mark_complete(&out, &what)?;
             if !a.quiet {
                 eprintln!(
                     "{} cells ({} computed, {} cached) in {:.1} s; {} rows in {} and {}",
@@ -488,30 +507,80 @@ fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
     o
 }
 
-/// Refuses an output directory that holds files but is not a previous
-/// output of an experiment (no `cells/`, `results.csv` or `timing.json`):
-/// writing reports, plots and cells into someone's unrelated directory
-/// would mix them with its files and overwrite same-named ones. A file
-/// where the directory should be is refused too.
-fn check_out_dir(out: &std::path::Path) -> Result<()> {
+/// Refuses an `--out` that is a file, a dangling symbolic link, or a
+/// non-empty directory that is not a previous output of dedupsim: writing
+/// reports, plots and cells into someone's unrelated directory would mix
+/// them with its files and overwrite same-named ones. A previous output of
+/// another experiment (its [`MARKER`] names it) is refused too, and one
+/// whose run did not finish is said so.
+fn check_out_dir(out: &std::path::Path, what: &str) -> Result<()> {
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) && !out.exists() {
+        anyhow::bail!(
+            "--out {}: is a symbolic link to {}, which does not exist; create the directory it names or choose another",
+            out.display(),
+            std::fs::read_link(out).map(|t| t.display().to_string()).unwrap_or_else(|_| "?".into())
+        );
+    }
     if out.exists() && !out.is_dir() {
         anyhow::bail!("--out {}: is a file, not a directory; give a new or empty directory", out.display());
     }
-    let Ok(mut entries) = std::fs::read_dir(out) else {
-        return Ok(()); // missing (created later) or unreadable (reported when written)
-    };
-    if entries.next().is_none() {
-        return Ok(());
+    if let Ok(mut entries) = std::fs::read_dir(out) {
+        if entries.next().is_some() {
+            let ours = ["cells", "results.csv", "timing.json", MARKER].iter().any(|m| out.join(m).exists());
+            if !ours {
+                anyhow::bail!(
+                    "--out {}: the directory is not empty and is not a previous output of dedupsim \
+                     (no cells/, results.csv or timing.json); choose an empty or new directory",
+                    out.display()
+                );
+            }
+        }
     }
-    let ours = ["cells", "results.csv", "timing.json"].iter().any(|m| out.join(m).exists());
-    if !ours {
-        anyhow::bail!(
-            "--out {}: the directory is not empty and is not a previous output of dedupsim \
-             (no cells/, results.csv or timing.json); choose an empty or new directory",
-            out.display()
-        );
+    if let Some((owner, complete)) = read_marker(out) {
+        if owner != what {
+            anyhow::bail!(
+                "--out {}: holds the output of `{owner}`; writing `{what}` there would mix two experiments' \
+                 results, reports and plots; choose another directory",
+                out.display()
+            );
+        }
+        if !complete {
+            eprintln!(
+                "warning: --out {}: the previous `{owner}` run into it did not finish (stopped or failed), so its \
+                 files were not one consistent set; this run rewrites them",
+                out.display()
+            );
+        }
     }
     Ok(())
+}
+
+/// Marks `out` as `what`'s output, incomplete until [`mark_complete`]:
+/// called just before the work starts (after every check).
+fn begin(out: &std::path::Path, what: &str) -> Result<()> {
+    write_marker(out, what, false)
+}
+
+/// The file that says which experiment an output directory holds and
+/// whether its run finished: `output of: WHAT` and `complete: yes|no`.
+const MARKER: &str = ".dedupsim-output";
+
+fn read_marker(out: &std::path::Path) -> Option<(String, bool)> {
+    let text = std::fs::read_to_string(out.join(MARKER)).ok()?;
+    let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.trim().to_string());
+    Some((field("output of:")?, field("complete:").as_deref() == Some("yes")))
+}
+
+fn write_marker(out: &std::path::Path, what: &str, complete: bool) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("--out {}: creating the directory", out.display()))?;
+    let text = format!("output of: {what}\ncomplete: {}\n", if complete { "yes" } else { "no" });
+    dedupsim::output::write_bytes(&out.join(MARKER), text.as_bytes())?;
+    Ok(())
+}
+
+/// Marks `out` as one consistent set of `what`'s outputs.
+fn mark_complete(out: &std::path::Path, what: &str) -> Result<()> {
+    write_marker(out, what, true)
 }
 
 /// Runs a declared reproduction (`experiment::declare`).
@@ -541,13 +610,16 @@ fn reproduce_declared(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
-    check_out_dir(&out)?;
+    let what = format!("reproduce {name}");
+    check_out_dir(&out, &what)?;
     let decl = declaration(&cfg, scale);
+    begin(&out, &what)?;
     let bar = Bar::new(a.quiet);
     let result =
         dedupsim::experiment::declare::run(&decl, &cfg, &out, a.jobs.unwrap_or(0), &bar, &command_line(), !a.no_plots);
     bar.finish();
     let outcome = result?;
+    mark_complete(&out, &what)?;
     if !a.quiet {
         eprintln!(
             "{} result rows on {} workloads; wrote {} and results.csv / results.json",

@@ -222,17 +222,8 @@ fn from_files(a: FromFilesArgs) -> Result<()> {
         writers: a.writers,
         hints: a.hints,
     };
-    let mut listing = fromfiles::list_files(&a.dirs)?;
-    // A previous output inside a scanned tree is not part of the data.
-    if let Ok(out) = std::fs::canonicalize(&a.out) {
-        listing.files.retain(|(p, len)| {
-            let same = p.file_name() == out.file_name() && std::fs::canonicalize(p).is_ok_and(|c| c == out);
-            if same {
-                listing.bytes -= len;
-            }
-            !same
-        });
-    }
+    common::check_outside_trees(&inputs, &[("-o", &a.out)])?;
+    let listing = fromfiles::list_files(&a.dirs)?;
     let mut progress = common::Progress::new(listing.bytes, "scanning (bytes)", a.quiet);
     let res = fromfiles::scan_listing(listing, &opts, &mut |done| progress.set(done));
     progress.finish();

@@ -489,6 +489,15 @@ impl LightDedup {
         Ok(Box::new(Self::new(params(cfg, "light-dedup")?)?))
     }
 
+    /// The engine's tables at a full device ([`super::memory_estimate`]):
+    /// per logical page an LMT slot and its two hash-map entries
+    /// (fingerprint -> slot, copy -> slot; 16 B each with their share of
+    /// the table).
+    pub fn memory_estimate(cfg: &Config) -> u64 {
+        let per_page = std::mem::size_of::<Slot>() as u64 + 2 * 16;
+        cfg.logical_pages().saturating_mul(per_page)
+    }
+
     pub fn new(p: LightDedupParams) -> Result<Self, EngineError> {
         let bad = |reason: String| EngineError::Params { engine: "light-dedup".into(), reason };
         crate::background::check_time_param("hash_us", p.hash_us, "µs", 1e3, crate::background::MAX_HASH_TIME_NS)

@@ -239,6 +239,19 @@ pub fn build_named(name: &str, cfg: &Config) -> Result<Box<dyn Engine>, EngineEr
         .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
 }
 
+/// What the engine `cfg.dedup.engine` allocates at most beside the FTL
+/// (bytes, saturating): its tables when every logical page holds a
+/// distinct content. Part of [`Config::memory_estimate`]; 0 for `caftl`
+/// (the FTL's index, counted there) and for parameters that do not
+/// validate (validation reports them).
+pub fn memory_estimate(cfg: &Config) -> u64 {
+    match cfg.dedup.engine.as_str() {
+        "smartdedup" => SmartDedup::memory_estimate(cfg),
+        "light-dedup" => LightDedup::memory_estimate(cfg),
+        _ => 0,
+    }
+}
+
 /// Names of all registered engines, in registry order.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _, _)| *n).collect()

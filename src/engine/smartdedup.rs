@@ -299,6 +299,29 @@ pub struct SmartDedup {
 }
 
 impl SmartDedup {
+    /// The engine's tables at a full device ([`super::memory_estimate`]):
+    /// `2^prefix_bits` groups (allocated up front), the in-memory store at
+    /// its capacity (node, group slot, LRU and refcount order), the
+    /// skipped buffer, and per logical page an on-flash fingerprint plus
+    /// its extent record (a hash-map entry, taken as 16 B).
+    pub fn memory_estimate(cfg: &Config) -> u64 {
+        let Ok(p) = params::<SmartDedupParams>(cfg, "smartdedup") else { return 0 };
+        if !(1..=24).contains(&p.prefix_bits) || !p.memory_mb.is_finite() || !p.skipped_mb.is_finite() {
+            return 0;
+        }
+        let groups = 1u64 << p.prefix_bits;
+        let leaves = groups * LEAF_BYTES;
+        let memory = p.memory_mb.max(0.0) * MB;
+        let logical = cfg.logical_pages();
+        let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / FP_BYTES as f64) as u64 } else { 0 };
+        let node = std::mem::size_of::<Node>() as u64 + 4 + 48;
+        let per_page = std::mem::size_of::<FlashFp>() as u64 + 16;
+        (groups * std::mem::size_of::<Group>() as u64)
+            .saturating_add(capacity.min(logical).saturating_mul(node))
+            .saturating_add((p.skipped_mb.max(0.0) * MB) as u64)
+            .saturating_add(logical.saturating_mul(per_page))
+    }
+
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
         let p: SmartDedupParams = params(cfg, "smartdedup")?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };

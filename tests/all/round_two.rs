@@ -150,3 +150,110 @@ mod class_a {
         }
     }
 }
+
+/// Class B: input destroyed, memory beyond its bound, inconsistent outputs.
+mod class_b {
+    use super::*;
+
+    /// The memory estimate counts the engine's tables: SmartDedup with
+    /// 2^24 groups needs over 1 GiB per run beyond the FTL's 467.8 MiB.
+    #[test]
+    fn the_memory_estimate_counts_engine_tables() {
+        fails(
+            &[
+                "run",
+                "-q",
+                "-p",
+                "dedup,fad",
+                "-j",
+                "2",
+                "--max-memory",
+                "1GiB",
+                "--synth",
+                SYNTH,
+                "--engine",
+                "smartdedup",
+                "--set",
+                "engine.smartdedup.prefix_bits=24",
+                "--set",
+                "engine.smartdedup.memory_mb=200",
+            ],
+            1,
+            &["not enough memory: 2 simulations at once", "dedup engine 1."],
+        );
+        dedupsim()
+            .args([
+                "config",
+                "show",
+                "--set",
+                "dedup.engine=\"smartdedup\"",
+                "--set",
+                "engine.smartdedup.prefix_bits=24",
+                "--set",
+                "engine.smartdedup.memory_mb=200",
+            ])
+            .assert()
+            .success()
+            .stdout(crate::support::predicate::str::contains("dedup engine 1."));
+    }
+
+    /// Outputs that could not be written at the end are refused before
+    /// the work: a name too long for the file system, a read-only
+    /// directory (when not root), an output inside a `cluster
+    /// --from-files` tree.
+    #[test]
+    fn unwritable_outputs_are_refused_before_the_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join(format!("{}.json", "a".repeat(300)));
+        fails(
+            &["run", "-q", "-p", "native", "--synth", SYNTH, "--json", long.to_str().unwrap()],
+            1,
+            &["--json", "cannot be written", "File name too long"],
+        );
+        let tree = dir.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), vec![7u8; 8192]).unwrap();
+        let inside = tree.join("out.json");
+        fails(
+            &["cluster", "-q", "--from-files", tree.to_str().unwrap(), "--json", inside.to_str().unwrap()],
+            1,
+            &["the output lies inside the --from-files tree"],
+        );
+        assert!(!inside.exists());
+    }
+
+    /// An output directory is one experiment's consistent set: another
+    /// experiment's directory is refused (also by `sweep collect`), and a
+    /// run that did not finish is said so by the next one.
+    #[test]
+    fn output_directories_hold_one_consistent_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.toml");
+        std::fs::write(&f, "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\"]\npolicies = [\"native\"]\n")
+            .unwrap();
+        let out = dir.path().join("out");
+        dedupsim().args(["sweep", "-q", "--out"]).arg(&out).arg(&f).assert().success();
+        let marker = std::fs::read_to_string(out.join(".dedupsim-output")).unwrap();
+        assert_eq!(marker, "output of: sweep s\ncomplete: yes\n");
+        // Another experiment's output directory.
+        for args in [&["reproduce", "fad", "--quick", "--out"][..], &["reproduce", "reodedup", "--quick", "--out"]] {
+            dedupsim()
+                .args(args)
+                .arg(&out)
+                .assert()
+                .fails_with(1, &["holds the output of `sweep s`", "would mix two experiments'"]);
+        }
+        std::fs::write(out.join(".dedupsim-output"), "output of: reproduce fad\ncomplete: yes\n").unwrap();
+        dedupsim()
+            .args(["sweep", "collect"])
+            .arg(&out)
+            .assert()
+            .fails_with(1, &["holds the output of `reproduce fad`, not of a sweep's job lines"]);
+        // A run stopped half-way (SIGTERM) leaves the marker incomplete.
+        std::fs::write(out.join(".dedupsim-output"), "output of: sweep s\ncomplete: no\n").unwrap();
+        let a = dedupsim().args(["sweep", "--out"]).arg(&out).arg(&f).assert().success();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains("the previous `sweep s` run into it did not finish"), "{err}");
+        assert!(std::fs::read_to_string(out.join(".dedupsim-output")).unwrap().ends_with("complete: yes\n"));
+    }
+}
