@@ -126,6 +126,11 @@ pub fn check_outside_trees(trees: &[(&str, &Path)], outputs: &[(&str, &Path)]) -
     Ok(())
 }
 
+/// An error and its causes as one line, as `main` prints it.
+pub fn error_text(e: &anyhow::Error) -> String {
+    super::error_chain(e)
+}
+
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
@@ -182,12 +187,40 @@ pub struct MemoryArgs {
     /// Refuse to start when the simulations running at once need more than SIZE by estimate
     /// (e.g. 8GiB; `config show` prints one run's). Default: the machine's available memory
     /// (MemAvailable).
-    #[arg(long, value_name = "SIZE", value_parser = parse_memory_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_size, allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
 }
 
 fn parse_memory_size(s: &str) -> std::result::Result<u64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!("`{s}` is negative: a memory size is at least 0, e.g. 8GiB"));
+    }
     dedupsim::config::parse_size(s)
+}
+
+/// A whole number flag (`--seed`, `-j`): a negative value is said to be
+/// one (clap's default read `-5` as an unknown flag).
+pub fn parse_unsigned<T: std::str::FromStr + std::fmt::Display + num_max::Max>(
+    s: &str,
+) -> std::result::Result<T, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative: give a whole number from 0 to {}", T::MAX));
+    }
+    t.parse::<T>().map_err(|_| format!("`{s}` is not a whole number from 0 to {}", T::MAX))
+}
+
+/// The largest value of the unsigned types [`parse_unsigned`] reads.
+pub mod num_max {
+    pub trait Max {
+        const MAX: Self;
+    }
+    impl Max for u64 {
+        const MAX: u64 = u64::MAX;
+    }
+    impl Max for usize {
+        const MAX: usize = usize::MAX;
+    }
 }
 
 /// The machine's available memory (Linux: `MemAvailable` of /proc/meminfo).
@@ -318,7 +351,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Seed for content models and synthetic workloads (overrides the config's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_unsigned::<u64>)]
     pub seed: Option<u64>,
 }
 

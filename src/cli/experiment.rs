@@ -46,13 +46,13 @@ pub struct DeclaredArgs {
     #[arg(long)]
     quick: bool,
     /// Replica scale in (0, 1] (overrides --quick's 0.05; default 0.2).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Skip the PNG/SVG plots.
     #[arg(long)]
     no_plots: bool,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     #[command(flatten)]
     cfg: ConfigArgs,
@@ -74,11 +74,11 @@ pub struct FadArgs {
     #[arg(long)]
     quick: bool,
     /// Replica scale in (0, 1] (overrides --quick's 0.05).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Load of the replicas: `known` (each trace's own average load: Table II's I/Os over the
     /// trace's duration) or a utilization of the busiest device resource in (0, 1], e.g. 0.4.
-    #[arg(long, default_value = "known", value_name = "LOAD")]
+    #[arg(long, default_value = "known", value_name = "LOAD", allow_negative_numbers = true)]
     utilization: Load,
     /// Also run the gap decomposition and the load sensitivity (at most --quick's scale; on by
     /// default without --quick).
@@ -101,13 +101,13 @@ pub struct FadArgs {
     only: Vec<String>,
     /// Aged start: this fraction of every plane's blocks holds stale data, so
     /// that GC (and FAD's GC hint, §III-G) runs; same as --set precondition.aged=X.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     aged: Option<f64>,
     /// Skip the PNG/SVG plots.
     #[arg(long)]
     no_plots: bool,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     #[command(flatten)]
     cfg: ConfigArgs,
@@ -134,7 +134,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE")]
     emit_jobs: Option<PathBuf>,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     /// No progress bar.
     #[arg(long, short = 'q')]
@@ -170,7 +170,7 @@ struct RunCellArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Seed (overrides the config's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: Option<u64>,
     /// Content model for pages without content.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
@@ -198,8 +198,8 @@ struct RunCellArgs {
     out: PathBuf,
 }
 
-fn kv(s: &str) -> Result<(String, String)> {
-    let (k, v) = s.split_once('=').with_context(|| format!("`{s}` is not KEY=VALUE"))?;
+fn kv(s: &str, flag: &str) -> Result<(String, String)> {
+    let (k, v) = s.split_once('=').with_context(|| format!("{flag} `{s}` is not KEY=VALUE"))?;
     Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
@@ -398,8 +398,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 (None, Some(f)) => BaseSource::File(f.clone()),
                 (None, None) => BaseSource::Default,
             };
-            let fixed = c.set.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
-            let params = c.param.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
+            let fixed = c.set.iter().map(|s| kv(s, "--set")).collect::<Result<Vec<_>>>()?;
+            let params = c.param.iter().map(|s| kv(s, "--param")).collect::<Result<Vec<_>>>()?;
+            let param_keys: Vec<String> = params.iter().map(|(k, _)| k.clone()).collect();
             let args = CellArgs {
                 common: Common {
                     name: c.name.clone(),
@@ -416,7 +417,15 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 params,
                 out: c.out.clone(),
             };
-            let (rec, cached) = args.run(&dedupsim::experiment::Silent)?;
+            // The library applies a cell's parameters as overrides: an
+            // error about one names --param, the flag that gave it.
+            let (rec, cached) = args.run(&dedupsim::experiment::Silent).map_err(|e| {
+                let msg = common::error_text(&anyhow::Error::from(e));
+                match param_keys.iter().find(|k| msg.starts_with(&format!("--set {k}="))) {
+                    Some(_) => anyhow::anyhow!("{}", msg.replacen("--set", "--param", 1)),
+                    None => anyhow::anyhow!("{msg}"),
+                }
+            })?;
             eprintln!(
                 "{} {} {}: {} (key {})",
                 rec.workload,

@@ -40,13 +40,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Open-loop replay with timestamps multiplied by this factor (< 1 = faster).
-    #[arg(long, conflicts_with = "queue_depth")]
+    #[arg(long, conflicts_with = "queue_depth", allow_negative_numbers = true)]
     time_scale: Option<f64>,
     /// Closed-loop replay with this many requests outstanding (ignores timestamps).
     #[arg(long)]
     queue_depth: Option<u32>,
     /// Parallel runs (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     /// Print every run's full table, not just the comparison.
     #[arg(long, short = 'v')]

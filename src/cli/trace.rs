@@ -185,7 +185,7 @@ pub struct FromFilesArgs {
     #[arg(long, default_value = "none")]
     read_phase: ReadPhase,
     /// Seed of the Zipf read phase.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
     /// Page size in bytes (a power of two, at least 4096); files start on page boundaries.
     #[arg(long, default_value_t = 4096)]

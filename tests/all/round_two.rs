@@ -257,3 +257,77 @@ mod class_b {
         assert!(std::fs::read_to_string(out.join(".dedupsim-output")).unwrap().ends_with("complete: yes\n"));
     }
 }
+
+/// Class C: misleading messages.
+mod class_c {
+    use super::*;
+
+    /// Negative numbers are values, rejected with a message about them
+    /// (clap said "unexpected argument '-1' found").
+    #[test]
+    fn negative_numbers_are_values_with_clear_errors() {
+        fails(&["run", "-q", "--time-scale", "-1"], 1, &["replay.time_scale = -1.0: must be a positive finite factor"]);
+        fails(&["run", "-q", "--seed", "-5"], 2, &["`-5` is negative: give a whole number from 0 to"]);
+        fails(&["run", "-q", "--max-memory", "-1GiB"], 2, &["`-1GiB` is negative: a memory size is at least 0"]);
+        fails(&["run", "-q", "-j", "-2"], 2, &["`-2` is negative"]);
+        fails(&["reproduce", "fad", "--quick", "--aged", "-1"], 1, &["precondition.aged = -1.0"]);
+        fails(&["reproduce", "fad", "--quick", "--scale", "-1"], 1, &["--scale -1 must be in (0, 1]"]);
+        fails(&["cluster", "-q", "--update-ratio", "-1"], 1, &["--update-ratio: -1 is not in [0, 1]"]);
+        for args in [&["run", "-q", "--seed", "-5"][..], &["reproduce", "fad", "--aged", "-1"]] {
+            let a = dedupsim().args(args).assert();
+            assert!(!String::from_utf8_lossy(&a.get_output().stderr).contains("unexpected argument"));
+        }
+    }
+
+    /// Messages that named the wrong problem or the wrong flag.
+    #[test]
+    fn messages_name_the_real_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        // An append offset of 2^64: out of range, not a malformed hint.
+        let t = dir.path().join("h.native");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096 0 - o\n1000 W 4096 4096 0 - a:18446744073709551616\n")
+            .unwrap();
+        dedupsim()
+            .args(["trace", "stats"])
+            .arg(&t)
+            .assert()
+            .fails_with(1, &["field 7 (hint) is out of range: the append offset must be at most 2^64-1"]);
+        // With --wrap, an append hint beyond 2^32 pages folds like its request.
+        let t = dir.path().join("w.native");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096 0 -\n1000 W 4096 4096 0 - a:100000000000000000\n").unwrap();
+        let a =
+            dedupsim().args(["run", "-q", "-p", "die-hint", "--preset", "tiny", "--wrap", "--trace"]).arg(&t).assert();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(!err.contains("use --wrap"), "{err}");
+        // `sweep run-cell --param` errors name --param.
+        dedupsim()
+            .args(["sweep", "run-cell", "--name", "x", "--workload", "synth:requests=100", "--policy", "fad"])
+            .args(["--param", "geometry.chanels=3", "--out"])
+            .arg(dir.path().join("rc"))
+            .assert()
+            .fails_with(1, &["--param geometry.chanels=3: unknown key"]);
+        // A superchunk count beyond 2^32 - 1 is out of range, not "not a whole number of chunks".
+        fails(
+            &["cluster", "-q", "--mode", "superchunk", "--superchunk", "18446744073709551615"],
+            1,
+            &["a count of chunks must be at most 4294967295"],
+        );
+        // A dangling symbolic link as --out.
+        #[cfg(unix)]
+        {
+            let l = dir.path().join("link");
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &l).unwrap();
+            fails(
+                &["reproduce", "fad", "--quick", "--out", l.to_str().unwrap()],
+                1,
+                &["is a symbolic link to", "which does not exist"],
+            );
+        }
+        // Huge numbers print short in errors and "changed from" lines.
+        let a = dedupsim()
+            .args(["run", "-p", "dedup", "--synth", SYNTH, "--set", "policy.fad.rho=1e300"])
+            .assert()
+            .success();
+        assert!(String::from_utf8_lossy(&a.get_output().stdout).contains("policy.fad.rho=1e300"));
+    }
+}
