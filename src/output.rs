@@ -72,6 +72,10 @@ fn temp_beside(target: &Path, keep_ext: bool) -> Result<PathBuf, OutputError> {
 }
 
 fn destination(path: &Path, keep_ext: bool) -> Result<Dest, OutputError> {
+    // `-` is standard output, for every output flag.
+    if path.as_os_str() == "-" {
+        return Ok(Dest::Direct(PathBuf::from("/dev/stdout")));
+    }
     match std::fs::metadata(path) {
         // Follows symbolic links: a link to a regular file replaces the file.
         Ok(m) if !m.is_file() && !m.is_dir() => Ok(Dest::Direct(path.to_path_buf())),

@@ -60,7 +60,14 @@ fn file_id(p: &Path) -> Option<FileId> {
 /// that could not be written at the end: a directory, or a file in a
 /// directory that does not exist.
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    let stdout: Vec<&str> = outputs.iter().filter(|(_, p)| p.as_os_str() == "-").map(|(f, _)| *f).collect();
+    if stdout.len() > 1 {
+        anyhow::bail!("{} all name standard output (-); give files to all but one", stdout.join(" and "));
+    }
     for (i, (flag, out)) in outputs.iter().enumerate() {
+        if out.as_os_str() == "-" {
+            continue; // standard output
+        }
         if out.is_dir() {
             anyhow::bail!("{flag} {}: is a directory; give a file name", out.display());
         }

@@ -26,7 +26,7 @@ pub enum ReproduceCmd {
     /// FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the
     /// die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md).
     Fast24(DeclaredArgs),
-    /// Light-Dedup (Zhou et al., ATC'23): hint hit rate with and without trust degrees,
+    /// Light-Dedup (Qiu et al., ATC'23): hint hit rate with and without trust degrees,
     /// duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged),
     /// verify reads vs hash time (docs/engines.md).
     LightDedup(DeclaredArgs),
@@ -42,10 +42,10 @@ pub struct DeclaredArgs {
     /// Output directory (default: out/<name>, or out/<name>-quick with --quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Scaled-down replicas (1/20 of Table II's I/O counts).
+    /// Scaled-down workloads (scale 0.05, the quick preview).
     #[arg(long)]
     quick: bool,
-    /// Replica scale in (0, 1] (overrides --quick's 0.05; default 0.2).
+    /// Workload scale in (0, 1] (overrides --quick's 0.05; default 0.2).
     #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Skip the PNG/SVG plots.
@@ -70,7 +70,8 @@ pub struct FadArgs {
     /// Output directory (default: out/fad, or out/fad-quick with --quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Scaled-down replicas (1/20 of Table II's I/O counts): about a minute on two cores.
+    /// Scaled-down replicas (1/20 of Table II's I/O counts): seconds on two cores (gap
+    /// decomposition off unless --gap).
     #[arg(long)]
     quick: bool,
     /// Replica scale in (0, 1] (overrides --quick's 0.05).

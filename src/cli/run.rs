@@ -33,10 +33,11 @@ pub struct RunArgs {
     /// With --check: full invariant check interval in requests (default 0 = only at the end).
     #[arg(long, requires = "check", value_name = "N")]
     check_every: Option<u64>,
-    /// Write every run's full report (with HDR histograms) as a JSON array.
+    /// Write every run's full report (with HDR histograms) as a JSON array (`-`: standard
+    /// output, instead of the table).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Write one CSV row per run.
+    /// Write one CSV row per run (`-`: standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Open-loop replay with timestamps multiplied by this factor (< 1 = faster).
@@ -199,6 +200,10 @@ pub fn run(a: RunArgs) -> Result<()> {
                 eprintln!("warning: {}: {w}", r.policy);
             }
         }
+    }
+    // `--json -` / `--csv -`: standard output holds that output alone.
+    if [&a.json, &a.csv].iter().any(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-")) {
+        return Ok(());
     }
     let mut o = String::new();
     if reports.len() == 1 || a.verbose {

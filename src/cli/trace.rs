@@ -187,8 +187,9 @@ pub struct FromFilesArgs {
     /// Seed of the Zipf read phase.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
-    /// Page size in bytes (a power of two, at least 4096); files start on page boundaries.
-    #[arg(long, default_value_t = 4096)]
+    /// Page size (a power of two, at least 4096), bytes or with a unit (16KiB); files start on
+    /// page boundaries.
+    #[arg(long, default_value = "4096", value_parser = parse_page_size)]
     page_size: u32,
     /// Time between consecutive requests, e.g. 100us, 1ms.
     #[arg(long, default_value = "100us", value_parser = fromfiles::parse_interval)]
@@ -208,6 +209,12 @@ pub struct FromFilesArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+}
+
+/// `--page-size`: a size as everywhere else (`16KiB`, `4096`).
+fn parse_page_size(s: &str) -> std::result::Result<u32, String> {
+    let b = dedupsim::config::parse_size(s)?;
+    u32::try_from(b).map_err(|_| format!("`{s}` is {b} bytes, more than a page can be (at most 2^32 - 1 bytes)"))
 }
 
 fn from_files(a: FromFilesArgs) -> Result<()> {

@@ -331,3 +331,64 @@ mod class_c {
         assert!(String::from_utf8_lossy(&a.get_output().stdout).contains("policy.fad.rho=1e300"));
     }
 }
+
+/// Class D: one set of conventions.
+mod class_d {
+    use super::*;
+
+    /// `-` means standard output for every output flag (`run --json -`
+    /// wrote a file named `-`); two outputs cannot both take it.
+    #[test]
+    fn a_dash_is_standard_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dedupsim()
+            .current_dir(dir.path())
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--json", "-"])
+            .assert()
+            .success();
+        let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(out.starts_with("[\n") && out.contains("\"dedupsim_version\""), "{out}");
+        assert!(!dir.path().join("-").exists());
+        fails(
+            &["run", "-q", "-p", "native", "--synth", "requests=100", "--json", "-", "--csv", "-"],
+            1,
+            &["--json and --csv all name standard output"],
+        );
+    }
+
+    /// Sizes take units everywhere (`trace from-files --page-size 16KiB`);
+    /// `trace stats` says n/a for a missing average and shows short spans
+    /// in their unit.
+    #[test]
+    fn units_and_stats_conventions() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("t");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), vec![1u8; 20000]).unwrap();
+        let out = dir.path().join("o.native");
+        dedupsim()
+            .args(["trace", "from-files", "-q", "--page-size", "16KiB", "-o"])
+            .arg(&out)
+            .arg(&tree)
+            .assert()
+            .success();
+        let w = dir.path().join("w.native");
+        std::fs::write(&w, "# dedupsim-trace v1\n0 W 0 4096 0\n300000 W 4096 4096 0\n").unwrap();
+        let a = dedupsim().args(["trace", "stats"]).arg(&w).assert().success();
+        let s = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(s.contains("avg read size       n/a") && s.contains("duration            300.000 µs"), "{s}");
+    }
+
+    /// Help texts that were wrong or copied.
+    #[test]
+    fn help_texts_say_what_the_command_does() {
+        let help = |args: &[&str]| {
+            String::from_utf8_lossy(&dedupsim().args(args).assert().success().get_output().stdout).to_string()
+        };
+        let t = help(&["--help"]);
+        assert!(t.contains("(convert)") && t.contains("(from-files)"), "{t}");
+        assert!(!help(&["reproduce", "fast24", "--help"]).contains("Table II"));
+        assert!(!help(&["reproduce", "fad", "--help"]).contains("about a minute"));
+        assert!(help(&["reproduce", "--help"]).contains("Light-Dedup (Qiu et al."));
+    }
+}
