@@ -16,7 +16,35 @@
 //! arriving while a background read or program occupies a chip waits for
 //! it, which is the interference the model is for.
 
-use crate::units::Nanos;
+use crate::units::{short_f64, Nanos};
+
+/// Longest per-page hash time an engine parameter may give: 1 s, the bound
+/// of `dedup.fingerprint`.
+pub const MAX_HASH_TIME_NS: f64 = 1e9;
+
+/// Longest idle threshold or pacing period of background work: one hour
+/// (a longer one would never open a window in any trace, and
+/// multiplied out it saturates simulated time).
+pub const MAX_BACKGROUND_TIME_NS: f64 = 3.6e12;
+
+/// Checks a time-like parameter `key` given as a number of `unit`s
+/// (`ns_per_unit` nanoseconds each): finite, not negative, at most
+/// `max_ns`. The error names the key, the value (short), the bound in the
+/// parameter's unit and what to check.
+pub fn check_time_param(key: &str, v: f64, unit: &str, ns_per_unit: f64, max_ns: f64) -> Result<(), String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{key} = {}: must be a non-negative number of {unit}", short_f64(v)));
+    }
+    if v * ns_per_unit > max_ns {
+        return Err(format!(
+            "{key} = {}: more than {} {unit} ({}); simulated time would saturate. Check the unit: {key} is in {unit}",
+            short_f64(v),
+            short_f64(max_ns / ns_per_unit),
+            crate::config::format_time_ns(max_ns as u64),
+        ));
+    }
+    Ok(())
+}
 
 /// An idle window offered to background work: the device has had no host
 /// arrival since `start` minus the idle threshold, and the next arrives at

@@ -72,6 +72,10 @@ fn temp_beside(target: &Path, keep_ext: bool) -> Result<PathBuf, OutputError> {
 }
 
 fn destination(path: &Path, keep_ext: bool) -> Result<Dest, OutputError> {
+    // `-` is standard output, for every output flag.
+    if path.as_os_str() == "-" {
+        return Ok(Dest::Direct(PathBuf::from("/dev/stdout")));
+    }
     match std::fs::metadata(path) {
         // Follows symbolic links: a link to a regular file replaces the file.
         Ok(m) if !m.is_file() && !m.is_dir() => Ok(Dest::Direct(path.to_path_buf())),
@@ -89,6 +93,33 @@ fn destination(path: &Path, keep_ext: bool) -> Result<Dest, OutputError> {
             Ok(Dest::Replace { target, tmp })
         }
         Err(_) => Ok(Dest::Replace { target: path.to_path_buf(), tmp: temp_beside(path, keep_ext)? }),
+    }
+}
+
+/// Checks, before any work, that `path` could be written at the end: a
+/// temporary file is created beside it (where [`write_file`] would create
+/// one) and removed again, so that a read-only file system, a missing
+/// permission or a name too long for the file system is reported now,
+/// naming the path, rather than after a simulation. A special file
+/// (`/dev/null`) is not probed; a directory is an error.
+pub fn probe(path: &Path) -> Result<(), OutputError> {
+    match destination(path, false)? {
+        Dest::Direct(_) => Ok(()),
+        Dest::Replace { tmp, .. } => {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
+                let e = if e.raw_os_error() == Some(36) {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{e}: the file name is longer than this file system allows (with the temporary suffix dedupsim writes through)"),
+                    )
+                } else {
+                    e
+                };
+                OutputError::new(path, e)
+            })?;
+            let _ = std::fs::remove_file(&tmp);
+            Ok(())
+        }
     }
 }
 

@@ -327,7 +327,13 @@ impl RunReport {
     /// takes it (`changed from fad-table1: key=value, ...`), if anything.
     pub fn changes_line(&self) -> Option<String> {
         (!self.config_changes.is_empty()).then(|| {
-            let kv: Vec<String> = self.config_changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            // A float beyond 1e12 (`1e300`) prints in exponent form, not
+            // as hundreds of digits.
+            let short = |v: &str| match v.parse::<f64>() {
+                Ok(x) if v.contains(['.', 'e', 'E']) && x.abs() >= 1e12 => crate::units::short_f64(x),
+                _ => v.to_string(),
+            };
+            let kv: Vec<String> = self.config_changes.iter().map(|(k, v)| format!("{k}={}", short(v))).collect();
             format!("changed from {}: {}", self.config_reference, kv.join(", "))
         })
     }

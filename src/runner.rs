@@ -30,6 +30,40 @@ pub enum RunError {
     /// ([`prepare_for`] with `need_content = false`).
     #[error("policy {0} deduplicates, but the workload was prepared without page contents")]
     NoContents(String),
+    /// The run's simulated clock reached its end (2^63 ns and beyond):
+    /// times, rates and latencies would be clamped, not measured.
+    #[error(
+        "policy {policy}: the simulated clock saturated (the run reached {span_s:.0} s, the limit of 64-bit \
+         nanoseconds), so its times and latencies would be meaningless; {culprits}"
+    )]
+    ClockSaturated { policy: String, span_s: f64, culprits: String },
+}
+
+/// Simulated spans from this one on count as a saturated clock.
+const SATURATED_SPAN_S: f64 = (1u64 << 63) as f64 / 1e9;
+
+/// The time-like settings a saturated run changed, for its error message.
+fn time_culprits(cfg: &Config) -> String {
+    let time_like = |k: &str| {
+        k.starts_with("timing.")
+            || k.starts_with("replay.")
+            || k == "dedup.fingerprint"
+            || ["_us", "_ms", "_s", "_ns"].iter().any(|u| k.ends_with(u))
+    };
+    let changed: Vec<String> = cfg
+        .changes()
+        .into_iter()
+        .filter(|(k, _)| time_like(k))
+        .map(|(k, v)| match v.parse::<f64>() {
+            Ok(x) => format!("{k} = {}", crate::units::short_f64(x)),
+            Err(_) => format!("{k} = {v}"),
+        })
+        .collect();
+    if changed.is_empty() {
+        "check the workload's arrival times (the trace's time unit, a synthetic spec's iat=)".to_string()
+    } else {
+        format!("the time-like settings changed from {}: {}; lower them", cfg.reference_preset(), changed.join(", "))
+    }
 }
 
 /// A workload ready to replay: preconditioning added, every write has content.
@@ -136,7 +170,15 @@ pub fn run_one(
         prepared.content_model.clone(),
         prepared.content_dedup_rate,
     );
-    Ok(RunReport::new(meta, out))
+    let report = RunReport::new(meta, out);
+    if report.summary.duration_s >= SATURATED_SPAN_S {
+        return Err(RunError::ClockSaturated {
+            policy: policy.to_string(),
+            span_s: report.summary.duration_s,
+            culprits: time_culprits(cfg),
+        });
+    }
+    Ok(report)
 }
 
 /// What a report says of a run's configuration and workload besides what
@@ -162,6 +204,17 @@ mod tests {
     use super::*;
     use crate::units::{ContentId, Nanos};
     use crate::workload::{Provenance, Request, NO_CONTENT};
+
+    /// A saturated clock's error names the time-like settings the run
+    /// changed (issue 30).
+    #[test]
+    fn a_saturated_clock_names_the_changed_time_settings() {
+        let cfg = Config::load(Some("tiny"), &["engine.smartdedup.idle_ms=5e5".into(), "timing.read=\"1ms\"".into()])
+            .unwrap();
+        let c = time_culprits(&cfg);
+        assert!(c.contains("engine.smartdedup.idle_ms = 500000") && c.contains("timing.read"), "{c}");
+        assert!(time_culprits(&Config::fad_table1()).contains("arrival times"));
+    }
 
     /// The realized rate a run reports is the replayed writes' own (issue 12
     /// item 6), not mixed with the preconditioning content: here the trace

@@ -34,7 +34,7 @@
 //! search, so the 1,000,000-request [`SynthSpec::benchmark`] workload takes a
 //! few tens of milliseconds in release builds.
 
-use crate::units::{Nanos, Op};
+use crate::units::{short_f64, Nanos, Op};
 use crate::workload::{Provenance, Request, Workload, NO_CONTENT};
 use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
@@ -60,6 +60,10 @@ pub const MAX_SIZE_TABLE: u32 = 1 << 20;
 /// Other generated traces (`trace from-files --read-phase zipf:N`) share
 /// the limit.
 pub const MAX_REQUESTS: u64 = u32::MAX as u64;
+
+/// Longest expected span of synthetic arrivals (requests x mean gap):
+/// 2^61 ns, half the replayed span the simulator accepts.
+pub const MAX_ARRIVAL_SPAN_NS: f64 = (1u64 << 61) as f64;
 
 /// Salt mixed into the run seed so that the workload generator and the
 /// content model never share a random stream ("SYNTHETI" in ASCII).
@@ -378,6 +382,23 @@ impl SynthSpec {
         }
         self.size.validate()?;
         self.interarrival.validate()?;
+        // The arrivals must fit the simulator's clock with room to spare
+        // for the queues behind them (it refuses replayed spans beyond
+        // 2^62 ns): the expected span, requests x mean gap, at most 2^61 ns.
+        let span_ns = self.requests as f64 * self.interarrival.mean_us() * 1e3;
+        if span_ns > MAX_ARRIVAL_SPAN_NS {
+            return Err(invalid(
+                "interarrival",
+                format!(
+                    "iat: {} requests x a mean gap of {} us span about {} s of arrivals, beyond the {} s \
+                     (2^61 ns, about 73 years) the simulated clock can replay; use a shorter gap or fewer requests",
+                    self.requests,
+                    short_f64(self.interarrival.mean_us()),
+                    short_f64((span_ns / 1e9).round()),
+                    (MAX_ARRIVAL_SPAN_NS / 1e9).round()
+                ),
+            ));
+        }
         let page = self.page_size as u64;
         let max_req = self.size.max_pages() as u64;
         let footprint_pages = self.footprint_bytes / page;

@@ -112,3 +112,13 @@ impl fmt::Display for Op {
 
 /// Bytes in one sector (512 B), the address unit of most block traces.
 pub const SECTOR: u64 = 512;
+
+/// A number as a person would write it in a message: plain up to 15
+/// digits, else in exponent form (`1e300`, not 301 digits; `1e-12`).
+pub fn short_f64(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e12).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}

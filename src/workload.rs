@@ -178,6 +178,15 @@ impl Workload {
                         && p.lpn as u64 + p.pages as u64 == r.lpn as u64
                         && (p.pages as u64 + r.pages as u64) <= u32::MAX as u64
                         && (p.content == NO_CONTENT) == (r.content == NO_CONTENT)
+                        // A record's explicit hint must agree with the
+                        // merge: only an append continuing the previous
+                        // record joins it (an overwrite starts its own
+                        // file, its hint kept).
+                        && match hint {
+                            None => true,
+                            Some(Hint::Append { after }) => after as u64 + 1 == p.lpn as u64 + p.pages as u64,
+                            Some(Hint::Overwrite) => false,
+                        }
                 }
                 None => false,
             };
@@ -305,6 +314,21 @@ mod tests {
         w.add_precondition_with(PreconditionRule::AllReads);
         assert_eq!(w.precondition, 1);
         assert_eq!((w.hint_of(0), w.hint_of(1), w.hint_of(2)), (None, None, Some(Hint::Overwrite)));
+    }
+
+    /// An overwrite hint (or an append naming another page) on a record
+    /// contiguous with the previous one keeps it a file of its own under
+    /// `--files merged`: merging would put it under the first record's hint.
+    #[test]
+    fn merging_keeps_a_hint_that_disagrees() {
+        let mut w = Workload::from_requests(
+            Provenance::default(),
+            vec![req(Op::Write, 0, 1), req(Op::Write, 1, 1), req(Op::Write, 2, 1), req(Op::Write, 3, 1)],
+        );
+        w.hints = vec![(1, Hint::Append { after: 0 }), (2, Hint::Overwrite), (3, Hint::Append { after: 9 })];
+        assert_eq!(w.apply_file_rule(FileRule::Merged), 1);
+        assert_eq!(w.requests.iter().map(|r| (r.lpn, r.pages)).collect::<Vec<_>>(), vec![(0, 2), (2, 1), (3, 1)]);
+        assert_eq!(w.hints, vec![(1, Hint::Overwrite), (2, Hint::Append { after: 9 })]);
     }
 
     #[test]

@@ -60,10 +60,10 @@ pub struct ClusterArgs {
     #[arg(long)]
     update: Option<String>,
     /// Share of files updated after the writes, in [0, 1] [default: 0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     update_ratio: Option<f64>,
     /// Share of an updated file's chunks that change, in (0, 1] [default: 0.25].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     update_span: Option<f64>,
     /// Write buffer of a node, in chunks (relocated by csr/atr when full) [default: 1024].
     #[arg(long)]
@@ -77,7 +77,7 @@ pub struct ClusterArgs {
     #[arg(long)]
     read: Option<String>,
     /// Seed of the workload generators and the updates.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
     /// Write the reports as a JSON array (`-` = standard output, no table).
     #[arg(long, value_name = "FILE")]
@@ -150,7 +150,19 @@ fn superchunk_chunks(s: &str, chunk: u64) -> Result<u32> {
         anyhow::ensure!(n > 0, "--superchunk {s}: at least one chunk");
         return Ok(n);
     }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        anyhow::bail!(
+            "--superchunk {s}: a count of chunks must be at most {} (2^32 - 1); give fewer chunks or bytes (1MiB)",
+            u32::MAX
+        );
+    }
     let bytes = dedupsim::config::parse_size(t).map_err(|e| anyhow::anyhow!("--superchunk {e}"))?;
+    anyhow::ensure!(
+        bytes / chunk <= u64::from(u32::MAX),
+        "--superchunk {s}: {} chunks of {chunk} bytes, more than {} (2^32 - 1); give a smaller size",
+        bytes / chunk,
+        u32::MAX
+    );
     anyhow::ensure!(
         bytes >= chunk && bytes % chunk == 0,
         "--superchunk {s}: not a whole number of {chunk}-byte chunks; give bytes (1MiB) or chunks (256)"
@@ -362,6 +374,27 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
         "--superchunk applies to --mode superchunk only: add superchunk (or all) to --mode, or leave --superchunk out"
     );
+    // Outputs checked before any work (an input, a read-only file system,
+    // a name too long): `-` is standard output.
+    let mut inputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(t) = &a.trace {
+        inputs.push(("--trace", t.as_path()));
+    }
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(j) = a.json.as_deref().filter(|p| p.as_os_str() != "-") {
+        // Job lines write into --out/cells, created here as before.
+        if let Some(dir) = j.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        outputs.push(("--json", j));
+    }
+    if let Some(j) = &a.emit_jobs {
+        outputs.push(("--emit-jobs", j.as_path()));
+    }
+    common::check_outputs(&inputs, &outputs)?;
+    let trees: Vec<(&str, &std::path::Path)> =
+        a.from_files.iter().map(|d| ("--from-files tree", d.as_path())).collect();
+    common::check_outside_trees(&trees, &outputs)?;
     let superchunks = if a.superchunk.is_empty() { vec![DEFAULT_SUPERCHUNK.to_string()] } else { a.superchunk.clone() };
     let chunks: Vec<u64> = if a.chunk.is_empty() {
         vec![base.chunk_bytes]
@@ -464,9 +497,6 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     match &a.json {
         Some(p) if p.as_os_str() == "-" => common::out(&json),
         Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            }
             dedupsim::output::write_bytes(p, json.as_bytes())?;
             common::out(&table(&reports))
         }

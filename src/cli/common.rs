@@ -60,7 +60,14 @@ fn file_id(p: &Path) -> Option<FileId> {
 /// that could not be written at the end: a directory, or a file in a
 /// directory that does not exist.
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    let stdout: Vec<&str> = outputs.iter().filter(|(_, p)| p.as_os_str() == "-").map(|(f, _)| *f).collect();
+    if stdout.len() > 1 {
+        anyhow::bail!("{} all name standard output (-); give files to all but one", stdout.join(" and "));
+    }
     for (i, (flag, out)) in outputs.iter().enumerate() {
+        if out.as_os_str() == "-" {
+            continue; // standard output
+        }
         if out.is_dir() {
             anyhow::bail!("{flag} {}: is a directory; give a file name", out.display());
         }
@@ -72,6 +79,9 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
                 dir.display()
             );
         }
+        // A read-only file system, a missing permission or a name too
+        // long: said now, not after the work.
+        dedupsim::output::probe(out).with_context(|| format!("{flag} {}: cannot be written", out.display()))?;
         let Some(id) = file_id(out) else { continue };
         for (in_flag, input) in inputs {
             if file_id(input).as_ref() == Some(&id) {
@@ -92,6 +102,40 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
         }
     }
     Ok(())
+}
+
+/// Refuses an output inside a scanned input tree (`trace from-files DIR -o
+/// DIR/a`): it would be read as input on the next run, or, already there,
+/// be left out of the scan and overwritten. Outputs that do not exist yet
+/// are placed by their (existing) directory.
+pub fn check_outside_trees(trees: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    let resolve = |p: &Path| -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let abs = std::path::absolute(p).ok()?;
+            let dir = abs.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(abs.file_name()?))
+        })
+    };
+    for (flag, out) in outputs {
+        let Some(o) = resolve(out) else { continue };
+        for (what, tree) in trees {
+            let Ok(t) = std::fs::canonicalize(tree) else { continue };
+            if t.is_dir() && o.starts_with(&t) {
+                anyhow::bail!(
+                    "{flag} {}: the output lies inside the {what} {}; it would be scanned as input (or, already there, \
+                     left out and overwritten); write it outside the tree",
+                    out.display(),
+                    tree.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An error and its causes as one line, as `main` prints it.
+pub fn error_text(e: &anyhow::Error) -> String {
+    super::error_chain(e)
 }
 
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -150,12 +194,40 @@ pub struct MemoryArgs {
     /// Refuse to start when the simulations running at once need more than SIZE by estimate
     /// (e.g. 8GiB; `config show` prints one run's). Default: the machine's available memory
     /// (MemAvailable).
-    #[arg(long, value_name = "SIZE", value_parser = parse_memory_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_size, allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
 }
 
 fn parse_memory_size(s: &str) -> std::result::Result<u64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!("`{s}` is negative: a memory size is at least 0, e.g. 8GiB"));
+    }
     dedupsim::config::parse_size(s)
+}
+
+/// A whole number flag (`--seed`, `-j`): a negative value is said to be
+/// one (clap's default read `-5` as an unknown flag).
+pub fn parse_unsigned<T: std::str::FromStr + std::fmt::Display + num_max::Max>(
+    s: &str,
+) -> std::result::Result<T, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative: give a whole number from 0 to {}", T::MAX));
+    }
+    t.parse::<T>().map_err(|_| format!("`{s}` is not a whole number from 0 to {}", T::MAX))
+}
+
+/// The largest value of the unsigned types [`parse_unsigned`] reads.
+pub mod num_max {
+    pub trait Max {
+        const MAX: Self;
+    }
+    impl Max for u64 {
+        const MAX: u64 = u64::MAX;
+    }
+    impl Max for usize {
+        const MAX: usize = usize::MAX;
+    }
 }
 
 /// The machine's available memory (Linux: `MemAvailable` of /proc/meminfo).
@@ -287,7 +359,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Seed for content models and synthetic workloads (overrides the config's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_unsigned::<u64>)]
     pub seed: Option<u64>,
 }
 

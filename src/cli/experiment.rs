@@ -26,7 +26,7 @@ pub enum ReproduceCmd {
     /// FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the
     /// die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md).
     Fast24(DeclaredArgs),
-    /// Light-Dedup (Zhou et al., ATC'23): hint hit rate with and without trust degrees,
+    /// Light-Dedup (Qiu et al., ATC'23): hint hit rate with and without trust degrees,
     /// duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged),
     /// verify reads vs hash time (docs/engines.md).
     LightDedup(DeclaredArgs),
@@ -42,17 +42,17 @@ pub struct DeclaredArgs {
     /// Output directory (default: out/<name>, or out/<name>-quick with --quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Scaled-down replicas (1/20 of Table II's I/O counts).
+    /// Scaled-down workloads (scale 0.05, the quick preview).
     #[arg(long)]
     quick: bool,
-    /// Replica scale in (0, 1] (overrides --quick's 0.05; default 0.2).
-    #[arg(long)]
+    /// Workload scale in (0, 1] (overrides --quick's 0.05; default 0.2).
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Skip the PNG/SVG plots.
     #[arg(long)]
     no_plots: bool,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     #[command(flatten)]
     cfg: ConfigArgs,
@@ -70,15 +70,16 @@ pub struct FadArgs {
     /// Output directory (default: out/fad, or out/fad-quick with --quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Scaled-down replicas (1/20 of Table II's I/O counts): about a minute on two cores.
+    /// Scaled-down replicas (1/20 of Table II's I/O counts): seconds on two cores (gap
+    /// decomposition off unless --gap).
     #[arg(long)]
     quick: bool,
     /// Replica scale in (0, 1] (overrides --quick's 0.05).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Load of the replicas: `known` (each trace's own average load: Table II's I/Os over the
     /// trace's duration) or a utilization of the busiest device resource in (0, 1], e.g. 0.4.
-    #[arg(long, default_value = "known", value_name = "LOAD")]
+    #[arg(long, default_value = "known", value_name = "LOAD", allow_negative_numbers = true)]
     utilization: Load,
     /// Also run the gap decomposition and the load sensitivity (at most --quick's scale; on by
     /// default without --quick).
@@ -101,13 +102,13 @@ pub struct FadArgs {
     only: Vec<String>,
     /// Aged start: this fraction of every plane's blocks holds stale data, so
     /// that GC (and FAD's GC hint, §III-G) runs; same as --set precondition.aged=X.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     aged: Option<f64>,
     /// Skip the PNG/SVG plots.
     #[arg(long)]
     no_plots: bool,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     #[command(flatten)]
     cfg: ConfigArgs,
@@ -134,7 +135,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE")]
     emit_jobs: Option<PathBuf>,
     /// Parallel cells (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     /// No progress bar.
     #[arg(long, short = 'q')]
@@ -170,7 +171,7 @@ struct RunCellArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Seed (overrides the config's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: Option<u64>,
     /// Content model for pages without content.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
@@ -198,8 +199,8 @@ struct RunCellArgs {
     out: PathBuf,
 }
 
-fn kv(s: &str) -> Result<(String, String)> {
-    let (k, v) = s.split_once('=').with_context(|| format!("`{s}` is not KEY=VALUE"))?;
+fn kv(s: &str, flag: &str) -> Result<(String, String)> {
+    let (k, v) = s.split_once('=').with_context(|| format!("{flag} `{s}` is not KEY=VALUE"))?;
     Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
@@ -301,6 +302,9 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         }
     };
     if let Some(aged) = a.aged {
+        if a.cfg.set.iter().any(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == "precondition.aged")) {
+            anyhow::bail!("--aged and --set precondition.aged=... both set precondition.aged; give only one");
+        }
         a.cfg.set.push(format!("precondition.aged={aged}"));
     }
     let cfg = a.cfg.load()?;
@@ -309,7 +313,7 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         anyhow::bail!("--scale {scale} must be in (0, 1]");
     }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
-    check_out_dir(&out)?;
+    check_out_dir(&out, "reproduce fad")?;
     // Every cell simulates the base device (cells vary policy parameters only).
     a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
     let opts = fad::FadOptions {
@@ -323,10 +327,12 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         command: command_line(),
         plots: !a.no_plots,
     };
+    begin(&out, "reproduce fad")?;
     let bar = Bar::new(a.quiet);
     let result = fad::run(&cfg, &opts, &out, a.jobs.unwrap_or(0), &bar);
     bar.finish();
     let outcome = result?;
+    mark_complete(&out, "reproduce fad")?;
     let mut o = String::new();
     for c in &outcome.choices {
         if let Some(n) = &c.note {
@@ -363,7 +369,20 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
 pub fn sweep(a: SweepArgs) -> Result<()> {
     match a.cmd {
         Some(SweepCmd::Collect { dir }) => {
+            // Only a sweep's cells merge: a reproduction's directory holds
+            // another experiment's cells.
+            let owner = read_marker(&dir).map(|(o, _)| o);
+            if let Some(o) = owner.as_deref().filter(|o| !o.starts_with("sweep ")) {
+                anyhow::bail!(
+                    "sweep collect {}: the directory holds the output of `{o}`, not of a sweep's job lines; \
+                     collect the --out directory of `sweep FILE --emit-jobs`",
+                    dir.display()
+                );
+            }
             let (n, rows) = sweep::collect(&dir)?;
+            if let Some(o) = &owner {
+                mark_complete(&dir, o)?;
+            }
             if !a.quiet {
                 eprintln!(
                     "merged {n} cells into {} rows: {} and {}",
@@ -380,8 +399,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 (None, Some(f)) => BaseSource::File(f.clone()),
                 (None, None) => BaseSource::Default,
             };
-            let fixed = c.set.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
-            let params = c.param.iter().map(|s| kv(s)).collect::<Result<Vec<_>>>()?;
+            let fixed = c.set.iter().map(|s| kv(s, "--set")).collect::<Result<Vec<_>>>()?;
+            let params = c.param.iter().map(|s| kv(s, "--param")).collect::<Result<Vec<_>>>()?;
+            let param_keys: Vec<String> = params.iter().map(|(k, _)| k.clone()).collect();
             let args = CellArgs {
                 common: Common {
                     name: c.name.clone(),
@@ -398,7 +418,15 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 params,
                 out: c.out.clone(),
             };
-            let (rec, cached) = args.run(&dedupsim::experiment::Silent)?;
+            // The library applies a cell's parameters as overrides: an
+            // error about one names --param, the flag that gave it.
+            let (rec, cached) = args.run(&dedupsim::experiment::Silent).map_err(|e| {
+                let msg = common::error_text(&anyhow::Error::from(e));
+                match param_keys.iter().find(|k| msg.starts_with(&format!("--set {k}="))) {
+                    Some(_) => anyhow::anyhow!("{}", msg.replacen("--set", "--param", 1)),
+                    None => anyhow::anyhow!("{msg}"),
+                }
+            })?;
             eprintln!(
                 "{} {} {}: {} (key {})",
                 rec.workload,
@@ -413,12 +441,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             let file = a.file.context("a sweep file is required")?;
             let s = Sweep::load(&file)?;
             let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.common.name));
-            check_out_dir(&out)?;
+            let what = format!("sweep {}", s.common.name);
+            check_out_dir(&out, &what)?;
             if let Some(jobs_file) = &a.emit_jobs {
                 common::check_outputs(&[("sweep file", &file)], &[("--emit-jobs", jobs_file)])?;
                 let plan = s.plan()?;
                 let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
                 let lines = s.job_lines(&plan, &out_abs, "dedupsim");
+                begin(&out, &what)?;
                 dedupsim::output::write_bytes(jobs_file, (lines.join("\n") + "\n").as_bytes())?;
                 eprintln!(
                     "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `dedupsim sweep collect {}`",
@@ -434,10 +464,12 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
                 a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
             }
+            begin(&out, &what)?;
             let bar = Bar::new(a.quiet);
             let result = sweep::run(&s, &out, a.jobs.unwrap_or(0), &bar);
             bar.finish();
             let (exec, rows) = result?;
+            mark_complete(&out, &what)?;
             if !a.quiet {
                 eprintln!(
                     "{} cells ({} computed, {} cached) in {:.1} s; {} rows in {} and {}",
@@ -485,30 +517,80 @@ fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
     o
 }
 
-/// Refuses an output directory that holds files but is not a previous
-/// output of an experiment (no `cells/`, `results.csv` or `timing.json`):
-/// writing reports, plots and cells into someone's unrelated directory
-/// would mix them with its files and overwrite same-named ones. A file
-/// where the directory should be is refused too.
-fn check_out_dir(out: &std::path::Path) -> Result<()> {
+/// Refuses an `--out` that is a file, a dangling symbolic link, or a
+/// non-empty directory that is not a previous output of dedupsim: writing
+/// reports, plots and cells into someone's unrelated directory would mix
+/// them with its files and overwrite same-named ones. A previous output of
+/// another experiment (its [`MARKER`] names it) is refused too, and one
+/// whose run did not finish is said so.
+fn check_out_dir(out: &std::path::Path, what: &str) -> Result<()> {
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) && !out.exists() {
+        anyhow::bail!(
+            "--out {}: is a symbolic link to {}, which does not exist; create the directory it names or choose another",
+            out.display(),
+            std::fs::read_link(out).map(|t| t.display().to_string()).unwrap_or_else(|_| "?".into())
+        );
+    }
     if out.exists() && !out.is_dir() {
         anyhow::bail!("--out {}: is a file, not a directory; give a new or empty directory", out.display());
     }
-    let Ok(mut entries) = std::fs::read_dir(out) else {
-        return Ok(()); // missing (created later) or unreadable (reported when written)
-    };
-    if entries.next().is_none() {
-        return Ok(());
+    if let Ok(mut entries) = std::fs::read_dir(out) {
+        if entries.next().is_some() {
+            let ours = ["cells", "results.csv", "timing.json", MARKER].iter().any(|m| out.join(m).exists());
+            if !ours {
+                anyhow::bail!(
+                    "--out {}: the directory is not empty and is not a previous output of dedupsim \
+                     (no cells/, results.csv or timing.json); choose an empty or new directory",
+                    out.display()
+                );
+            }
+        }
     }
-    let ours = ["cells", "results.csv", "timing.json"].iter().any(|m| out.join(m).exists());
-    if !ours {
-        anyhow::bail!(
-            "--out {}: the directory is not empty and is not a previous output of dedupsim \
-             (no cells/, results.csv or timing.json); choose an empty or new directory",
-            out.display()
-        );
+    if let Some((owner, complete)) = read_marker(out) {
+        if owner != what {
+            anyhow::bail!(
+                "--out {}: holds the output of `{owner}`; writing `{what}` there would mix two experiments' \
+                 results, reports and plots; choose another directory",
+                out.display()
+            );
+        }
+        if !complete {
+            eprintln!(
+                "warning: --out {}: the previous `{owner}` run into it did not finish (stopped or failed), so its \
+                 files were not one consistent set; this run rewrites them",
+                out.display()
+            );
+        }
     }
     Ok(())
+}
+
+/// Marks `out` as `what`'s output, incomplete until [`mark_complete`]:
+/// called just before the work starts (after every check).
+fn begin(out: &std::path::Path, what: &str) -> Result<()> {
+    write_marker(out, what, false)
+}
+
+/// The file that says which experiment an output directory holds and
+/// whether its run finished: `output of: WHAT` and `complete: yes|no`.
+const MARKER: &str = ".dedupsim-output";
+
+fn read_marker(out: &std::path::Path) -> Option<(String, bool)> {
+    let text = std::fs::read_to_string(out.join(MARKER)).ok()?;
+    let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.trim().to_string());
+    Some((field("output of:")?, field("complete:").as_deref() == Some("yes")))
+}
+
+fn write_marker(out: &std::path::Path, what: &str, complete: bool) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("--out {}: creating the directory", out.display()))?;
+    let text = format!("output of: {what}\ncomplete: {}\n", if complete { "yes" } else { "no" });
+    dedupsim::output::write_bytes(&out.join(MARKER), text.as_bytes())?;
+    Ok(())
+}
+
+/// Marks `out` as one consistent set of `what`'s outputs.
+fn mark_complete(out: &std::path::Path, what: &str) -> Result<()> {
+    write_marker(out, what, true)
 }
 
 /// Runs a declared reproduction (`experiment::declare`).
@@ -518,6 +600,18 @@ fn reproduce_declared(
     declaration: impl Fn(&dedupsim::config::Config, f64) -> dedupsim::experiment::declare::Declaration,
 ) -> Result<()> {
     let cfg = a.cfg.load()?;
+    // The engine reproductions compare their engine's own variants with a
+    // CAFTL baseline; each variant sets dedup.engine itself, so another
+    // engine would be ignored by the variants and replace the baseline.
+    if matches!(name, "smartdedup" | "light-dedup") && cfg.dedup.engine != dedupsim::engine::DEFAULT {
+        let how = if a.cfg.engine.is_some() { "--engine" } else { "dedup.engine (--set or --config)" };
+        anyhow::bail!(
+            "{how} {}: reproduce {name} sets the dedup engine of every variant itself (its baseline runs {}); \
+             leave the engine out (its parameters: --set engine.{name}.KEY=VALUE)",
+            cfg.dedup.engine,
+            dedupsim::engine::DEFAULT
+        );
+    }
     let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 0.2 });
     if !(scale > 0.0 && scale <= 1.0) {
         anyhow::bail!("--scale {scale} must be in (0, 1]");
@@ -526,13 +620,16 @@ fn reproduce_declared(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
-    check_out_dir(&out)?;
+    let what = format!("reproduce {name}");
+    check_out_dir(&out, &what)?;
     let decl = declaration(&cfg, scale);
+    begin(&out, &what)?;
     let bar = Bar::new(a.quiet);
     let result =
         dedupsim::experiment::declare::run(&decl, &cfg, &out, a.jobs.unwrap_or(0), &bar, &command_line(), !a.no_plots);
     bar.finish();
     let outcome = result?;
+    mark_complete(&out, &what)?;
     if !a.quiet {
         eprintln!(
             "{} result rows on {} workloads; wrote {} and results.csv / results.json",

@@ -30,7 +30,8 @@ pub struct Cli {
 enum Command {
     /// Replay a trace (or the built-in synthetic workload) through one or more policies.
     Run(run::RunArgs),
-    /// Trace tools: statistics, synthetic traces.
+    /// Trace tools: statistics (stats), conversion for SSDsim/MQSim (convert), synthetic traces
+    /// (synth), traces from directory trees (from-files).
     #[command(subcommand)]
     Trace(trace::TraceCmd),
     /// Configuration tools.

@@ -33,20 +33,21 @@ pub struct RunArgs {
     /// With --check: full invariant check interval in requests (default 0 = only at the end).
     #[arg(long, requires = "check", value_name = "N")]
     check_every: Option<u64>,
-    /// Write every run's full report (with HDR histograms) as a JSON array.
+    /// Write every run's full report (with HDR histograms) as a JSON array (`-`: standard
+    /// output, instead of the table).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Write one CSV row per run.
+    /// Write one CSV row per run (`-`: standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Open-loop replay with timestamps multiplied by this factor (< 1 = faster).
-    #[arg(long, conflicts_with = "queue_depth")]
+    #[arg(long, conflicts_with = "queue_depth", allow_negative_numbers = true)]
     time_scale: Option<f64>,
     /// Closed-loop replay with this many requests outstanding (ignores timestamps).
     #[arg(long)]
     queue_depth: Option<u32>,
     /// Parallel runs (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', allow_negative_numbers = true, value_parser = common::parse_unsigned::<usize>)]
     jobs: Option<usize>,
     /// Print every run's full table, not just the comparison.
     #[arg(long, short = 'v')]
@@ -200,6 +201,10 @@ pub fn run(a: RunArgs) -> Result<()> {
             }
         }
     }
+    // `--json -` / `--csv -`: standard output holds that output alone.
+    if [&a.json, &a.csv].iter().any(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-")) {
+        return Ok(());
+    }
     let mut o = String::new();
     if reports.len() == 1 || a.verbose {
         for r in &reports {
@@ -240,14 +245,14 @@ pub fn run(a: RunArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Requests of the benchmark workload (the reference is 1,000,000).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     requests: u64,
     /// Policies to time (comma-separated, or `all`).
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "native,dedup,fad")]
     policy: Vec<String>,
     /// Rounds: each runs every policy once, in order (interleaved, so a slow
     /// interval hits all policies alike); best and median are reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Content model for the benchmark's writes.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]

@@ -186,10 +186,11 @@ pub struct FromFilesArgs {
     #[arg(long, default_value = "none")]
     read_phase: ReadPhase,
     /// Seed of the Zipf read phase.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
-    /// Page size in bytes (a power of two, at least 4096); files start on page boundaries.
-    #[arg(long, default_value_t = 4096)]
+    /// Page size (a power of two, at least 4096), bytes or with a unit (16KiB); files start on
+    /// page boundaries.
+    #[arg(long, default_value = "4096", value_parser = parse_page_size)]
     page_size: u32,
     /// Time between consecutive requests, e.g. 100us, 1ms.
     #[arg(long, default_value = "100us", value_parser = fromfiles::parse_interval)]
@@ -211,6 +212,12 @@ pub struct FromFilesArgs {
     quiet: bool,
 }
 
+/// `--page-size`: a size as everywhere else (`16KiB`, `4096`).
+fn parse_page_size(s: &str) -> std::result::Result<u32, String> {
+    let b = dedupsim::config::parse_size(s)?;
+    u32::try_from(b).map_err(|_| format!("`{s}` is {b} bytes, more than a page can be (at most 2^32 - 1 bytes)"))
+}
+
 fn from_files(a: FromFilesArgs) -> Result<()> {
     let inputs: Vec<(&str, &Path)> = a.dirs.iter().map(|d| ("scanned path", d.as_path())).collect();
     common::check_outputs(&inputs, &[("-o", &a.out)])?;
@@ -223,17 +230,8 @@ fn from_files(a: FromFilesArgs) -> Result<()> {
         writers: a.writers,
         hints: a.hints,
     };
-    let mut listing = fromfiles::list_files(&a.dirs)?;
-    // A previous output inside a scanned tree is not part of the data.
-    if let Ok(out) = std::fs::canonicalize(&a.out) {
-        listing.files.retain(|(p, len)| {
-            let same = p.file_name() == out.file_name() && std::fs::canonicalize(p).is_ok_and(|c| c == out);
-            if same {
-                listing.bytes -= len;
-            }
-            !same
-        });
-    }
+    common::check_outside_trees(&inputs, &[("-o", &a.out)])?;
+    let listing = fromfiles::list_files(&a.dirs)?;
     let mut progress = common::Progress::new(listing.bytes, "scanning (bytes)", a.quiet);
     let res = fromfiles::scan_listing(listing, &opts, &mut |done| progress.set(done));
     progress.finish();
@@ -275,6 +273,12 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
         TraceCmd::FromFiles(a) => from_files(a),
         TraceCmd::Convert(a) => convert(a),
         TraceCmd::Synth(a) => {
+            if let Some(e) = &a.cfg.engine {
+                anyhow::bail!(
+                    "--engine {e}: trace synth writes a workload, which no dedup engine touches; leave --engine out \
+                     (give it to `run` when replaying the trace)"
+                );
+            }
             let cfg = a.cfg.load()?;
             common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &[("-o", &a.out)])?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;

@@ -22,7 +22,7 @@
 use super::routing::mix64;
 use super::{ClusterError, PAGE_BYTES};
 use crate::experiment::replica::{self, GeometricSize};
-use crate::units::Op;
+use crate::units::{short_f64, Op};
 use crate::workload::Workload;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -474,7 +474,7 @@ impl FromStr for FioSpec {
             }
         }
         if !(spec.dedup.is_finite() && spec.dedup >= 1.0) {
-            return Err(bad(format!("dedup {} must be a ratio >= 1", spec.dedup)));
+            return Err(bad(format!("dedup {} must be a ratio >= 1", short_f64(spec.dedup))));
         }
         if spec.files == 0 || spec.size < PAGE_BYTES || spec.size % PAGE_BYTES != 0 {
             return Err(bad("files >= 1 and size a positive multiple of 4KiB".into()));
@@ -483,6 +483,31 @@ impl FromStr for FioSpec {
         within_limit(u64::from(spec.files).checked_mul(per_file)).map_err(|limit| {
             bad(format!("{} files of {per_file} pages: {limit}; use fewer or smaller files", spec.files))
         })?;
+        let pages = u64::from(spec.files) * per_file;
+        // The pool a duplicate draws from starts empty (each file's first
+        // page, or the first file's, is new), so N pages expect a ratio of
+        // N / (1 + (N - 1) / dedup), short of `dedup` and never above N.
+        let n = if spec.global { pages } else { per_file } as f64;
+        let expected = spec.expected_ratio();
+        if expected < spec.dedup * (1.0 - FIO_RATIO_TOLERANCE) {
+            let reach = 1.0 + n * FIO_RATIO_TOLERANCE / (1.0 - FIO_RATIO_TOLERANCE);
+            let (unit, fix) = if spec.global {
+                ("the workload's", "more or larger files")
+            } else {
+                ("each file's", "larger files (size=), scope=global (duplicates across files)")
+            };
+            return Err(bad(format!(
+                "a dedup ratio of {} is out of reach: {unit} {} pages expect a ratio of {:.3} (the first page is \
+                 always new, so ratios stay below {}); the reachable ratios are 1 to {:.3} (within {}%); use {fix} \
+                 or a lower dedup",
+                short_f64(spec.dedup),
+                n as u64,
+                expected,
+                n as u64,
+                reach,
+                FIO_RATIO_TOLERANCE * 100.0
+            )));
+        }
         Ok(spec)
     }
 }
@@ -500,7 +525,20 @@ impl fmt::Display for FioSpec {
     }
 }
 
+/// How far below its `dedup` target an FIO-like workload's expected ratio
+/// may fall (relative): 1%.
+pub const FIO_RATIO_TOLERANCE: f64 = 0.01;
+
 impl FioSpec {
+    /// The dedup ratio the generator expects to realize: pages over their
+    /// expected distinct contents (the first page of each pool is new).
+    pub fn expected_ratio(&self) -> f64 {
+        let per = (self.size / PAGE_BYTES) as f64;
+        let n = if self.global { per * f64::from(self.files) } else { per };
+        let distinct_per_pool = 1.0 + (n - 1.0) / self.dedup;
+        n / distinct_per_pool
+    }
+
     /// The files (see the module documentation).
     pub fn generate(&self, seed: u64) -> FileSet {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x4649_4f46_494c_4553); // "FIOFILES"

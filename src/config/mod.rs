@@ -20,6 +20,7 @@ pub mod raw;
 
 pub use error::ConfigError;
 pub use overrides::apply_override;
+pub(crate) use parse::format_time_ns;
 pub use parse::parse_size;
 pub use raw::RawConfig;
 
@@ -1088,19 +1089,26 @@ pub struct MemoryEstimate {
     pub fingerprint_index: u64,
     /// `run --check`'s shadow map: one 4-byte slot per logical page.
     pub check_shadow: u64,
+    /// The dedup engine's own tables (`dedup.engine`; 0 for `caftl`, which
+    /// is the fingerprint index above): [`crate::engine::memory_estimate`].
+    pub engine: u64,
 }
 
 impl MemoryEstimate {
     /// Bytes of one simulation, with or without `--check`.
     pub fn per_run(&self, check: bool) -> u64 {
-        let base = self.l2p + self.entries + self.reverse_map + self.blocks + self.fingerprint_index;
+        let base = [self.l2p, self.entries, self.reverse_map, self.blocks, self.fingerprint_index, self.engine]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
         base.saturating_add(if check { self.check_shadow } else { 0 })
     }
 
     /// The tables, e.g. `L2P 64.0 MiB, entries 256.0 MiB, ...`.
     pub fn breakdown(&self) -> String {
+        let engine =
+            if self.engine > 0 { format!(", dedup engine {}", format_bytes(self.engine)) } else { String::new() };
         format!(
-            "L2P {}, entries {}, reverse map {}, blocks {}, fingerprint index {}",
+            "L2P {}, entries {}, reverse map {}, blocks {}, fingerprint index {}{engine}",
             format_bytes(self.l2p),
             format_bytes(self.entries),
             format_bytes(self.reverse_map),
@@ -1145,6 +1153,7 @@ impl Config {
             blocks: self.blocks().saturating_mul(block),
             fingerprint_index: logical.saturating_mul(slot),
             check_shadow: logical.saturating_mul(slot),
+            engine: crate::engine::memory_estimate(self),
         }
     }
 }
@@ -1210,6 +1219,23 @@ mod tests {
         // FAD Table I: 64 GiB logical, 80 GiB raw.
         assert_eq!(format_bytes(m.per_run(false)), "467.8 MiB");
         assert!(c.show().contains("# memory per run"));
+        // Engine tables count (issue 30): SmartDedup's 2^24 groups alone
+        // are 1 GiB; the default caftl adds nothing.
+        assert_eq!(m.engine, 0);
+        let sd = Config::load(
+            None,
+            &[
+                "dedup.engine=\"smartdedup\"".into(),
+                "engine.smartdedup.prefix_bits=24".into(),
+                "engine.smartdedup.memory_mb=200".into(),
+            ],
+        )
+        .unwrap();
+        let e = sd.memory_estimate();
+        assert!(e.engine > 1 << 30, "{}", e.breakdown());
+        assert!(e.breakdown().contains("dedup engine"));
+        let ld = Config::load(None, &["dedup.engine=\"light-dedup\"".into()]).unwrap();
+        assert!(ld.memory_estimate().engine >= 16 * logical);
         // 16 TB raw (blocks_per_plane = 409600) is valid, and needs ~92 GiB.
         let mut big = c.clone();
         big.geometry.blocks_per_plane = 409_600;

@@ -6,12 +6,36 @@
 //! work. The index is the FTL's own ([`crate::ftl::Ftl::find_duplicate`]),
 //! which the simulator consults directly for this engine.
 
-use super::{Engine, EngineIo, Verdict, WritePage};
+use super::{Engine, EngineError, EngineIo, Verdict, WritePage};
+use crate::config::Config;
 use crate::ftl::Ftl;
 
 /// The CAFTL-like engine. See the module doc.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Caftl;
+
+impl Caftl {
+    /// The engine has no parameters: any key of `[engine.caftl]` is an
+    /// error (its costs are `dedup.fingerprint` and `dedup.hash_engines`).
+    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+        let keys: Vec<String> = match cfg.engine.get("caftl") {
+            None => Vec::new(),
+            Some(toml::Value::Table(t)) => t.keys().map(|k| format!("`{k}`")).collect(),
+            Some(v) => vec![format!("a {} value instead of a table", v.type_str())],
+        };
+        if keys.is_empty() {
+            return Ok(Box::new(Caftl));
+        }
+        Err(EngineError::Params {
+            engine: "caftl".into(),
+            reason: format!(
+                "caftl has no parameters, but [engine.caftl] holds {}; its hash time is dedup.fingerprint \
+                 and its hash engines dedup.hash_engines",
+                keys.join(", ")
+            ),
+        })
+    }
+}
 
 impl Engine for Caftl {
     fn name(&self) -> &'static str {

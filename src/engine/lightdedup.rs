@@ -489,11 +489,19 @@ impl LightDedup {
         Ok(Box::new(Self::new(params(cfg, "light-dedup")?)?))
     }
 
+    /// The engine's tables at a full device ([`super::memory_estimate`]):
+    /// per logical page an LMT slot and its two hash-map entries
+    /// (fingerprint -> slot, copy -> slot; 16 B each with their share of
+    /// the table).
+    pub fn memory_estimate(cfg: &Config) -> u64 {
+        let per_page = std::mem::size_of::<Slot>() as u64 + 2 * 16;
+        cfg.logical_pages().saturating_mul(per_page)
+    }
+
     pub fn new(p: LightDedupParams) -> Result<Self, EngineError> {
         let bad = |reason: String| EngineError::Params { engine: "light-dedup".into(), reason };
-        if !p.hash_us.is_finite() || p.hash_us < 0.0 {
-            return Err(bad(format!("hash_us = {}: must be a non-negative number", p.hash_us)));
-        }
+        crate::background::check_time_param("hash_us", p.hash_us, "µs", 1e3, crate::background::MAX_HASH_TIME_NS)
+            .map_err(bad)?;
         if !(0.0..=1.0).contains(&p.collision_probability) {
             return Err(bad(format!("collision_probability = {}: must be in [0, 1]", p.collision_probability)));
         }

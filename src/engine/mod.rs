@@ -212,9 +212,7 @@ pub type Builder = fn(&Config) -> Result<Box<dyn Engine>, EngineError>;
 
 /// Every engine: name, description, constructor. One line per engine.
 pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", |_| {
-        Ok(Box::new(Caftl))
-    }),
+    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", Caftl::build),
     (
         "smartdedup",
         "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
@@ -239,6 +237,19 @@ pub fn build_named(name: &str, cfg: &Config) -> Result<Box<dyn Engine>, EngineEr
         .find(|(n, _, _)| *n == name)
         .map(|(_, _, b)| b(cfg))
         .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
+}
+
+/// What the engine `cfg.dedup.engine` allocates at most beside the FTL
+/// (bytes, saturating): its tables when every logical page holds a
+/// distinct content. Part of [`Config::memory_estimate`]; 0 for `caftl`
+/// (the FTL's index, counted there) and for parameters that do not
+/// validate (validation reports them).
+pub fn memory_estimate(cfg: &Config) -> u64 {
+    match cfg.dedup.engine.as_str() {
+        "smartdedup" => SmartDedup::memory_estimate(cfg),
+        "light-dedup" => LightDedup::memory_estimate(cfg),
+        _ => 0,
+    }
 }
 
 /// Names of all registered engines, in registry order.

@@ -112,10 +112,10 @@ use super::{
     is_live_copy, mix64, params, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Remap, Verdict, When,
     WriteOp, WritePage,
 };
-use crate::background::Pacer;
+use crate::background::{check_time_param, Pacer, MAX_BACKGROUND_TIME_NS, MAX_HASH_TIME_NS};
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
-use crate::units::{ContentId, Lpn, Nanos};
+use crate::units::{short_f64, ContentId, Lpn, Nanos};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
@@ -356,6 +356,33 @@ pub struct SmartDedup {
 }
 
 impl SmartDedup {
+    /// The engine's tables at a full device ([`super::memory_estimate`]):
+    /// `2^prefix_bits` groups (allocated up front), the in-memory store at
+    /// its capacity (node, group slot, LRU and refcount order), the
+    /// skipped buffer, and per logical page an on-flash fingerprint plus
+    /// its extent record (a hash-map entry, taken as 16 B).
+    pub fn memory_estimate(cfg: &Config) -> u64 {
+        let Ok(p) = params::<SmartDedupParams>(cfg, "smartdedup") else { return 0 };
+        if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 || !p.skipped_mb.is_finite() {
+            return 0;
+        }
+        let bits = p.prefix_bits.unwrap_or_else(|| prefix_bits_for(p.memory_mb));
+        if !(1..=24).contains(&bits) {
+            return 0;
+        }
+        let groups = 1u64 << bits;
+        let leaves = groups * LEAF_BYTES;
+        let memory = p.memory_mb.max(0.0) * MB;
+        let logical = cfg.logical_pages();
+        let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / FP_BYTES as f64) as u64 } else { 0 };
+        let node = std::mem::size_of::<Node>() as u64 + 4 + 48;
+        let per_page = std::mem::size_of::<FlashFp>() as u64 + 16;
+        (groups * std::mem::size_of::<Group>() as u64)
+            .saturating_add(capacity.min(logical).saturating_mul(node))
+            .saturating_add((p.skipped_mb.max(0.0) * MB) as u64)
+            .saturating_add(logical.saturating_mul(per_page))
+    }
+
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
         let p: SmartDedupParams = params(cfg, "smartdedup")?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
@@ -379,12 +406,17 @@ impl SmartDedup {
                 leaves as f64 / MB
             )));
         }
-        for (k, v) in
-            [("skipped_mb", p.skipped_mb), ("period_s", p.period_s), ("idle_ms", p.idle_ms), ("hash_us", p.hash_us)]
-        {
-            if !v.is_finite() || v < 0.0 {
-                return Err(bad(format!("{k} = {v}: must be a non-negative number")));
-            }
+        if !p.skipped_mb.is_finite() || p.skipped_mb < 0.0 {
+            return Err(bad(format!("skipped_mb = {}: must be a non-negative number", short_f64(p.skipped_mb))));
+        }
+        // Time-like parameters: bounded like `dedup.fingerprint` (the hash)
+        // and to an hour (idle threshold, pacing period).
+        for (k, v, unit, ns, max) in [
+            ("hash_us", p.hash_us, "µs", 1e3, MAX_HASH_TIME_NS),
+            ("idle_ms", p.idle_ms, "ms", 1e6, MAX_BACKGROUND_TIME_NS),
+            ("period_s", p.period_s, "s", 1e9, MAX_BACKGROUND_TIME_NS),
+        ] {
+            check_time_param(k, v, unit, ns, max).map_err(bad)?;
         }
         for (k, v) in [("down", p.down), ("up", p.up), ("floor", p.floor)] {
             if !(0.0..=1.0).contains(&v) {

@@ -1,5 +1,5 @@
 //! `reproduce light-dedup`: what a simulator can reproduce of Light-Dedup's
-//! evaluation (Zhou et al., USENIX ATC'23), as a [`Declaration`] served by
+//! evaluation (Qiu et al., USENIX ATC'23), as a [`Declaration`] served by
 //! the generic runner.
 //!
 //! * Hint hit rate with and without trust degrees (§4.3.2: WebVMs 98.6% vs
@@ -393,8 +393,8 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     report.push(Block::Notes(notes));
     Declaration::new(
         "light-dedup",
-        "Light-Dedup (Zhou et al., USENIX ATC'23): hints, metadata layout and verification",
-        "Y. Zhou et al., \"Light-Dedup: A Light-weight Inline Deduplication Framework for Non-Volatile Memory File Systems\", USENIX ATC'23, §3.2, §4.3-4.4, §5.2-5.5",
+        "Light-Dedup (Qiu et al., USENIX ATC'23): hints, metadata layout and verification",
+        "J. Qiu et al., \"Light-Dedup: A Light-weight Inline Deduplication Framework for Non-Volatile Memory File Systems\", USENIX ATC'23, §3.2, §4.3-4.4, §5.2-5.5",
         workloads,
         report,
     )

@@ -458,6 +458,11 @@ impl Default for Locality {
     }
 }
 
+/// Lowest utilization `--utilization` (and a sweep's `utilization`)
+/// accepts: below it, a full-scale replica's arrivals span more simulated
+/// time than the clock holds.
+pub const MIN_UTILIZATION: f64 = 1e-6;
+
 /// The load replicas are generated for (`--utilization`; issue 9 item 2).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Load {
@@ -496,7 +501,11 @@ impl FromStr for Load {
             return Ok(Load::Known);
         }
         match s.parse::<f64>() {
-            Ok(u) if u > 0.0 && u <= 1.0 => Ok(Load::Utilization(u)),
+            Ok(u) if (MIN_UTILIZATION..=1.0).contains(&u) => Ok(Load::Utilization(u)),
+            Ok(u) if u > 0.0 && u < MIN_UTILIZATION => Err(format!(
+                "`{s}`: a utilization below {MIN_UTILIZATION:e} spreads a replica's arrivals over more than \
+                 the simulated clock can replay (years between requests); use a utilization in [{MIN_UTILIZATION:e}, 1], e.g. 0.4"
+            )),
             _ => Err(format!(
                 "`{s}`: use `known` (each trace's own average load) or a utilization of the busiest resource in (0, 1], e.g. 0.4"
             )),

@@ -198,8 +198,12 @@ impl Sweep {
             None => ContentModel::fad_calibrated(),
         };
         let utilization = f.utilization.unwrap_or(super::replica::DEFAULT_UTILIZATION);
-        if !(utilization > 0.0 && utilization <= 1.0) {
-            return Err(bad(format!("utilization {utilization} must be in (0, 1]")));
+        if !(super::replica::MIN_UTILIZATION..=1.0).contains(&utilization) {
+            return Err(bad(format!(
+                "utilization {} must be in [{:e}, 1] (a lower load spreads arrivals beyond the simulated clock)",
+                crate::units::short_f64(utilization),
+                super::replica::MIN_UTILIZATION
+            )));
         }
         let files = match &f.files {
             Some(s) => s.parse().map_err(|e| bad(format!("files: {e}")))?,

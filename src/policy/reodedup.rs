@@ -229,6 +229,10 @@ impl ReoDedup {
         if !(p.period_ms.is_finite() && p.period_ms >= 0.0) {
             return Err(bad(format!("period_ms must be a non-negative number of milliseconds, not {}", p.period_ms)));
         }
+        for (k, v) in [("idle_ms", p.idle_ms), ("period_ms", p.period_ms)] {
+            crate::background::check_time_param(k, v, "ms", 1e6, crate::background::MAX_BACKGROUND_TIME_NS)
+                .map_err(bad)?;
+        }
         let ms = |x: f64| Nanos((x * 1e6).round() as u64);
         Ok(ReoDedup {
             name,

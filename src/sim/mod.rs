@@ -238,8 +238,10 @@ pub enum SimError {
     )]
     TooLarge { span: u64, capacity: u64 },
     #[error(
-        "the workload spans {span_s:.0} s of simulated time (x replay.time_scale {scale}), beyond the \
-         simulator's clock range of {limit_s:.0} s; check the trace's time unit or lower replay.time_scale"
+        "the workload spans {span_s:.0} s of simulated time{}, beyond the simulator's clock range of \
+         {limit_s:.0} s; {}",
+        if *scale == 1.0 { String::new() } else { format!(" (x replay.time_scale {scale})") },
+        if *scale == 1.0 { "check the trace's time unit (or a synthetic spec's iat=)" } else { "check the trace's time unit or lower replay.time_scale" }
     )]
     TimeRange { span_s: f64, scale: f64, limit_s: f64 },
     #[error("policy '{policy}' returned {got} actions for a {want}-page write")]

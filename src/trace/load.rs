@@ -826,14 +826,18 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
             let hint = match h {
                 TraceHint::Overwrite => Hint::Overwrite,
                 TraceHint::Append { after } => {
-                    let a = base.checked_add(after >> shift).filter(|&a| a < 1 << 32).ok_or_else(|| {
-                        TraceError::AddressOverflow {
+                    // --wrap folds the hint's page as it folds requests,
+                    // before the 2^32-page limit applies (with --wrap,
+                    // advising --wrap would be no help).
+                    let a = base
+                        .checked_add(after >> shift)
+                        .map(|a| opts.wrap_to_pages.map_or(a, |w| a % w))
+                        .filter(|&a| a < 1 << 32)
+                        .ok_or_else(|| TraceError::AddressOverflow {
                             path: pb(),
                             line,
                             reason: "the append hint's page lies beyond the 2^32-page address space".into(),
-                        }
-                    })?;
-                    let a = opts.wrap_to_pages.map_or(a, |w| a % w);
+                        })?;
                     if let Some(cap) = opts.capacity_pages.filter(|&cap| a >= cap) {
                         return Err(TraceError::HintBeyondCapacity { path: pb(), line, lpn: a, capacity: cap });
                     }

@@ -28,6 +28,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
         return Ok(None);
     }
     f.require(6)?;
+    f.at_most(7)?;
     let ticks = f.u64(0)?;
     let time = ticks.checked_mul(100).ok_or_else(|| {
         f.bad(0, &format!("is out of range (at most {} ticks of 100 ns: 64-bit nanoseconds)", u64::MAX / 100))

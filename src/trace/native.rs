@@ -122,7 +122,13 @@ fn parse_hint(h: &str) -> Result<TraceHint, String> {
             if off.is_empty() || !off.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad());
             }
-            off.parse::<u64>().map(|after| TraceHint::Append { after }).map_err(|_| bad())
+            off.parse::<u64>().map(|after| TraceHint::Append { after }).map_err(|_| {
+                format!(
+                    "field 7 (hint) is out of range: the append offset must be at most 2^64-1 = {} bytes: {}",
+                    u64::MAX,
+                    quote(h)
+                )
+            })
         }
     }
 }

@@ -270,6 +270,22 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Fails when there are more than `max` fields: a field the format
+    /// does not have would otherwise be dropped without a word.
+    pub fn at_most(&self, max: usize) -> Result<(), String> {
+        if self.items.len() <= max {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected at most {max} fields ({}), found {}: field {} is {}; is this the right --format?",
+                self.names.join(", "),
+                self.items.len(),
+                max + 1,
+                quote(self.items[max])
+            ))
+        }
+    }
+
     fn name(&self, i: usize) -> &'static str {
         self.names.get(i).copied().unwrap_or("extra")
     }

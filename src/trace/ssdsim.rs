@@ -41,6 +41,7 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
     }
     let f = Fields::ws(line, names);
     f.require(5)?;
+    f.at_most(5)?;
     let time = f.u64(0)?;
     let volume = f.u32(1)?;
     let offset = f.sectors_as_bytes(2)?;
@@ -60,7 +61,7 @@ const MAX_FAST_DIGITS: usize = 19;
 
 /// The common case of [`parse_disksim`], read straight from the line's
 /// bytes with no allocation: five fields of ASCII digits separated by
-/// spaces or tabs (anything may follow), each in range, op exactly `0` or
+/// spaces or tabs (only blanks may follow), each in range, op exactly `0` or
 /// `1`. Anything else (other whitespace, signs, overflow, a bad op) is
 /// `None` and goes to the general parser, which then returns the same
 /// record or its precise error: this path only accepts lines the general
@@ -94,6 +95,11 @@ pub(crate) fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
             return None;
         }
         last_len = i - start;
+    }
+    // Nothing but blanks may follow the five fields (the general parser
+    // reports an extra field).
+    if b[i..].iter().any(|&c| !blank(c)) {
+        return None;
     }
     let op = match (last_len, v[4]) {
         (1, 1) => Op::Read,
@@ -204,6 +210,7 @@ mod tests {
         let general = |line: &str| {
             let f = Fields::ws(line, NAMES);
             f.require(5)?;
+            f.at_most(5)?;
             let (time, volume) = (f.u64(0)?, f.u32(1)?);
             let (offset, size) = (f.sectors_as_bytes(2)?, f.sectors_as_bytes(3)?);
             let op = match f.str(4)? {
@@ -214,13 +221,8 @@ mod tests {
             check_extent(offset, size)?;
             Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
         };
-        let accepted = [
-            "0 0 0 8 1",
-            "26214000 0 303574 7 0",
-            "1\t2  3\t\t4 0 extra fields",
-            "007 0 0 1 1",
-            "9999999999999999999 0 0 8 1",
-        ];
+        let accepted =
+            ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 \t", "007 0 0 1 1", "9999999999999999999 0 0 8 1"];
         for line in accepted {
             let fast = parse_disksim_fast(line.as_bytes()).expect(line);
             assert_eq!(Ok(fast.clone()), general(line), "{line}");
@@ -239,6 +241,7 @@ mod tests {
             "0 0 36028797018963967 1 1",
             "0\u{a0}0 0 8 1",
             "0 0 0 8 1\u{b}",
+            "1\t2  3\t\t4 0 extra fields",
         ];
         for line in declined {
             assert!(parse_disksim_fast(line.as_bytes()).is_none(), "{line}");

@@ -178,13 +178,14 @@ impl fmt::Display for TraceStats {
         rows.extend([
             ("read ratio (count)", pct(self.read_ratio)),
             ("avg request size", format!("{:.2} KiB", self.avg_request_kib)),
-            ("avg read size", format!("{:.2} KiB", self.avg_read_kib)),
-            ("avg write size", format!("{:.2} KiB", self.avg_write_kib)),
+            // A trace without reads (or writes) has no average: n/a, as `run` says.
+            ("avg read size", if self.reads > 0 { format!("{:.2} KiB", self.avg_read_kib) } else { "n/a".into() }),
+            ("avg write size", if self.writes > 0 { format!("{:.2} KiB", self.avg_write_kib) } else { "n/a".into() }),
             (
                 "footprint",
                 format!("{} pages of {} B ({:.3} GiB)", self.footprint_pages, self.page_size, self.footprint_gib),
             ),
-            ("duration", format!("{:.3} s", self.duration_s)),
+            ("duration", short_duration(self.duration_s)),
             ("pages written", self.pages_written.to_string()),
         ]);
         match (self.dedup_rate, self.distinct_written) {
@@ -203,6 +204,18 @@ impl fmt::Display for TraceStats {
             writeln!(f, "{k:<width$}  {v}")?;
         }
         Ok(())
+    }
+}
+
+/// A duration in the unit that shows it: `2.000 s`, `300.000 µs` (not
+/// `0.000 s`), `1.500 ms`.
+fn short_duration(s: f64) -> String {
+    if s == 0.0 || s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.3} µs", s * 1e6)
     }
 }
 

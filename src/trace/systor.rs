@@ -30,6 +30,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
         return Ok(None);
     }
     f.require(6)?;
+    f.at_most(6)?;
     let time = f.seconds_as_ns(0)?;
     let op = match f.str(2)? {
         t if t.eq_ignore_ascii_case("r") || t.eq_ignore_ascii_case("read") => Op::Read,

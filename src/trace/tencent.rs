@@ -29,6 +29,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
         return Ok(None);
     }
     f.require(5)?;
+    f.at_most(5)?;
     let time = f.seconds_as_ns(0)?;
     let offset = f.sectors_as_bytes(1)?;
     let size = f.sectors_as_bytes(2)?;

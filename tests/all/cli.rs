@@ -339,7 +339,15 @@ mod default_job {
             let out = dedupsim().args(["trace", "stats"]).arg(&t).assert().success().get_output().stdout.clone();
             let text = String::from_utf8(out).unwrap();
             let line = text.lines().find(|l| l.starts_with("duration")).expect("a duration line");
-            line.split_whitespace().nth(1).unwrap().parse().unwrap()
+            // `trace stats` prints spans below 1 s in ms or µs.
+            let mut w = line.split_whitespace().skip(1);
+            let v: f64 = w.next().unwrap().parse().unwrap();
+            v * match w.next().unwrap() {
+                "s" => 1.0,
+                "ms" => 1e-3,
+                "µs" => 1e-6,
+                u => panic!("unit {u}"),
+            }
         };
         let table1 = duration(&[]);
         let onfi = duration(&["--preset", "fad-onfi800"]);

@@ -15,6 +15,7 @@ mod ftl_props;
 mod har_fcrc;
 mod plot_fromfiles;
 mod reproduce;
+mod round_two;
 mod serve;
 mod synth_content;
 mod trace_formats;

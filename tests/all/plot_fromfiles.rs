@@ -440,19 +440,24 @@ fn from_files_cli_writes_a_replayable_trace() {
         .arg(&out)
         .assert()
         .success();
-    // An output inside the scanned tree is not scanned on the next run.
+    // An output inside the scanned tree is refused (issue 30): new, or an
+    // existing file of the tree (which the scan would have left out and
+    // overwritten).
     let inside = root.join("self.trace");
-    let run_inside = || {
+    for existing in [false, true] {
+        if existing {
+            std::fs::write(&inside, b"data").unwrap();
+        }
         crate::support::Command::cargo_bin("dedupsim")
             .unwrap()
             .args(["trace", "from-files", "-q", "-o"])
             .arg(&inside)
             .arg(&root)
             .assert()
-            .success();
-        std::fs::read(&inside).unwrap()
-    };
-    assert_eq!(run_inside(), run_inside());
+            .fails_with(1, &["the output lies inside the scanned path"]);
+        assert_eq!(std::fs::read(&inside).ok(), existing.then(|| b"data".to_vec()));
+    }
+    std::fs::remove_file(&inside).unwrap();
     crate::support::Command::cargo_bin("dedupsim")
         .unwrap()
         .args(["trace", "from-files", "--read-phase", "zipf:0", "-o"])

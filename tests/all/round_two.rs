@@ -1,0 +1,394 @@
+//! Issue 30, "Hardening, round two": one test per class of defect
+//! (docs/reliability.md, "Round two"). Run with `cargo test --release
+//! --test all round_two::`.
+
+use crate::support::Command;
+
+fn dedupsim() -> Command {
+    Command::cargo_bin("dedupsim").expect("binary builds")
+}
+
+const SYNTH: &str = "requests=200,footprint=1MiB,hot=0";
+
+fn fails(args: &[&str], code: i32, needles: &[&str]) {
+    dedupsim().args(args).assert().fails_with(code, needles);
+}
+
+/// Class A: exit 0 with a wrong, ignored or overflowing input.
+mod class_a {
+    use super::*;
+
+    /// Every time-like engine and policy parameter is bounded like
+    /// `dedup.fingerprint` (hash times) or to an hour (idle thresholds,
+    /// periods), naming the key and its unit; huge numbers print short.
+    #[test]
+    fn time_like_parameters_are_bounded() {
+        let run = |extra: &[&str], needles: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH];
+            a.extend_from_slice(extra);
+            fails(&a, 1, needles);
+        };
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.hash_us=1e13"],
+            &["hash_us = 1e13: more than 1000000 µs (1s)", "is in µs"],
+        );
+        run(&["--engine", "light-dedup", "--set", "engine.light-dedup.hash_us=1e30"], &["hash_us = 1e30"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.idle_ms=1e300"], &["idle_ms = 1e300: more than"]);
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.period_s=4000"],
+            &["period_s = 4000: more than 3600 s"],
+        );
+        fails(
+            &["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.period_ms=1e20"],
+            1,
+            &["period_ms = 1e20"],
+        );
+        // Within the bounds, runs go on.
+        dedupsim()
+            .args(["run", "-q", "-p", "dedup", "--synth", SYNTH, "--engine", "smartdedup"])
+            .args(["--set", "engine.smartdedup.hash_us=1e6"])
+            .assert()
+            .success();
+    }
+
+    /// Arrivals beyond the clock are refused at the spec (`iat=`) or the
+    /// load (`--utilization`), not blamed on `replay.time_scale`.
+    #[test]
+    fn arrivals_beyond_the_clock_name_their_cause() {
+        let spec = format!("{SYNTH},iat=exp:1e30s");
+        fails(&["run", "-q", "-p", "dedup", "--synth", &spec], 1, &["iat: 200 requests x a mean gap of 1e36 us"]);
+        let out = dedupsim().args(["run", "-q", "-p", "dedup", "--synth", &spec]).assert().get_output().clone();
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("time_scale"));
+        fails(&["reproduce", "fad", "--quick", "--utilization", "1e-12"], 2, &["a utilization below 1e-6"]);
+    }
+
+    /// Flags a subcommand ignored or let another setting contradict.
+    #[test]
+    fn ignored_or_contradicted_flags_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("o");
+        let out = out.to_str().unwrap();
+        fails(
+            &["reproduce", "smartdedup", "--quick", "--engine", "light-dedup", "--out", out],
+            1,
+            &["--engine light-dedup: reproduce smartdedup sets the dedup engine of every variant itself"],
+        );
+        fails(
+            &["reproduce", "light-dedup", "--quick", "--set", "dedup.engine=\"smartdedup\"", "--out", out],
+            1,
+            &["reproduce light-dedup sets the dedup engine", "baseline runs caftl"],
+        );
+        fails(
+            &["reproduce", "fad", "--quick", "--aged", "0.5", "--set", "precondition.aged=0.2", "--out", out],
+            1,
+            &["--aged and --set precondition.aged=... both set precondition.aged"],
+        );
+        let t = dir.path().join("t").to_str().unwrap().to_string();
+        fails(&["trace", "synth", "--engine", "smartdedup", "-o", &t], 1, &["trace synth writes a workload"]);
+        assert!(!std::path::Path::new(&t).exists());
+        fails(&["bench", "--repeat", "0"], 2, &["'--repeat <REPEAT>'"]);
+        fails(&["bench", "--requests", "0"], 2, &["'--requests <REQUESTS>'"]);
+        assert!(!std::path::Path::new(out).exists(), "nothing written");
+    }
+
+    /// `[engine.caftl]` has no parameters: any key is an error, also from a
+    /// sweep's `[grid.set]`.
+    #[test]
+    fn unknown_caftl_keys_are_errors() {
+        fails(
+            &["run", "-q", "-p", "dedup", "--synth", SYNTH, "--set", "engine.caftl.memroy_mb=3"],
+            1,
+            &["caftl has no parameters, but [engine.caftl] holds `memroy_mb`"],
+        );
+        fails(&["config", "show", "--set", "engine.caftl.x=1"], 1, &["caftl has no parameters"]);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.toml");
+        std::fs::write(
+            &f,
+            "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\"]\npolicies = [\"dedup\"]\n[grid.set]\n\"engine.caftl.x\" = [1]\n",
+        )
+        .unwrap();
+        dedupsim()
+            .args(["sweep", "-q", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&f)
+            .assert()
+            .fails_with(1, &["caftl has no parameters"]);
+    }
+
+    /// An FIO-like workload's dedup ratio must be reachable by its files.
+    #[test]
+    fn unreachable_fio_dedup_ratios_give_the_range() {
+        fails(
+            &["cluster", "-q", "--workload", "fio:dedup=20,files=4,size=8KiB"],
+            1,
+            &["a dedup ratio of 20 is out of reach", "expect a ratio of 1.905", "reachable ratios are 1 to 1.020"],
+        );
+        fails(&["cluster", "-q", "--workload", "fio:dedup=1e300"], 1, &["a dedup ratio of 1e300", "4096 pages"]);
+    }
+
+    /// Extra fields on MSR, SYSTOR, Tencent and SSDsim/MQSim lines are bad
+    /// lines when the format is named, as detection would have it.
+    #[test]
+    fn extra_fields_are_bad_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(60_000);
+        for (fmt, line, n) in [
+            ("msr", format!("1,hm,0,Write,0,4096,1,{big}"), 7),
+            ("systor", "0.1,0.001,W,1,0,4096,extra".to_string(), 6),
+            ("tencent", "1538323200,0,8,1,1,extra".to_string(), 5),
+            ("ssdsim", "0 0 0 8 1 extra".to_string(), 5),
+            ("mqsim", "0 0 0 8 1 extra".to_string(), 5),
+        ] {
+            let f = dir.path().join(fmt);
+            std::fs::write(&f, format!("{line}\n")).unwrap();
+            dedupsim()
+                .args(["trace", "stats", "--format", fmt])
+                .arg(&f)
+                .assert()
+                .fails_with(1, &[&format!("expected at most {n} fields"), "is this the right --format?"]);
+        }
+    }
+}
+
+/// Class B: input destroyed, memory beyond its bound, inconsistent outputs.
+mod class_b {
+    use super::*;
+
+    /// The memory estimate counts the engine's tables: SmartDedup with
+    /// 2^24 groups needs over 1 GiB per run beyond the FTL's 467.8 MiB.
+    #[test]
+    fn the_memory_estimate_counts_engine_tables() {
+        fails(
+            &[
+                "run",
+                "-q",
+                "-p",
+                "dedup,fad",
+                "-j",
+                "2",
+                "--max-memory",
+                "1GiB",
+                "--synth",
+                SYNTH,
+                "--engine",
+                "smartdedup",
+                "--set",
+                "engine.smartdedup.prefix_bits=24",
+                "--set",
+                "engine.smartdedup.memory_mb=200",
+            ],
+            1,
+            &["not enough memory: 2 simulations at once", "dedup engine 1."],
+        );
+        dedupsim()
+            .args([
+                "config",
+                "show",
+                "--set",
+                "dedup.engine=\"smartdedup\"",
+                "--set",
+                "engine.smartdedup.prefix_bits=24",
+                "--set",
+                "engine.smartdedup.memory_mb=200",
+            ])
+            .assert()
+            .success()
+            .stdout(crate::support::predicate::str::contains("dedup engine 1."));
+    }
+
+    /// Outputs that could not be written at the end are refused before
+    /// the work: a name too long for the file system, a read-only
+    /// directory (when not root), an output inside a `cluster
+    /// --from-files` tree.
+    #[test]
+    fn unwritable_outputs_are_refused_before_the_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join(format!("{}.json", "a".repeat(300)));
+        fails(
+            &["run", "-q", "-p", "native", "--synth", SYNTH, "--json", long.to_str().unwrap()],
+            1,
+            &["--json", "cannot be written", "File name too long"],
+        );
+        let tree = dir.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), vec![7u8; 8192]).unwrap();
+        let inside = tree.join("out.json");
+        fails(
+            &["cluster", "-q", "--from-files", tree.to_str().unwrap(), "--json", inside.to_str().unwrap()],
+            1,
+            &["the output lies inside the --from-files tree"],
+        );
+        assert!(!inside.exists());
+    }
+
+    /// An output directory is one experiment's consistent set: another
+    /// experiment's directory is refused (also by `sweep collect`), and a
+    /// run that did not finish is said so by the next one.
+    #[test]
+    fn output_directories_hold_one_consistent_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.toml");
+        std::fs::write(&f, "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\"]\npolicies = [\"native\"]\n")
+            .unwrap();
+        let out = dir.path().join("out");
+        dedupsim().args(["sweep", "-q", "--out"]).arg(&out).arg(&f).assert().success();
+        let marker = std::fs::read_to_string(out.join(".dedupsim-output")).unwrap();
+        assert_eq!(marker, "output of: sweep s\ncomplete: yes\n");
+        // Another experiment's output directory.
+        for args in [&["reproduce", "fad", "--quick", "--out"][..], &["reproduce", "reodedup", "--quick", "--out"]] {
+            dedupsim()
+                .args(args)
+                .arg(&out)
+                .assert()
+                .fails_with(1, &["holds the output of `sweep s`", "would mix two experiments'"]);
+        }
+        std::fs::write(out.join(".dedupsim-output"), "output of: reproduce fad\ncomplete: yes\n").unwrap();
+        dedupsim()
+            .args(["sweep", "collect"])
+            .arg(&out)
+            .assert()
+            .fails_with(1, &["holds the output of `reproduce fad`, not of a sweep's job lines"]);
+        // A run stopped half-way (SIGTERM) leaves the marker incomplete.
+        std::fs::write(out.join(".dedupsim-output"), "output of: sweep s\ncomplete: no\n").unwrap();
+        let a = dedupsim().args(["sweep", "--out"]).arg(&out).arg(&f).assert().success();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains("the previous `sweep s` run into it did not finish"), "{err}");
+        assert!(std::fs::read_to_string(out.join(".dedupsim-output")).unwrap().ends_with("complete: yes\n"));
+    }
+}
+
+/// Class C: misleading messages.
+mod class_c {
+    use super::*;
+
+    /// Negative numbers are values, rejected with a message about them
+    /// (clap said "unexpected argument '-1' found").
+    #[test]
+    fn negative_numbers_are_values_with_clear_errors() {
+        fails(&["run", "-q", "--time-scale", "-1"], 1, &["replay.time_scale = -1.0: must be a positive finite factor"]);
+        fails(&["run", "-q", "--seed", "-5"], 2, &["`-5` is negative: give a whole number from 0 to"]);
+        fails(&["run", "-q", "--max-memory", "-1GiB"], 2, &["`-1GiB` is negative: a memory size is at least 0"]);
+        fails(&["run", "-q", "-j", "-2"], 2, &["`-2` is negative"]);
+        fails(&["reproduce", "fad", "--quick", "--aged", "-1"], 1, &["precondition.aged = -1.0"]);
+        fails(&["reproduce", "fad", "--quick", "--scale", "-1"], 1, &["--scale -1 must be in (0, 1]"]);
+        fails(&["cluster", "-q", "--update-ratio", "-1"], 1, &["--update-ratio: -1 is not in [0, 1]"]);
+        for args in [&["run", "-q", "--seed", "-5"][..], &["reproduce", "fad", "--aged", "-1"]] {
+            let a = dedupsim().args(args).assert();
+            assert!(!String::from_utf8_lossy(&a.get_output().stderr).contains("unexpected argument"));
+        }
+    }
+
+    /// Messages that named the wrong problem or the wrong flag.
+    #[test]
+    fn messages_name_the_real_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        // An append offset of 2^64: out of range, not a malformed hint.
+        let t = dir.path().join("h.native");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096 0 - o\n1000 W 4096 4096 0 - a:18446744073709551616\n")
+            .unwrap();
+        dedupsim()
+            .args(["trace", "stats"])
+            .arg(&t)
+            .assert()
+            .fails_with(1, &["field 7 (hint) is out of range: the append offset must be at most 2^64-1"]);
+        // With --wrap, an append hint beyond 2^32 pages folds like its request.
+        let t = dir.path().join("w.native");
+        std::fs::write(&t, "# dedupsim-trace v1\n0 W 0 4096 0 -\n1000 W 4096 4096 0 - a:100000000000000000\n").unwrap();
+        let a =
+            dedupsim().args(["run", "-q", "-p", "die-hint", "--preset", "tiny", "--wrap", "--trace"]).arg(&t).assert();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(!err.contains("use --wrap"), "{err}");
+        // `sweep run-cell --param` errors name --param.
+        dedupsim()
+            .args(["sweep", "run-cell", "--name", "x", "--workload", "synth:requests=100", "--policy", "fad"])
+            .args(["--param", "geometry.chanels=3", "--out"])
+            .arg(dir.path().join("rc"))
+            .assert()
+            .fails_with(1, &["--param geometry.chanels=3: unknown key"]);
+        // A superchunk count beyond 2^32 - 1 is out of range, not "not a whole number of chunks".
+        fails(
+            &["cluster", "-q", "--mode", "superchunk", "--superchunk", "18446744073709551615"],
+            1,
+            &["a count of chunks must be at most 4294967295"],
+        );
+        // A dangling symbolic link as --out.
+        #[cfg(unix)]
+        {
+            let l = dir.path().join("link");
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &l).unwrap();
+            fails(
+                &["reproduce", "fad", "--quick", "--out", l.to_str().unwrap()],
+                1,
+                &["is a symbolic link to", "which does not exist"],
+            );
+        }
+        // Huge numbers print short in errors and "changed from" lines.
+        let a = dedupsim()
+            .args(["run", "-p", "dedup", "--synth", SYNTH, "--set", "policy.fad.rho=1e300"])
+            .assert()
+            .success();
+        assert!(String::from_utf8_lossy(&a.get_output().stdout).contains("policy.fad.rho=1e300"));
+    }
+}
+
+/// Class D: one set of conventions.
+mod class_d {
+    use super::*;
+
+    /// `-` means standard output for every output flag (`run --json -`
+    /// wrote a file named `-`); two outputs cannot both take it.
+    #[test]
+    fn a_dash_is_standard_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dedupsim()
+            .current_dir(dir.path())
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--json", "-"])
+            .assert()
+            .success();
+        let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(out.starts_with("[\n") && out.contains("\"dedupsim_version\""), "{out}");
+        assert!(!dir.path().join("-").exists());
+        fails(
+            &["run", "-q", "-p", "native", "--synth", "requests=100", "--json", "-", "--csv", "-"],
+            1,
+            &["--json and --csv all name standard output"],
+        );
+    }
+
+    /// Sizes take units everywhere (`trace from-files --page-size 16KiB`);
+    /// `trace stats` says n/a for a missing average and shows short spans
+    /// in their unit.
+    #[test]
+    fn units_and_stats_conventions() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("t");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), vec![1u8; 20000]).unwrap();
+        let out = dir.path().join("o.native");
+        dedupsim()
+            .args(["trace", "from-files", "-q", "--page-size", "16KiB", "-o"])
+            .arg(&out)
+            .arg(&tree)
+            .assert()
+            .success();
+        let w = dir.path().join("w.native");
+        std::fs::write(&w, "# dedupsim-trace v1\n0 W 0 4096 0\n300000 W 4096 4096 0\n").unwrap();
+        let a = dedupsim().args(["trace", "stats"]).arg(&w).assert().success();
+        let s = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(s.contains("avg read size       n/a") && s.contains("duration            300.000 µs"), "{s}");
+    }
+
+    /// Help texts that were wrong or copied.
+    #[test]
+    fn help_texts_say_what_the_command_does() {
+        let help = |args: &[&str]| {
+            String::from_utf8_lossy(&dedupsim().args(args).assert().success().get_output().stdout).to_string()
+        };
+        let t = help(&["--help"]);
+        assert!(t.contains("(convert)") && t.contains("(from-files)"), "{t}");
+        assert!(!help(&["reproduce", "fast24", "--help"]).contains("Table II"));
+        assert!(!help(&["reproduce", "fad", "--help"]).contains("about a minute"));
+        assert!(help(&["reproduce", "--help"]).contains("Light-Dedup (Qiu et al."));
+    }
+}
