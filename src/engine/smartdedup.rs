@@ -172,7 +172,7 @@ pub struct SmartDedupParams {
     pub memory_mb: f64,
     /// Prefix bits of the fingerprint index (groups = 2^prefix_bits).
     /// Unset: sized to the memory budget as the paper does
-    /// ([`prefix_bits_for`]).
+    /// (`prefix_bits_for`).
     pub prefix_bits: Option<u32>,
     /// Skipped-buffer budget, MB.
     pub skipped_mb: f64,

@@ -22,7 +22,8 @@
 //!   server reads every request the client has already sent before it
 //!   replies; when none is waiting, it replies to the connection's
 //!   outstanding request that completes first, once the simulation can
-//!   vouch for it, and advances the clock to that completion. A client at
+//!   vouch for it, sends the reply at once, and advances the clock to that
+//!   completion. A client at
 //!   queue depth 1 is thus a closed loop at depth 1, exactly and
 //!   deterministically; at depth N the requests a client sends while the
 //!   server replies arrive when the server reads them, so the realized
@@ -605,6 +606,10 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
         }
         clock = clock.max(done);
         reply(&mut writer, w.handle, &w.outcome)?;
+        // Sent now, so that a client resubmitting on each reply (fio at
+        // iodepth N) can: its next request arrives at this completion if it
+        // reaches the server before the next reply is decided.
+        writer.flush()?;
     }
     writer.flush()?;
     Ok(())

@@ -15,7 +15,7 @@
 //! * Unique pages live in memory up to a budget (`--store-memory`), then in
 //!   a spill file (`--store DIR`); a content no logical page holds any more
 //!   frees its bytes. Memory per distinct page beyond its bytes: its
-//!   [`Content`] record (24 B) and its hash-table entry (about 24 B), plus
+//!   `Content` record (24 B) and its hash-table entry (about 24 B), plus
 //!   4 B per logical page of the export.
 
 use std::collections::HashMap;
