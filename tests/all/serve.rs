@@ -348,3 +348,22 @@ fn bad_flags_are_refused_before_serving() {
     assert!(run(&["--unix", existing.to_str().unwrap()]).contains("exists"));
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
 }
+
+#[test]
+fn the_real_clock_holds_each_reply_until_its_simulated_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("real.json");
+    let srv = Server::start(dir.path(), &["--clock", "real", "--json", json.to_str().unwrap()]);
+    let (mut c, _) = Client::connect(&srv.sock);
+    assert_eq!(c.write(0, &bytes(5, 65536)), 0);
+    let t = Instant::now();
+    assert!(c.read(0, 65536).unwrap() == bytes(5, 65536));
+    let waited = t.elapsed();
+    c.disconnect();
+    srv.wait();
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let read_us = j[0]["summary"]["read"]["mean_us"].as_f64().unwrap();
+    assert!(read_us > 100.0, "a 16-page read takes simulated time: {read_us} us");
+    // A lower bound only: the reply cannot come before its simulated latency.
+    assert!(waited.as_secs_f64() * 1e6 >= read_us * 0.99, "waited {waited:?} for a {read_us} us read");
+}
