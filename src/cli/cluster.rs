@@ -444,6 +444,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     }
     if let Some(jobs) = &a.emit_jobs {
         let mut lines = Vec::new();
+        let program = super::common::self_program();
         let wl = workload_flags(&a).join(" ");
         let out = std::path::absolute(&a.out).unwrap_or(a.out.clone());
         for c in &cells {
@@ -462,7 +463,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "dedupsim cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),

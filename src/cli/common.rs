@@ -473,3 +473,13 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
         }
     }
 }
+
+/// How emitted job lines call this program: the running binary's absolute
+/// path, shell-quoted, so a job runner (GNU parallel, a Slurm array) runs
+/// this very build whatever its PATH; `dedupsim` if the path is unknown.
+pub fn self_program() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(dedupsim::experiment::sweep::shell_quote))
+        .unwrap_or_else(|| "dedupsim".into())
+}

@@ -447,15 +447,16 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 common::check_outputs(&[("sweep file", &file)], &[("--emit-jobs", jobs_file)])?;
                 let plan = s.plan()?;
                 let out_abs = std::path::absolute(&out).unwrap_or(out.clone());
-                let lines = s.job_lines(&plan, &out_abs, "dedupsim");
+                let program = common::self_program();
+                let lines = s.job_lines(&plan, &out_abs, &program);
                 begin(&out, &what)?;
                 dedupsim::output::write_bytes(jobs_file, (lines.join("\n") + "\n").as_bytes())?;
                 eprintln!(
-                    "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `dedupsim sweep collect {}`",
+                    "wrote {} job lines to {}; run them (e.g. `parallel < {}`), then `{program} sweep collect {}`",
                     lines.len(),
                     jobs_file.display(),
-                    jobs_file.display(),
-                    out_abs.display()
+                    sweep::shell_quote(&jobs_file.display().to_string()),
+                    sweep::shell_quote(&out_abs.display().to_string())
                 );
                 return Ok(());
             }

@@ -57,7 +57,10 @@ fn emit_jobs_writes_one_command_per_cell() {
     let text = std::fs::read_to_string(&jobs).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 6, "{text}");
-    assert!(lines.iter().all(|l| l.starts_with("dedupsim cluster --workload mail --pages 4000 --nodes ")));
+    // Job lines call this very binary by its absolute path (issue 30).
+    let program = crate::support::cargo_bin("dedupsim").display().to_string();
+    let head = format!("{program} cluster --workload mail --pages 4000 --nodes ");
+    assert!(lines.iter().all(|l| l.starts_with(&head)), "{text}");
     // Only a superchunk cell's line has --superchunk, which another mode refuses.
     assert!(lines.iter().all(|l| l.contains("--superchunk") == l.contains("--mode superchunk")), "{text}");
     // Every job line runs as it is.
