@@ -17,6 +17,15 @@ pub enum TraceCmd {
     /// same requests on SSDsim 2.1 or MQSim (see docs/trace-formats.md).
     Convert(ConvertArgs),
     /// Generate a synthetic trace (native format, with content ids) into a file.
+    // The flattened workload flags' texts speak of running; here they write.
+    #[command(mut_arg("trace", |a| a.help(
+        "Trace file (plain, .gz or .zst) to write out as a native trace with contents drawn for its \
+         writes. Without it, the built-in synthetic workload (or --synth / --replica) is written"
+    )))]
+    #[command(mut_arg("max_requests", |a| a.help(
+        "Write at most this many requests (of the trace, the synthetic workload or the replica)"
+    )))]
+    #[command(mut_arg("engine", |a| a.hide(true)))]
     Synth(SynthArgs),
     /// Build a content-bearing trace from directory trees: each regular file becomes one write
     /// of its pages (xxh3-128 per 4 KiB), files laid out back to back (see docs/trace-formats.md).

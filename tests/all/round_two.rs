@@ -390,5 +390,10 @@ mod class_d {
         assert!(!help(&["reproduce", "fast24", "--help"]).contains("Table II"));
         assert!(!help(&["reproduce", "fad", "--help"]).contains("about a minute"));
         assert!(help(&["reproduce", "--help"]).contains("Light-Dedup (Qiu et al."));
+        // trace synth writes; it does not run or replay, and takes no engine.
+        let synth = help(&["trace", "synth", "--help"]);
+        assert!(!synth.contains("workload runs") && !synth.contains("Replay at most"), "{synth}");
+        assert!(synth.contains("Write at most") && !synth.contains("--engine"), "{synth}");
+        assert!(help(&["run", "--help"]).contains("Replay at most"));
     }
 }
