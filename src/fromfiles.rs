@@ -313,6 +313,12 @@ impl FromFilesOptions {
                 "page size {ps} is not a power of two of at least 4096 bytes"
             )));
         }
+        if ps > crate::units::MAX_PAGE_SIZE {
+            return Err(FromFilesError::InvalidOptions(format!(
+                "page size {ps} bytes is more than 1 MiB, the bound of geometry.page_size too \
+                 (flash pages are a few KiB, e.g. 4KiB or 16KiB)"
+            )));
+        }
         if self.segment > 0 && self.writers == 0 {
             return Err(FromFilesError::InvalidOptions("--writers must be at least 1".into()));
         }

@@ -122,3 +122,8 @@ pub fn short_f64(v: f64) -> String {
         format!("{v}")
     }
 }
+
+/// The largest flash page the simulator accepts (1 MiB): flash pages are a
+/// few KiB, and one bound serves `geometry.page_size` and every page-size
+/// flag (`trace from-files --page-size`).
+pub const MAX_PAGE_SIZE: u32 = 1 << 20;

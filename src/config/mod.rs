@@ -679,7 +679,7 @@ impl Config {
                 ),
             );
         }
-        if g.page_size > 1 << 20 {
+        if g.page_size > crate::units::MAX_PAGE_SIZE {
             return bad(
                 "geometry.page_size",
                 format!(

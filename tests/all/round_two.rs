@@ -372,6 +372,15 @@ mod class_d {
             .arg(&tree)
             .assert()
             .success();
+        // The same bound as geometry.page_size (1 MiB), not 2^32 - 1.
+        let big = dedupsim()
+            .args(["trace", "from-files", "-q", "--page-size", "2MiB", "-o"])
+            .arg(dir.path().join("big.native"))
+            .arg(&tree)
+            .assert()
+            .failure();
+        let e = String::from_utf8_lossy(&big.get_output().stderr).to_string();
+        assert!(e.contains("more than 1 MiB, the bound of geometry.page_size"), "{e}");
         let w = dir.path().join("w.native");
         std::fs::write(&w, "# dedupsim-trace v1\n0 W 0 4096 0\n300000 W 4096 4096 0\n").unwrap();
         let a = dedupsim().args(["trace", "stats"]).arg(&w).assert().success();
