@@ -145,8 +145,6 @@ pub fn run(a: ServeArgs) -> Result<()> {
         store_memory,
         store_dir: a.store.clone(),
         record: a.record.clone(),
-        max_block: max_block as u32,
-        persist: a.persist,
         check: RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) },
     };
     let stop = Arc::new(AtomicBool::new(false));

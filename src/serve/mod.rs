@@ -105,10 +105,6 @@ pub struct ServeOptions {
     pub store_dir: Option<PathBuf>,
     /// Native trace of every request with per-page content.
     pub record: Option<PathBuf>,
-    /// Largest request payload accepted (`NBD_INFO_BLOCK_SIZE` maximum).
-    pub max_block: u32,
-    /// Keep serving after the last client leaves (until SIGINT/SIGTERM).
-    pub persist: bool,
     pub check: RunOptions,
 }
 

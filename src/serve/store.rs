@@ -15,8 +15,9 @@
 //! * Unique pages live in memory up to a budget (`--store-memory`), then in
 //!   a spill file (`--store DIR`); a content no logical page holds any more
 //!   frees its bytes. Memory per distinct page beyond its bytes: its
-//!   `Content` record (24 B) and its hash-table entry (about 24 B), plus
-//!   4 B per logical page of the export.
+//!   `Content` record (32 B), its hash-table entry and the entry's id list
+//!   (one small allocation), plus 4 B per logical page of the export;
+//!   BENCHMARKS.md measures the total.
 
 use std::collections::HashMap;
 use std::fs::File;
