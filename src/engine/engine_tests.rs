@@ -34,10 +34,10 @@ impl Engine for Oracle {
             }
         }
     }
-    fn preload(&mut self, content: ContentId, entry: EntryId) {
+    fn preload(&mut self, content: ContentId, _fingerprint: u64, entry: EntryId) {
         self.primary.entry(content).or_insert(entry);
     }
-    fn forget(&mut self, content: ContentId, entry: EntryId) {
+    fn forget(&mut self, content: ContentId, _fingerprint: u64, entry: EntryId) {
         if self.primary.get(&content) == Some(&entry) {
             self.primary.remove(&content);
         }

@@ -29,6 +29,11 @@
 //!   are a fixed mix of `seed` and a counter, so runs are deterministic),
 //!   with a live entry chosen by the same draw; its page is read and
 //!   the comparison fails (`engine_failed_verifies`).
+//! * Under `dedupsim serve` the index key is the hash of the page's real
+//!   bytes ([`WritePage::fingerprint`]), and the comparison is of the real
+//!   bytes (their content ids): a weak hash (`--hash tiny:BITS`) makes real
+//!   collisions, caught by the verify read (`engine_real_collisions`, also
+//!   counted in `engine_failed_verifies`).
 //! * Reading the candidate's entry (its block number, §4.4) is a metadata
 //!   access (below). The simulator's [`When`] has no "after that operation":
 //!   a missed entry read and the verify read are issued at the same time,
@@ -250,13 +255,15 @@ impl Hint {
 #[derive(Copy, Clone, Debug)]
 struct Slot {
     content: ContentId,
+    /// Its index key (the mixed fingerprint of its bytes).
+    fp: u64,
     /// The FTL copy (blocknr); NIL while free or not yet bound.
     entry: EntryId,
     used: bool,
     hint: Hint,
 }
 
-const FREE_SLOT: Slot = Slot { content: ContentId(0), entry: NIL, used: false, hint: Hint::NONE };
+const FREE_SLOT: Slot = Slot { content: ContentId(0), fp: 0, entry: NIL, used: false, hint: Hint::NONE };
 
 /// One region of the region-based layout.
 #[derive(Copy, Clone, Debug, Default)]
@@ -452,6 +459,9 @@ struct Stats {
     wasted_speculative: u64,
     verify_reads: u64,
     failed_verifies: u64,
+    /// Failed verifies of an index hit: real fingerprint collisions (only
+    /// with real bytes, `dedupsim serve`; a trace's ids never collide).
+    real_collisions: u64,
     nodedup_pages: u64,
     dup_pages: u64,
     new_entries: u64,
@@ -535,8 +545,8 @@ impl LightDedup {
     }
 
     #[inline]
-    fn fingerprint(c: ContentId) -> u64 {
-        mix64(u64::from(c.0) ^ 0x7878_4841_5348) // "xxHASH"
+    fn fingerprint(f: u64) -> u64 {
+        mix64(f ^ 0x7878_4841_5348) // "xxHASH"
     }
 
     fn lmt_page(&self, slot: u32) -> u64 {
@@ -547,20 +557,21 @@ impl LightDedup {
         RMAP_BASE + u64::from(e) / RMAP_PER_PAGE
     }
 
-    fn new_slot(&mut self, content: ContentId) -> u32 {
+    /// A new LMT entry for `content`, indexed under `fp` (already mixed).
+    fn new_slot(&mut self, content: ContentId, fp: u64) -> u32 {
         let s = self.alloc.alloc();
         if self.slots.len() <= s as usize {
             self.slots.resize(s as usize + 1, FREE_SLOT);
         }
-        self.slots[s as usize] = Slot { content, entry: NIL, used: true, hint: Hint::NONE };
-        self.index.insert(Self::fingerprint(content), s);
+        self.slots[s as usize] = Slot { content, fp, entry: NIL, used: true, hint: Hint::NONE };
+        self.index.insert(fp, s);
         self.stats.new_entries += 1;
         s
     }
 
     fn delete_slot(&mut self, s: u32, ops: &mut Vec<WriteOp>) {
         let slot = self.slots[s as usize];
-        let fp = Self::fingerprint(slot.content);
+        let fp = slot.fp;
         if self.index.get(&fp) == Some(&s) {
             self.index.remove(&fp);
         }
@@ -731,8 +742,8 @@ impl Engine for LightDedup {
             }
             // 2. Fingerprint, index, verify.
             let mut nodedup = false;
+            let fp = Self::fingerprint(p.fingerprint);
             if found.is_none() {
-                let fp = Self::fingerprint(p.content);
                 match self.index.get(&fp).copied() {
                     Some(s) if self.live(ftl, s).is_some() => {
                         let e = self.slots[s as usize].entry;
@@ -740,7 +751,16 @@ impl Engine for LightDedup {
                         let page = self.lmt_page(s);
                         self.cache.access(page, false, true, at_hash, &mut ops);
                         ops.push(WriteOp { when: at_hash, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
-                        found = Some((s, e));
+                        if self.slots[s as usize].content == p.content {
+                            found = Some((s, e));
+                        } else {
+                            // The verify read compared the bytes: a real
+                            // fingerprint collision (`serve` with a weak
+                            // hash), written without deduplication (§3.2).
+                            self.stats.failed_verifies += 1;
+                            self.stats.real_collisions += 1;
+                            nodedup = true;
+                        }
                     }
                     _ => {
                         if self.p.collision_probability > 0.0 && self.draw() < self.p.collision_probability {
@@ -786,10 +806,10 @@ impl Engine for LightDedup {
                 }
                 None => {
                     // A stale index entry (its copy died unseen) is dropped.
-                    if let Some(old) = self.index.get(&Self::fingerprint(p.content)).copied() {
+                    if let Some(old) = self.index.get(&fp).copied() {
                         self.delete_slot(old, &mut ops);
                     }
-                    let s = self.new_slot(p.content);
+                    let s = self.new_slot(p.content, fp);
                     let page = self.lmt_page(s);
                     self.cache.access(page, true, false, at_hash, &mut ops);
                     io.verdicts.push(Verdict::Unique);
@@ -827,11 +847,12 @@ impl Engine for LightDedup {
         io.ops = ops;
     }
 
-    fn preload(&mut self, content: ContentId, entry: EntryId) {
-        if !self.p.warm_start || self.index.contains_key(&Self::fingerprint(content)) {
+    fn preload(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
+        let fp = Self::fingerprint(fingerprint);
+        if !self.p.warm_start || self.index.contains_key(&fp) {
             return;
         }
-        let s = self.new_slot(content);
+        let s = self.new_slot(content, fp);
         self.slots[s as usize].entry = entry;
         self.entry_slot.insert(entry, s);
         self.cache.on_flash.insert(self.lmt_page(s));
@@ -843,7 +864,7 @@ impl Engine for LightDedup {
         self.stats.new_entries -= 1;
     }
 
-    fn forget(&mut self, content: ContentId, entry: EntryId) {
+    fn forget(&mut self, content: ContentId, _fingerprint: u64, entry: EntryId) {
         self.freed.push((content, entry));
     }
 
@@ -874,6 +895,7 @@ impl Engine for LightDedup {
             ("engine_wasted_speculative_reads", s.wasted_speculative as f64),
             ("engine_verify_reads", s.verify_reads as f64),
             ("engine_failed_verifies", s.failed_verifies as f64),
+            ("engine_real_collisions", s.real_collisions as f64),
             ("engine_new_entries", s.new_entries as f64),
             ("engine_deleted_entries", s.deleted_entries as f64),
             ("engine_live_entries", self.entry_slot.len() as f64),

@@ -47,7 +47,17 @@ pub const DEFAULT: &str = "caftl";
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct WritePage {
     pub lpn: Lpn,
+    /// The page's bytes, as an identity: equal ids are equal bytes (what a
+    /// verify read compares).
     pub content: ContentId,
+    /// The page's fingerprint, the key of the engine's index: equal bytes
+    /// give equal fingerprints, and different bytes normally different
+    /// ones. In a trace replay it is the content id itself (a perfect
+    /// hash: no collision); under `dedupsim serve` it is the hash of the
+    /// page's real bytes (`--hash`), so a weak hash makes real collisions,
+    /// which a verifying engine catches and a trusting one counts as false
+    /// matches (docs/serve.md, "Hash collisions").
+    pub fingerprint: u64,
     /// A repeat of an earlier page of the same write: the simulator maps it
     /// to that page's copy, and the engine's verdict on it is ignored.
     pub repeat: bool,
@@ -172,11 +182,13 @@ pub trait Engine: Send {
     ) {
     }
 
-    /// A copy of `content` was written before the replay (preconditioning).
-    fn preload(&mut self, _content: ContentId, _entry: EntryId) {}
+    /// A copy of `content` (fingerprint `fingerprint`, as in [`WritePage`])
+    /// was written before the replay (preconditioning).
+    fn preload(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
 
-    /// Copy `entry` of `content` was freed (its last sharer unmapped).
-    fn forget(&mut self, _content: ContentId, _entry: EntryId) {}
+    /// Copy `entry` of `content` (fingerprint `fingerprint`) was freed (its
+    /// last sharer unmapped).
+    fn forget(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
 
     /// Whether the engine works at idle time (then the simulator offers it
     /// idle windows of at least [`Engine::idle_threshold`]).

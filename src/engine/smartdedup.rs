@@ -274,6 +274,8 @@ struct Group {
 struct Skipped {
     lpn: Lpn,
     content: ContentId,
+    /// Its fingerprint ([`WritePage::fingerprint`], not yet mixed).
+    fp: u64,
     entry: EntryId,
     fingerprinted: bool,
 }
@@ -290,6 +292,10 @@ struct LruList {
 struct Stats {
     hashed_pages: u64,
     inline_hits: u64,
+    /// Fingerprint matches of different bytes (real collisions under
+    /// `dedupsim serve` with a weak hash): a trusting engine would merge
+    /// them; counted and written as unique.
+    false_matches: u64,
     inline_misses: u64,
     unhashed_pages: u64,
     filtered_pages: u64,
@@ -468,8 +474,8 @@ impl SmartDedup {
     }
 
     #[inline]
-    fn fingerprint(c: ContentId) -> u64 {
-        mix64(u64::from(c.0) ^ 0x5344_4544_5550) // "SDEDUP"
+    fn fingerprint(f: u64) -> u64 {
+        mix64(f ^ 0x5344_4544_5550) // "SDEDUP"
     }
 
     #[inline]
@@ -703,7 +709,7 @@ impl SmartDedup {
 
     // ----- skipped buffer -----
 
-    fn skip(&mut self, lpn: Lpn, content: ContentId, entry: EntryId, fingerprinted: bool) {
+    fn skip(&mut self, lpn: Lpn, content: ContentId, fp: u64, entry: EntryId, fingerprinted: bool) {
         if !self.p.offline || !self.p.on_flash && fingerprinted {
             // Without out-of-line dedup nothing reads the buffer; without
             // the flash level a fingerprinted miss has nothing to find.
@@ -717,7 +723,7 @@ impl SmartDedup {
         self.skipped_used += cost;
         let k = self.skipped_next;
         self.skipped_next += 1;
-        self.skipped.insert(k, Skipped { lpn, content, entry, fingerprinted });
+        self.skipped.insert(k, Skipped { lpn, content, fp, entry, fingerprinted });
         self.skipped_of.insert(lpn, k);
         self.sharers.entry(entry).or_default();
     }
@@ -808,9 +814,14 @@ impl SmartDedup {
     ) -> (Option<(EntryId, u32)>, u64) {
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
-            let e = self.nodes[n as usize].entry;
-            if e != not && view.live(ftl, e, content) {
-                return (Some((e, self.nodes[n as usize].seq)), 0);
+            let node = self.nodes[n as usize];
+            if node.entry != not && view.live(ftl, node.entry, node.content) {
+                if node.content == content {
+                    return (Some((node.entry, node.seq)), 0);
+                }
+                // A real collision the engine would trust (see `lookup`).
+                self.stats.false_matches += 1;
+                return (None, 0);
             }
         }
         if !self.p.on_flash || self.groups[g as usize].flash.is_empty() {
@@ -823,12 +834,19 @@ impl SmartDedup {
         self.stats.meta_reads += pages;
         let flash = &self.groups[g as usize].flash;
         let start = flash.partition_point(|f| f.fp < fp);
-        let found = flash[start..]
+        let hit = flash[start..]
             .iter()
             .take_while(|f| f.fp == fp)
-            .find(|f| f.entry != not && view.live(ftl, f.entry, content))
-            .map(|f| (f.entry, f.seq));
-        (found, pages)
+            .find(|f| f.entry != not && view.live(ftl, f.entry, f.content))
+            .copied();
+        match hit {
+            Some(f) if f.content == content => (Some((f.entry, f.seq)), pages),
+            Some(_) => {
+                self.stats.false_matches += 1;
+                (None, pages)
+            }
+            None => (None, pages),
+        }
     }
 }
 
@@ -885,11 +903,19 @@ impl Engine for SmartDedup {
                 continue;
             }
             io.hashed.push(true);
-            let fp = Self::fingerprint(p.content);
+            let fp = Self::fingerprint(p.fingerprint);
             let g = self.group_of(fp);
             let v = match self.mem_find(g, fp) {
-                Some(n) if is_live_copy(ftl, self.nodes[n as usize].entry, p.content) => {
-                    Verdict::Duplicate(self.nodes[n as usize].entry)
+                Some(n) if is_live_copy(ftl, self.nodes[n as usize].entry, self.nodes[n as usize].content) => {
+                    if self.nodes[n as usize].content == p.content {
+                        Verdict::Duplicate(self.nodes[n as usize].entry)
+                    } else {
+                        // SmartDedup trusts its SHA-1 (no verify): a real
+                        // collision would be merged, corrupting the page.
+                        // Counted, and written as unique (docs/serve.md).
+                        self.stats.false_matches += 1;
+                        Verdict::Unique
+                    }
                 }
                 _ => Verdict::Unique,
             };
@@ -966,7 +992,7 @@ impl Engine for SmartDedup {
                 (Verdict::Duplicate(d), false) => {
                     dups += 1;
                     self.stats.inline_hits += 1;
-                    let fp = Self::fingerprint(p.content);
+                    let fp = Self::fingerprint(p.fingerprint);
                     let g = self.group_of(fp);
                     if let Some(n) = self.mem_find(g, fp) {
                         self.touch(n, g);
@@ -985,7 +1011,7 @@ impl Engine for SmartDedup {
                     // A hit the policy rewrote: a second copy on purpose.
                 }
                 (Verdict::Unique, _) if hashed => {
-                    let fp = Self::fingerprint(p.content);
+                    let fp = Self::fingerprint(p.fingerprint);
                     let g = self.group_of(fp);
                     let known = self
                         .mem_find(g, fp)
@@ -999,11 +1025,11 @@ impl Engine for SmartDedup {
                     let seq = self.seq_of.get(&e).copied().unwrap_or(0);
                     self.mem_insert(fp, p.content, e, seq, &mut ops, when);
                     io.ops = ops;
-                    self.skip(p.lpn, p.content, e, true);
+                    self.skip(p.lpn, p.content, p.fingerprint, e, true);
                 }
                 (Verdict::Unique, _) => {
                     self.stats.unhashed_pages += 1;
-                    self.skip(p.lpn, p.content, e, false);
+                    self.skip(p.lpn, p.content, p.fingerprint, e, false);
                 }
             }
         }
@@ -1012,11 +1038,11 @@ impl Engine for SmartDedup {
         self.observe(fingerprinted, dups);
     }
 
-    fn preload(&mut self, content: ContentId, entry: EntryId) {
+    fn preload(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
         self.seq = self.seq.wrapping_add(1);
         self.seq_of.insert(entry, self.seq);
         if self.p.warm_start && self.p.on_flash {
-            let fp = Self::fingerprint(content);
+            let fp = Self::fingerprint(fingerprint);
             let g = self.group_of(fp) as usize;
             let flash = &mut self.groups[g].flash;
             let f = FlashFp { fp, entry, content, seq: self.seq };
@@ -1025,8 +1051,8 @@ impl Engine for SmartDedup {
         }
     }
 
-    fn forget(&mut self, content: ContentId, entry: EntryId) {
-        let fp = Self::fingerprint(content);
+    fn forget(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
+        let fp = Self::fingerprint(fingerprint);
         let g = self.group_of(fp);
         if let Some(n) = self.mem_find(g, fp) {
             if self.nodes[n as usize].entry == entry {
@@ -1087,7 +1113,7 @@ impl Engine for SmartDedup {
                 self.stats.offline_data_reads += 1;
                 t += self.t_read + self.hash;
             }
-            let fp = Self::fingerprint(s.content);
+            let fp = Self::fingerprint(s.fp);
             let (found, pages) = self.find_other(ftl, &view, fp, s.content, s.entry, t, out);
             t += Nanos(self.t_read.0 * pages);
             let mut ops = Vec::new();
@@ -1137,6 +1163,7 @@ impl Engine for SmartDedup {
             ("engine_hashed_pages", s.hashed_pages as f64),
             ("engine_unhashed_pages", s.unhashed_pages as f64),
             ("engine_inline_hits", s.inline_hits as f64),
+            ("engine_false_matches", s.false_matches as f64),
             ("engine_inline_misses", s.inline_misses as f64),
             ("engine_filtered_pages", s.filtered_pages as f64),
             ("engine_evictions", s.evictions as f64),

@@ -142,6 +142,7 @@ pub struct Device {
     stats: ServeStats,
     /// Scratch buffers.
     contents: Vec<ContentId>,
+    fingerprints: Vec<u64>,
     page_buf: Vec<u8>,
     scratch: Vec<u8>,
     record_line: String,
@@ -193,6 +194,7 @@ impl Device {
             next_tag: 0,
             stats: ServeStats::default(),
             contents: Vec::new(),
+            fingerprints: Vec::new(),
             page_buf: vec![0; page as usize],
             scratch: Vec::new(),
             record_line: String::new(),
@@ -286,6 +288,7 @@ impl Device {
                 self.stats.pages_written += last - first;
                 self.stats.bytes_written += len;
                 self.contents.clear();
+                self.fingerprints.clear();
                 for l in first..last {
                     let (ps, pe) = (l * p, (l + 1) * p);
                     let (s, e) = (off.max(ps), (off + len).min(pe));
@@ -305,6 +308,7 @@ impl Device {
                     self.page_buf = buf;
                     let id = r.map_err(|e| self.fail_store(e))?;
                     self.contents.push(ContentId(id));
+                    self.fingerprints.push(self.store.fingerprint(id));
                 }
                 let tag = self.simulate(Op::Write, first, last, at)?;
                 Ok((Some(tag), Ok(Vec::new())))
@@ -348,6 +352,7 @@ impl Device {
             pages: (last - first) as u32,
             contents: &self.contents,
             hint: RequestHint::Absent,
+            fingerprints: Some(&self.fingerprints),
         };
         let sim = self.sim.as_mut().ok_or(nbd::EIO)?;
         let at = match sim.submit(&req, at) {

@@ -5,10 +5,11 @@
 //! * A page's content is identified by a hash of its bytes ([`HashKind`]),
 //!   and **verified byte by byte**: two pages with the same hash and
 //!   different bytes are different contents (a *collision*, counted). So the
-//!   store is always exact, whatever the hash; the simulation sees content
-//!   ids that stand for byte identity. (A simulated engine that trusted a
-//!   weak hash would have merged collided pages; that is not modelled: the
-//!   ids it sees are exact.)
+//!   store is always exact, whatever the hash. The simulation gets both:
+//!   content ids that stand for byte identity, and each content's
+//!   fingerprint ([`PageStore::fingerprint`]) for the engines' indexes, so
+//!   a weak hash makes collisions the engines see (docs/serve.md, "Hash
+//!   collisions").
 //! * Content ids are dense small integers, never reused: the FTL's
 //!   fingerprint index is a table indexed by id, and an engine's stale
 //!   fingerprint of a freed copy must never match new bytes.
@@ -347,6 +348,12 @@ impl PageStore {
             self.release(old - 1);
         }
         Ok(id)
+    }
+
+    /// The fingerprint the simulated engines index for content `id`: the
+    /// low 64 bits of its hash (all of a `tiny:BITS` hash).
+    pub fn fingerprint(&self, id: u32) -> u64 {
+        self.contents[id as usize].hash as u64
     }
 
     /// Copies logical page `lpn`'s bytes into `out` (zeros if never written).

@@ -96,6 +96,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use thiserror::Error;
 
 mod stream;
+use stream::Fingerprints;
 pub use stream::StreamRequest;
 
 /// A flash operation whose arrival at its chip lies in the future.
@@ -229,6 +230,11 @@ pub enum SimError {
     Invariant(#[from] InvariantViolation),
     #[error("request {index}: write of {pages} pages carries no content ids (assign a content model first)")]
     NoContent { index: usize, pages: u32 },
+    #[error(
+        "request {index}: a stream gives the fingerprints of every write's pages or of none \
+         ({pages} pages, {given} fingerprints)"
+    )]
+    Fingerprints { index: usize, pages: u32, given: usize },
     #[error("the workload contains no requests to replay")]
     Empty,
     #[error(
@@ -392,6 +398,9 @@ pub struct Simulation<'w> {
     engine: Box<dyn Engine>,
     /// The engine is the FTL's own index (CAFTL): look up inline.
     ftl_index: bool,
+    /// Fingerprints of real bytes (`dedupsim serve`), when the stream
+    /// gives them; otherwise a page's fingerprint is its content id.
+    fingerprints: Option<Box<Fingerprints>>,
     /// Engine scratch: the write's pages, the engine's answers, which
     /// pages were programmed, freed copies, background work.
     wpages: Vec<WritePage>,
@@ -593,6 +602,7 @@ impl<'w> Simulation<'w> {
             policy,
             engine_fp: engine.hash_time().unwrap_or(cfg.dedup.fingerprint),
             ftl_index,
+            fingerprints: None,
             engine,
             wpages: Vec::new(),
             eio: EngineIo::default(),
@@ -1033,6 +1043,9 @@ impl<'w> Simulation<'w> {
 
         // 1. Fingerprint lookup (FAD write path step 1).
         self.pages.clear();
+        if let Some(f) = self.fingerprints.as_deref_mut() {
+            f.begin_write();
+        }
         // In-file duplicates: small files scan their own earlier pages
         // (cache-resident); large ones use a stamped content-indexed table.
         let small = n <= SMALL_FILE;
@@ -1066,7 +1079,15 @@ impl<'w> Simulation<'w> {
                 None if !dedup => Dup::None,
                 // Another engine answers for the whole write below.
                 None if !self.ftl_index => Dup::None,
-                None => self.ftl.find_duplicate(c).map_or(Dup::None, |e| self.existing(e)),
+                None => match self.ftl.find_duplicate(c) {
+                    Some(e) => self.existing(e),
+                    None => {
+                        if let Some(f) = self.fingerprints.as_deref_mut() {
+                            f.ftl_index_miss(&self.ftl, c);
+                        }
+                        Dup::None
+                    }
+                },
             };
             self.pages.push(PageInfo { lpn: Lpn(r.lpn + k as u32), content: c, dup });
         }
@@ -1297,8 +1318,9 @@ impl<'w> Simulation<'w> {
     fn sync_freed(&mut self) {
         if self.ftl.has_freed() {
             self.ftl.take_freed(&mut self.freed);
+            let fps = self.fingerprints.as_deref();
             for &(c, e) in &self.freed {
-                self.engine.forget(c, e);
+                self.engine.forget(c, Fingerprints::of(fps, c), e);
             }
             self.freed.clear();
         }
@@ -1309,9 +1331,11 @@ impl<'w> Simulation<'w> {
     fn engine_lookup(&mut self) {
         self.sync_freed();
         self.wpages.clear();
+        let fps = self.fingerprints.as_deref();
         self.wpages.extend(self.pages.iter().map(|p| WritePage {
             lpn: p.lpn,
             content: p.content,
+            fingerprint: Fingerprints::of(fps, p.content),
             repeat: matches!(p.dup, Dup::InFile { .. }),
         }));
         self.eio.reset(self.pages.len());
@@ -1474,8 +1498,13 @@ impl<'w> Simulation<'w> {
 
     /// The engine's statistics plus the flash work executed for it.
     fn engine_stats(&self) -> Vec<(&'static str, f64)> {
-        if self.ftl_index || !self.dedup {
+        if !self.dedup {
             return Vec::new();
+        }
+        if self.ftl_index {
+            // CAFTL has no statistics of its own; fed real fingerprints, the
+            // matches of different bytes it would have merged.
+            return self.fingerprints.as_deref().map_or_else(Vec::new, |f| f.stats());
         }
         let c = &self.ecount;
         let mut v = self.engine.stats();
@@ -1561,7 +1590,7 @@ impl<'w> Simulation<'w> {
             };
             self.ftl.map_pinned(lpn, e);
             if self.dedup && !self.ftl_index {
-                self.engine.preload(c, e);
+                self.engine.preload(c, Fingerprints::of(self.fingerprints.as_deref(), c), e);
             }
             self.metrics.counters.programs.precondition += 1;
             if let Some(gc) = gc {

@@ -27,6 +27,16 @@
 //!   replay never has a gap between its arrivals).
 //! * `allocation = "dynamic"` is refused: it needs the whole trace's reads
 //!   before the replay (SSDsim's pre-processing).
+//! * Fingerprints: a request may carry the fingerprint of each written
+//!   page's real bytes ([`StreamRequest::fingerprints`]; `dedupsim serve`
+//!   gives its `--hash` of the bytes). Then the engines index those, not
+//!   the content ids, so a weak hash makes real collisions: a verifying
+//!   engine (Light-Dedup) catches them with its verify read, and a trusting
+//!   one (CAFTL, SmartDedup: a cryptographic hash, no verify) would merge
+//!   different bytes: each such *false match* is counted
+//!   (`engine_false_matches`) and the page is written as unique, so the
+//!   simulated mapping stays exact. A stream gives fingerprints for every
+//!   write or for none.
 
 use super::{RequestHint, SimError, Simulation};
 use crate::config::Config;
@@ -52,6 +62,69 @@ pub struct StreamRequest<'a> {
     pub contents: &'a [ContentId],
     /// The write's explicit hint, if the source carries hints.
     pub hint: RequestHint,
+    /// For writes: the fingerprint of each page's bytes (equal bytes, equal
+    /// fingerprints: one per content id), or `None` for the content ids
+    /// themselves (no collision). Every write of a stream gives them, or
+    /// none does.
+    pub fingerprints: Option<&'a [u64]>,
+}
+
+/// The fingerprints a stream gave, per content id (module doc).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Fingerprints {
+    /// Per content id.
+    of: Vec<u64>,
+    /// For the FTL's own index (CAFTL, which looks up by content): the
+    /// content indexed under each fingerprint, and the write that indexed
+    /// it (its copy is programmed after the whole write's lookup).
+    primary: std::collections::HashMap<u64, (ContentId, u64)>,
+    /// The current write, counted from 1.
+    write: u64,
+    /// Fingerprint matches of different bytes that CAFTL would merge.
+    false_matches: u64,
+}
+
+impl Fingerprints {
+    /// The fingerprint of content `c`: given, or `c` itself.
+    #[inline]
+    pub(super) fn of(f: Option<&Fingerprints>, c: ContentId) -> u64 {
+        match f {
+            Some(f) => f.of[c.0 as usize],
+            None => u64::from(c.0),
+        }
+    }
+
+    /// The FTL's index holds no copy of `c`: a copy of other bytes under
+    /// the same fingerprint is a false match; otherwise `c`'s copy (about
+    /// to be programmed and indexed) becomes the fingerprint's.
+    pub(super) fn ftl_index_miss(&mut self, ftl: &Ftl, c: ContentId) {
+        let fp = self.of[c.0 as usize];
+        match self.primary.get(&fp) {
+            Some(&(o, w)) if o != c && (w == self.write || ftl.find_duplicate(o).is_some()) => self.false_matches += 1,
+            _ => {
+                self.primary.insert(fp, (c, self.write));
+            }
+        }
+    }
+
+    /// A write's lookups begin.
+    pub(super) fn begin_write(&mut self) {
+        self.write += 1;
+    }
+
+    pub(super) fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![("engine_false_matches", self.false_matches as f64)]
+    }
+
+    fn record(&mut self, contents: &[ContentId], fps: &[u64]) {
+        for (&c, &f) in contents.iter().zip(fps) {
+            let i = c.0 as usize;
+            if self.of.len() <= i {
+                self.of.resize((i + 1).max(self.of.len() * 2), 0);
+            }
+            self.of[i] = f;
+        }
+    }
 }
 
 /// The streaming clock and counts.
@@ -64,6 +137,8 @@ pub(super) struct StreamState {
     /// Requests submitted, and those whose completion was handed out.
     submitted: u64,
     completed: u64,
+    /// Writes submitted.
+    writes: u64,
 }
 
 impl Simulation<'static> {
@@ -110,6 +185,21 @@ impl Simulation<'_> {
             if req.contents.len() != req.pages as usize {
                 return Err(SimError::NoContent { index: self.stream.submitted as usize, pages: req.pages });
             }
+            let index = self.stream.submitted as usize;
+            match (req.fingerprints, self.fingerprints.as_deref_mut()) {
+                (Some(f), Some(have)) if f.len() == req.contents.len() => have.record(req.contents, f),
+                (Some(f), None) if f.len() == req.contents.len() && self.stream.writes == 0 => {
+                    let mut have = Fingerprints::default();
+                    have.record(req.contents, f);
+                    self.fingerprints = Some(Box::new(have));
+                }
+                (None, None) => {}
+                (f, _) => {
+                    let given = f.map_or(0, <[u64]>::len);
+                    return Err(SimError::Fingerprints { index, pages: req.pages, given });
+                }
+            }
+            self.stream.writes += 1;
             let space = req.contents.iter().map(|c| c.0 + 1).max().unwrap_or(0);
             if space > self.content_space {
                 // Grown geometrically: the FTL's index copies itself to grow.
@@ -199,6 +289,7 @@ mod tests {
                 now = now.max(c);
             }
             let req = StreamRequest {
+                fingerprints: None,
                 tag: k as u64,
                 op: r.op,
                 lpn: r.lpn,
@@ -246,6 +337,7 @@ mod tests {
         let mut sim = Simulation::streaming(&cfg, p, e, RunOptions::default()).unwrap();
         let pages = sim.logical_pages() as u32;
         let req = |lpn, n, contents| StreamRequest {
+            fingerprints: None,
             tag: 0,
             op: Op::Write,
             lpn,

@@ -367,3 +367,49 @@ fn the_real_clock_holds_each_reply_until_its_simulated_completion() {
     // A lower bound only: the reply cannot come before its simulated latency.
     assert!(waited.as_secs_f64() * 1e6 >= read_us * 0.99, "waited {waited:?} for a {read_us} us read");
 }
+
+/// A weak hash (`--hash tiny:2`: four fingerprints) makes real collisions,
+/// and the engines see them: Light-Dedup's verify read compares the bytes
+/// and refuses the match; CAFTL and SmartDedup, which trust their hash,
+/// count each match of different bytes as a false match. Every engine
+/// still finds the true duplicates, and the bytes read back exactly.
+#[test]
+fn a_weak_hash_makes_collisions_the_engines_see() {
+    for (engine, key) in [
+        ("caftl", "engine_false_matches"),
+        ("smartdedup", "engine_false_matches"),
+        ("light-dedup", "engine_real_collisions"),
+    ] {
+        for hash in ["tiny:2", "xxh3"] {
+            let dir = tempfile::tempdir().unwrap();
+            let json = dir.path().join("serve.json");
+            let srv = Server::start(
+                dir.path(),
+                &["--engine", engine, "--hash", hash, "--json", json.to_str().unwrap(), "--check"],
+            );
+            let (mut c, _) = Client::connect(&srv.sock);
+            // 24 distinct pages, then the same 24 again elsewhere.
+            let data: Vec<u8> = (0..24).flat_map(|k| bytes(100 + k, 4096)).collect();
+            assert_eq!(c.write(0, &data), 0);
+            assert_eq!(c.write(64 * 4096, &data), 0);
+            assert!(c.read(0, data.len() as u32).unwrap() == data, "{engine} {hash}");
+            assert!(c.read(64 * 4096, data.len() as u32).unwrap() == data, "{engine} {hash}");
+            c.disconnect();
+            srv.wait();
+            let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let seen = j[0]["engine_stats"][key].as_f64().unwrap_or_else(|| panic!("{engine}: no {key}: {j}"));
+            let dedup = j[0]["summary"]["dedup_rate_achieved"].as_f64().unwrap();
+            if hash == "xxh3" {
+                assert_eq!(seen, 0.0, "{engine}: {key} without collisions");
+            } else {
+                // 24 contents in 4 fingerprints: most first writes collide.
+                assert!(seen >= 10.0, "{engine}: {key} = {seen}");
+            }
+            // 24 of 48 pages are duplicates. With four fingerprints an
+            // engine's own index holds one content per fingerprint, so it
+            // finds fewer of them (CAFTL's is the FTL's, by content: all).
+            let least = if hash == "xxh3" || engine == "caftl" { 0.5 } else { 4.0 / 48.0 };
+            assert!(dedup >= least - 1e-9, "{engine} {hash}: true duplicates found: {dedup} < {least}");
+        }
+    }
+}
