@@ -101,9 +101,14 @@
 //!   refcount (write); a new page allocates an entry (write); a hint update
 //!   writes the previous entry. A freed copy (`forget`) clears its entry
 //!   (region write) and its reverse-map slot; these operations are issued
-//!   behind the next write. Refcount decrements by a sharer's overwrite are
-//!   not observed (the engine sees only a copy's death; the FTL keeps the
-//!   references).
+//!   behind the next write. A sharer's overwrite or trim that leaves the
+//!   copy live (§4.2's reference-count decrement) reads the reverse map's
+//!   page and writes the entry's page, also behind the next write
+//!   (`engine_refcount_decrements`; the FTL reports each dropped reference,
+//!   [`Engine::dereferenced`]).
+//! * The in-DRAM rhashtable's size is counted at [`INDEX_BYTES`] per
+//!   fingerprint (§6's measurement): `engine_index_bytes` (at the end) and
+//!   `engine_index_peak_bytes`.
 //! * Metadata amplification (Table 2, Table 4): metadata bytes read and
 //!   programmed (4 KiB per page operation) per written page (every page of
 //!   every write), over the ideal 40 B (32 B entry + 8 B reverse map, §3.3).
@@ -136,6 +141,11 @@ pub const ENTRY_BYTES: u64 = 32;
 pub const RMAP_BYTES: u64 = 8;
 /// The ideal metadata bytes per written block (§3.3).
 pub const IDEAL_BYTES: u64 = ENTRY_BYTES + RMAP_BYTES;
+
+/// DRAM per fingerprint in the rhashtable index: §6 measured 1.26 GiB for
+/// 128 GiB of unique 4 KiB blocks (40.3 B each; 40.6-41.4 B at 25-75%
+/// duplicates).
+pub const INDEX_BYTES: u64 = 40;
 /// Entries per region: 4 KiB minus the 8-byte link, in 32-byte entries.
 pub const REGION_ENTRIES: u32 = 127;
 /// Free entries that make a region allocatable (§4.4: 4 KiB/32 B/2).
@@ -466,6 +476,10 @@ struct Stats {
     dup_pages: u64,
     new_entries: u64,
     deleted_entries: u64,
+    /// Reference-count decrements of a live shared block (§4.2).
+    refcount_decrements: u64,
+    /// Most fingerprints the in-DRAM index held at once.
+    peak_index: u64,
     /// Duplicate pages by run length: 1, 2-4, 5-10, 11-100, > 100.
     runs: [u64; 5],
 }
@@ -485,6 +499,8 @@ pub struct LightDedup {
     draws: u64,
     /// Copies freed since the last lookup (applied with the FTL in view).
     freed: Vec<(ContentId, EntryId)>,
+    /// References dropped from live copies, applied at the next lookup.
+    derefs: Vec<(ContentId, EntryId)>,
     /// Per page of the current write: its entry (new ones bound in commit).
     cur_slots: Vec<Option<u32>>,
     new_slot: Vec<bool>,
@@ -535,6 +551,7 @@ impl LightDedup {
             stream: 0,
             draws: 0,
             freed: Vec::new(),
+            derefs: Vec::new(),
             cur_slots: Vec::new(),
             new_slot: Vec::new(),
             run: 0,
@@ -565,6 +582,7 @@ impl LightDedup {
         }
         self.slots[s as usize] = Slot { content, fp, entry: NIL, used: true, hint: Hint::NONE };
         self.index.insert(fp, s);
+        self.stats.peak_index = self.stats.peak_index.max(self.index.len() as u64);
         self.stats.new_entries += 1;
         s
     }
@@ -672,6 +690,26 @@ impl LightDedup {
         }
     }
 
+    /// §4.2's deletion logic for a block that stays shared: the reverse
+    /// table locates the entry (a read of its page), and the entry's
+    /// reference count is decremented (a write of the entry's page). A
+    /// block without entry (a non-dedup block) is freed directly.
+    fn apply_derefs(&mut self, ops: &mut Vec<WriteOp>) {
+        for i in 0..self.derefs.len() {
+            let (c, e) = self.derefs[i];
+            let Some(&s) = self.entry_slot.get(&e) else { continue };
+            let slot = self.slots[s as usize];
+            if !slot.used || slot.entry != e || slot.content != c {
+                continue;
+            }
+            self.cache.access(Self::rmap_page(e), false, false, When::Arrival, ops);
+            let page = self.lmt_page(s);
+            self.cache.access(page, true, false, When::Arrival, ops);
+            self.stats.refcount_decrements += 1;
+        }
+        self.derefs.clear();
+    }
+
     fn apply_freed(&mut self, ftl: &Ftl, ops: &mut Vec<WriteOp>) {
         let freed = std::mem::take(&mut self.freed);
         for &(c, e) in &freed {
@@ -701,6 +739,7 @@ impl Engine for LightDedup {
 
     fn lookup(&mut self, ftl: &Ftl, pages: &[WritePage], io: &mut EngineIo) {
         let mut ops = std::mem::take(&mut io.ops);
+        self.apply_derefs(&mut ops);
         self.apply_freed(ftl, &mut ops);
         self.cur_slots.clear();
         self.new_slot.clear();
@@ -864,6 +903,14 @@ impl Engine for LightDedup {
         self.stats.new_entries -= 1;
     }
 
+    fn wants_derefs(&self) -> bool {
+        true
+    }
+
+    fn dereferenced(&mut self, content: ContentId, _fingerprint: u64, entry: EntryId) {
+        self.derefs.push((content, entry));
+    }
+
     fn forget(&mut self, content: ContentId, _fingerprint: u64, entry: EntryId) {
         self.freed.push((content, entry));
     }
@@ -898,6 +945,9 @@ impl Engine for LightDedup {
             ("engine_real_collisions", s.real_collisions as f64),
             ("engine_new_entries", s.new_entries as f64),
             ("engine_deleted_entries", s.deleted_entries as f64),
+            ("engine_refcount_decrements", s.refcount_decrements as f64),
+            ("engine_index_bytes", (self.index.len() as u64 * INDEX_BYTES) as f64),
+            ("engine_index_peak_bytes", (s.peak_index * INDEX_BYTES) as f64),
             ("engine_live_entries", self.entry_slot.len() as f64),
             ("engine_regions", self.alloc.regions() as f64),
             ("engine_region_queue", self.alloc.queued() as f64),

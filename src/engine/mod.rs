@@ -31,7 +31,7 @@ mod lightdedup;
 mod smartdedup;
 
 pub use caftl::Caftl;
-pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams};
+pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
 pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
 
 use crate::config::{Config, ConfigError};
@@ -189,6 +189,17 @@ pub trait Engine: Send {
     /// Copy `entry` of `content` (fingerprint `fingerprint`) was freed (its
     /// last sharer unmapped).
     fn forget(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
+
+    /// Whether the engine keeps reference counts of its own and must see
+    /// every dropped reference that leaves a copy live ([`Engine::dereferenced`]).
+    fn wants_derefs(&self) -> bool {
+        false
+    }
+
+    /// An LPN stopped referencing copy `entry` of `content` (overwritten or
+    /// trimmed), and the copy is still live (other sharers). Called before
+    /// the next lookup, with the frees ([`Engine::forget`]).
+    fn dereferenced(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
 
     /// Whether the engine works at idle time (then the simulator offers it
     /// idle windows of at least [`Engine::idle_threshold`]).

@@ -257,6 +257,10 @@ pub struct Ftl {
     /// Whether freed copies are logged in `freed` ([`Ftl::track_freed`]).
     track_freed: bool,
     freed: Vec<(ContentId, EntryId)>,
+    /// Whether dropped references that leave a copy live are logged
+    /// ([`Ftl::track_derefs`]).
+    track_derefs: bool,
+    derefs: Vec<(ContentId, EntryId)>,
 }
 
 impl Ftl {
@@ -317,6 +321,8 @@ impl Ftl {
             gc_moved_shared: 0,
             track_freed: false,
             freed: Vec::new(),
+            track_derefs: false,
+            derefs: Vec::new(),
             geo,
         }
     }
@@ -459,6 +465,25 @@ impl Ftl {
         out.append(&mut self.freed);
     }
 
+    /// Starts logging every dropped reference that leaves its copy live
+    /// (content, entry): an LPN overwritten or trimmed away from a shared
+    /// copy, for an engine that keeps reference counts of its own
+    /// ([`Ftl::take_derefs`]). The last reference's drop is a free instead.
+    pub fn track_derefs(&mut self) {
+        self.track_derefs = true;
+    }
+
+    /// The dropped references since the last call, in order.
+    pub fn take_derefs(&mut self, out: &mut Vec<(ContentId, EntryId)>) {
+        out.append(&mut self.derefs);
+    }
+
+    /// Whether dropped references are waiting in the log.
+    #[inline]
+    pub fn has_derefs(&self) -> bool {
+        !self.derefs.is_empty()
+    }
+
     /// Whether freed copies are waiting in the log.
     #[inline]
     pub fn has_freed(&self) -> bool {
@@ -503,6 +528,9 @@ impl Ftl {
     fn release(&mut self, e: EntryId) {
         let ent = &mut self.entries[e as usize];
         ent.refs -= 1;
+        if ent.refs > 0 && self.track_derefs {
+            self.derefs.push((ent.content, e));
+        }
         if ent.refs == 0 {
             let ent = *ent;
             self.p2e[ent.ppn.0 as usize] = 0;

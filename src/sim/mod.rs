@@ -512,6 +512,9 @@ impl<'w> Simulation<'w> {
                 ftl.reserve_index(content_space);
             } else {
                 ftl.track_freed();
+                if engine.wants_derefs() {
+                    ftl.track_derefs();
+                }
             }
         }
         if let Some(workload) = workload {
@@ -1314,8 +1317,17 @@ impl<'w> Simulation<'w> {
         self.policy.layout(&self.layout);
     }
 
-    /// Applies the copies the FTL freed since the last call to the engine.
+    /// Applies the references dropped and the copies freed since the last
+    /// call to the engine.
     fn sync_freed(&mut self) {
+        if self.ftl.has_derefs() {
+            self.ftl.take_derefs(&mut self.freed);
+            let fps = self.fingerprints.as_deref();
+            for &(c, e) in &self.freed {
+                self.engine.dereferenced(c, Fingerprints::of(fps, c), e);
+            }
+            self.freed.clear();
+        }
         if self.ftl.has_freed() {
             self.ftl.take_freed(&mut self.freed);
             let fps = self.fingerprints.as_deref();
