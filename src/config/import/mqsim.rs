@@ -301,8 +301,16 @@ impl PeerFormat for Mqsim {
                     charges no host transfer";
         rest(&mut d, &mut r.f, "PCIe_Lane_Bandwidth", &|_| false, host);
         rest(&mut d, &mut r.f, "PCIe_Lane_Count", &|_| false, host);
-        rest(&mut d, &mut r.f, "SATA_Processing_Delay", &|_| false, host);
-        rest(&mut d, &mut r.f, "HostInterface_Type", &|_| false, host);
+        let sata = r.f.get("HostInterface_Type");
+        let is_sata = sata.as_ref().is_some_and(|(_, v)| v == "SATA");
+        if let Some((line, v)) = sata {
+            d.note(NoteKind::NotRepresented, Some(line), format!("HostInterface_Type = {v}"), host);
+        }
+        if let Some((line, v)) = r.f.get("SATA_Processing_Delay") {
+            let (kind, why) =
+                if is_sata { (NoteKind::NotRepresented, host) } else { (NoteKind::NoEffect, "used only with SATA") };
+            d.note(kind, Some(line), format!("SATA_Processing_Delay = {v}"), why);
+        }
         rest(&mut d, &mut r.f, "IO_Queue_Depth", &|_| false, host);
         rest(&mut d, &mut r.f, "Queue_Fetch_Size", &|_| false, host);
         rest(
