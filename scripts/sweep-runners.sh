@@ -123,6 +123,7 @@ case $runner in
     cat > "$s/slurm.conf" << EOF
 ClusterName=dedupsim
 SlurmctldHost=$host
+SlurmctldAddr=127.0.0.1
 SlurmctldPort=16817
 SlurmdPort=16818
 SlurmUser=root
