@@ -1,6 +1,6 @@
 //! `dedupsim config import`: a dedupsim TOML config from a peer simulator's
-//! device description: an SSDsim 2.1 parameter file ([`ssdsim`]) or an
-//! MQSim `ssdconfig.xml` ([`mqsim`]).
+//! device description: an SSDsim 2.1 parameter file (`ssdsim.rs`) or an
+//! MQSim `ssdconfig.xml` (`mqsim.rs`).
 //!
 //! Each format is one file behind [`PeerFormat`] and one [`REGISTRY`] line.
 //! A format reads its file into a [`Draft`]: the dedupsim keys it can set,
