@@ -83,6 +83,13 @@ for p in ../presets/*.toml; do
   cp "$p" "corpus/config/$(basename "$p")"
 done
 seed config set '' $'base = "tiny"\n[geometry]\nchannels = 4\n'
+ssdsim_params=$'channel number = 2;\nchip number = 4;\nchip number[0] = 2;\nchip number[1] = 2;\ndie number = 1;\nplane number = 2;\nblock number = 64;\npage number = 32;\nsubpage page = 8;\nsubpage capacity = 512;\nt_PROG = 200000;\nt_BERS = 1500000;\nt_R = 20000;\nt_WC = 25;\nt_RC = 25;\noverprovide=0.2;\ngc hard threshold=0.125;\nallocation=1;\nstatic_allocation=2;\nadvanced command=2;\naged=1;\naged ratio=0.5;\n'
+seed config_import ssdsim '\001' "$ssdsim_params"
+seed config_import detect '\000' "$ssdsim_params"
+# the peers' FAD Table I configs, when ../shared is beside the repository
+for f in ../../shared/peers/config/ssdsim-fad-table1.parameters ../../shared/peers/config/mqsim-fad-table1.xml; do
+  [ -f "$f" ] && { printf '\000'; cat "$f"; } > "corpus/config_import/${f##*/}"
+done
 printf 'base = "tiny"\n\0geometry.channels=8\0policy.fad.rho=0.2\0timing.erase=3ms\0replay.mode=closed-loop' > corpus/config/overrides
 printf 'name = "x"\n[gc]\n\0over_provisioning=20%%\0seed=7' > corpus/config/overrides2
 

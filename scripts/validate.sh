@@ -14,8 +14,10 @@
 # (allocation = "dynamic"); SSDsim and dedupsim both with static CWDP
 # allocation (the timing models alone); MQSim against dedupsim run with
 # MQSim's rules (static CWDP allocation, a write done at its program's end),
-# PASS when both means are within 10 %. Isolation rows change one setting
-# (dedupsim's or a peer's) to show a named model difference.
+# PASS when both means are within 10 %. In these three tables dedupsim runs
+# with the peer's own config file imported (`dedupsim config import`), so
+# the two cannot drift. Isolation rows change one setting (dedupsim's or a
+# peer's) to show a named model difference.
 #
 #   usage: scripts/validate.sh [--quick] [--no-big] [--only LIST] [--out FILE] [-- RUN_ARGS...]
 #     --quick     only the first, small trace (UMass Financial1, 10k requests), for CI
@@ -223,10 +225,26 @@ count() {
 # and a write done when its program ends.
 # 4 = SSDsim against dedupsim with SSDsim's own (serve-time, dynamic)
 # allocation rule, which dedupsim applies to Native only.
-dynamic_rules=(--set allocation=dynamic)
+# dedupsim's side of tables 2-4 is the peers' own config file, imported
+# (`dedupsim config import`, docs/config-import.md), so that the two cannot
+# drift: SSDsim's dynamic allocation (4), its static mode 1 = CWDP in the
+# copy SSDsim runs with (2), MQSim's CWDP striping and program-end write
+# completion (3). What the imports cannot represent is in $work/*.import.log.
 static_edits="allocation=1;static_allocation=1"
-static_rules=(--set allocation=static:CWDP)
-mq_rules=(--set allocation=static:CWDP --set timing.write_completion=program)
+i=import
+import_config() { # import_config PEER_FILE NAME: $work/NAME.toml
+  if ! "$dedupsim" config import "$1" -o "$work/$2.toml" 2> "$work/$2.import.log"; then
+    cat "$work/$2.import.log" >&2
+    echo "validate: dedupsim config import $1 failed" >&2
+    exit 1
+  fi
+}
+import_config "$peers/config/ssdsim-fad-table1.parameters" ssdsim
+import_config "$(peer_config "$peers/config/ssdsim-fad-table1.parameters" "$static_edits" ssdsim static.parameters)" ssdsim-static
+import_config "$peers/config/mqsim-fad-table1.xml" mqsim
+dynamic_rules=(--config "$work/ssdsim.toml")
+static_rules=(--config "$work/ssdsim-static.toml")
+mq_rules=(--config "$work/mqsim.toml")
 all4=("mr 0.10 rd" "mw 0.10 wr" "pr 0.20 P99-rd" "pw 0.20 P99-wr")
 
 rows1=() rows2=() rows3=() rows4=() notes=()
@@ -409,9 +427,11 @@ args="${run_args[*]:-}"
   echo
   echo "## Against SSDsim, with SSDsim's dynamic allocation"
   echo
-  echo "The same SSDsim runs, against \`dedupsim run -p native ${dynamic_rules[*]}\`: SSDsim's own allocation"
-  echo "rule, applied when a channel serves the write (docs/simulator.md, \"Dynamic allocation\"), instead of"
-  echo "its approximation at processing time (the default, \`least-loaded\`). Same columns and target as above."
+  echo "The same SSDsim runs, against \`dedupsim run -p native --config ssdsim.toml\`, where ssdsim.toml is"
+  echo "\`dedupsim config import ../shared/peers/config/ssdsim-fad-table1.parameters\` (SSDsim's file itself:"
+  echo "\`allocation = \"dynamic\"\`, no copyback): SSDsim's own allocation rule, applied when a channel serves the"
+  echo "write (docs/simulator.md, \"Dynamic allocation\"), instead of its approximation at processing time (the"
+  echo "default, \`least-loaded\`). Same columns and target as above."
   echo
   echo "| trace | requests | SSDsim rd | SSDsim wr | SSDsim P99 rd | SSDsim P99 wr | dedupsim rd | dedupsim wr | dedupsim P99 rd | dedupsim P99 wr | × rd | × wr | × P99 rd | × P99 wr | target |"
   echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
@@ -424,7 +444,8 @@ args="${run_args[*]:-}"
   echo "The one model choice the two make differently at their defaults is when a write's page is"
   echo "placed (see \"Allocation time\" below). Here both place it by its LPN, the same way:"
   echo "SSDsim with \`$static_edits\` (static, channel fastest, then chip, die, plane) and"
-  echo "\`dedupsim run -p native ${static_rules[*]}\`. Left alone, the timing models (chips, buses,"
+  echo "\`dedupsim run -p native --config\` with that edited file imported (\`dedupsim config import\`:"
+  echo "\`allocation = \"static:CWDP\"\`). Left alone, the timing models (chips, buses,"
   echo "read priority, completion rules, preconditioning) are compared. Same columns and target as above."
   echo
   echo "| trace | requests | SSDsim rd | SSDsim wr | SSDsim P99 rd | SSDsim P99 wr | dedupsim rd | dedupsim wr | dedupsim P99 rd | dedupsim P99 wr | × rd | × wr | × P99 rd | × P99 wr | target |"
@@ -437,7 +458,9 @@ args="${run_args[*]:-}"
   echo
   echo "MQSim differs from SSDsim in two choices that are dedupsim settings: it has no dynamic"
   echo "allocation (its config stripes pages by LPN, \`CWDP\`) and a write is done when its program"
-  echo "ends. So each trace is also replayed with \`dedupsim run -p native ${mq_rules[*]}\`"
+  echo "ends. So each trace is also replayed with \`dedupsim run -p native --config mqsim.toml\`, where"
+  echo "mqsim.toml is \`dedupsim config import ../shared/peers/config/mqsim-fad-table1.xml\` (\`static:CWDP\`,"
+  echo "\`write_completion = \"program\"\`, only pages read before they are written preconditioned),"
   echo "and compared with MQSim. Means in µs (MQSim reports no percentiles); ratios dedupsim / MQSim;"
   echo "PASS: both means within 10 %. Rows marked [isolate: ...] change one MQSim setting (below)."
   echo

@@ -188,3 +188,29 @@ pub fn check_config(data: &[u8]) {
         .unwrap_or_else(|e| panic!("config show output does not load back: {e}\n{shown}"));
     assert_eq!(config, back, "config show does not round-trip");
 }
+
+/// `config import`: arbitrary text as an SSDsim parameter file or an MQSim
+/// XML config (the first byte picks detection, `ssdsim` or `mqsim`). An
+/// error is the expected outcome for bad input; an import that succeeds
+/// writes TOML that loads back to the same config, and lists its notes
+/// with a line inside the text.
+pub fn check_config_import(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else { return };
+    let text = String::from_utf8_lossy(rest);
+    let format = match pick % 3 {
+        0 => None,
+        1 => Some("ssdsim"),
+        _ => Some("mqsim"),
+    };
+    let imported = match dedupsim::config::import::import(&text, "fuzz.parameters", format) {
+        Ok(i) => i,
+        Err(e) => return drop(e.to_string()),
+    };
+    let back = dedupsim::config::Config::from_toml_str(&imported.toml, "fuzz.parameters")
+        .unwrap_or_else(|e| panic!("imported TOML does not load back: {e}\n{}", imported.toml));
+    assert_eq!(imported.config, back, "imported TOML loads to another config");
+    let lines = text.lines().count().max(1);
+    for n in &imported.notes {
+        assert!(n.line.is_none_or(|l| l >= 1 && l <= lines), "note line {:?} outside the text: {n:?}", n.line);
+    }
+}

@@ -5,6 +5,7 @@
 mod bench;
 mod cluster;
 mod common;
+mod config;
 mod experiment;
 mod run;
 mod serve;
@@ -68,6 +69,9 @@ enum ConfigCmd {
     },
     /// List the built-in presets.
     Presets,
+    /// Write a dedupsim config from an SSDsim 2.1 `.parameters` file or an MQSim `ssdconfig.xml`,
+    /// listing every field it cannot represent (docs/config-import.md).
+    Import(config::ImportArgs),
 }
 
 /// The error and its causes, `a: b: c`, leaving out a cause whose text the
@@ -97,6 +101,7 @@ pub fn main() -> ExitCode {
         Command::Config(ConfigCmd::Show { source, set }) => dedupsim::config::Config::load(source.as_deref(), &set)
             .map_err(anyhow::Error::from)
             .and_then(|c| common::out(&c.show())),
+        Command::Config(ConfigCmd::Import(a)) => config::import(a),
         Command::Config(ConfigCmd::Presets) => {
             let mut s = String::new();
             for (n, d) in dedupsim::config::Config::presets() {

@@ -51,6 +51,11 @@ pub enum ConfigError {
     #[error("missing key `{key}`: a file with base = \"none\" must give every key (or drop `base` to inherit the rest from fad-table1)")]
     Missing { key: String },
 
+    /// A peer simulator's config (`config import`) that cannot be read;
+    /// `origin` is `file:line` where the line is known.
+    #[error("{origin}: {message}")]
+    Import { origin: String, message: String },
+
     /// A value that parses but cannot be simulated; `key` is the dotted key.
     #[error("{message}")]
     Invalid { key: String, message: String },

@@ -14,6 +14,7 @@
 //! silently meaningless result deep in a run.
 
 mod error;
+pub mod import;
 mod overrides;
 mod parse;
 pub mod raw;

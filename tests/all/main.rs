@@ -11,6 +11,7 @@ mod cli_specs;
 mod cli_trace_input;
 mod cluster;
 mod config;
+mod config_import;
 mod ftl_props;
 mod har_fcrc;
 mod plot_fromfiles;
