@@ -388,6 +388,98 @@ mod class_d {
         assert!(s.contains("avg read size       n/a") && s.contains("duration            300.000 µs"), "{s}");
     }
 
+    /// Engine and policy parameters take sizes and times with units under
+    /// unit-bearing names (`memory = "6MiB"`, `hash = "8us"`), the old
+    /// bare-number names stay as aliases with the same results, both
+    /// together or a value without a unit are errors, and the new times
+    /// have the aliases' bounds. `config show` lists every engine's
+    /// parameters with their defaults.
+    #[test]
+    fn engine_keys_take_units_and_keep_their_old_names() {
+        let json = |sets: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH, "--engine", "smartdedup", "--json", "-"];
+            for s in sets {
+                a.extend_from_slice(&["--set", s]);
+            }
+            let out = dedupsim().args(&a).assert().success().get_output().stdout.clone();
+            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            let run = v[0].as_object_mut().unwrap();
+            // The spelling of the keys differs, nothing else.
+            run.remove("config_hash");
+            run.remove("config_changes");
+            serde_json::Value::Object(run.clone())
+        };
+        let new = json(&[
+            "engine.smartdedup.memory=6MiB",
+            "engine.smartdedup.hash=8us",
+            "engine.smartdedup.idle=5ms",
+            "engine.smartdedup.period=500ms",
+            "engine.smartdedup.skipped=256KiB",
+        ]);
+        let old = json(&[
+            "engine.smartdedup.memory_mb=6",
+            "engine.smartdedup.hash_us=8",
+            "engine.smartdedup.idle_ms=5",
+            "engine.smartdedup.period_s=0.5",
+            "engine.smartdedup.skipped_mb=0.25",
+        ]);
+        assert!(new["engine_stats"].is_object() || new["engine_stats"].is_array(), "{new}");
+        assert_eq!(new, old);
+        // The hash time reaches the simulation: 8 us differs from 16 us.
+        assert_ne!(new, json(&["engine.smartdedup.hash=16us"]));
+        let run = |extra: &[&str], needles: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH];
+            a.extend_from_slice(extra);
+            fails(&a, 1, needles);
+        };
+        run(
+            &[
+                "--engine",
+                "smartdedup",
+                "--set",
+                "engine.smartdedup.memory=3MiB",
+                "--set",
+                "engine.smartdedup.memory_mb=3",
+            ],
+            &["both `memory` and `memory_mb` (its old name, in MiB) are given; give only one"],
+        );
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.hash=16"],
+            &["hash = 16: give a unit, e.g. hash = \"16us\" (or the old key hash_us = 16, in µs)"],
+        );
+        run(&["--engine", "light-dedup", "--set", "engine.light-dedup.hash=2s"], &["hash = \"2s\": more than 1s"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.period=2h"], &["unknown time unit `h`"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.memory=3MB"], &["ambiguous"]);
+        fails(
+            &["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.idle=5000s"],
+            1,
+            &["idle = \"5000s\": more than 3600s"],
+        );
+        dedupsim()
+            .args(["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.idle=2ms"])
+            .assert()
+            .success();
+        let show = dedupsim()
+            .args(["config", "show", "--set", "engine.light-dedup.hash_us=0.5"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let show = String::from_utf8_lossy(&show).to_string();
+        for needle in [
+            "# [engine.caftl] (dedup.engine)",
+            "# [engine.smartdedup]\n",
+            "#   memory = \"3MiB\"",
+            "#   hash = \"16us\"",
+            "#   period = \"1s\"",
+            "# [engine.light-dedup]\n",
+            "#   hash = \"500ns\"",
+        ] {
+            assert!(show.contains(needle), "{needle} not in {show}");
+        }
+    }
+
     /// Help texts that were wrong or copied.
     #[test]
     fn help_texts_say_what_the_command_does() {
