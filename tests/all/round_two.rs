@@ -197,6 +197,29 @@ mod class_b {
             .stdout(crate::support::predicate::str::contains("dedup engine 1."));
     }
 
+    /// `--max-memory` (default: the machine's available memory) is checked
+    /// by every reproduction, the declared ones too, against its largest
+    /// cell with the engine's tables counted, before anything is written.
+    #[test]
+    fn every_reproduction_checks_its_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, limit, needles) in [
+            ("smartdedup", "1GiB", &["not enough memory", "dedup engine 770.0 MiB", "1.0 GiB of --max-memory"][..]),
+            ("light-dedup", "1GiB", &["not enough memory", "dedup engine 832.0 MiB"]),
+            ("reodedup", "100MiB", &["not enough memory", "467.8 MiB each"]),
+            ("fast24", "10MiB", &["not enough memory", "12.4 MiB each"]),
+        ] {
+            let out = dir.path().join(name);
+            dedupsim()
+                .args(["reproduce", name, "--quick", "-q", "-j", "2", "--max-memory", limit, "--out"])
+                .arg(&out)
+                .assert()
+                .fails_with(1, needles);
+            assert!(!out.exists(), "{name}: {} was created", out.display());
+        }
+        fails(&["reproduce", "fast24", "--max-memory", "-1GiB"], 2, &["`-1GiB` is negative"]);
+    }
+
     /// Outputs that could not be written at the end are refused before
     /// the work: a name too long for the file system, a read-only
     /// directory (when not root), an output inside a `cluster
@@ -478,6 +501,64 @@ mod class_d {
         ] {
             assert!(show.contains(needle), "{needle} not in {show}");
         }
+    }
+
+    /// Output conventions: `cluster --reproduce --out DIR` writes
+    /// DIR/REPORT.md (it printed to stdout and ignored --out) and prints no
+    /// progress when stderr is not a terminal; every reproduction and
+    /// sweep ends with one summary saying how many cells were reused;
+    /// engine statistics are columns, not one line of 40 raw floats; the
+    /// run header says why `dedup=` and the realized rate differ; a sweep
+    /// warns about rows a policy's ignored parameter repeats.
+    #[test]
+    fn output_conventions() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cl");
+        let a = dedupsim().args(["cluster", "--reproduce", "--quick", "--out"]).arg(&out).assert().success();
+        let (o, e) = (&a.get_output().stdout, String::from_utf8_lossy(&a.get_output().stderr).to_string());
+        assert!(o.is_empty(), "stdout: {}", String::from_utf8_lossy(o));
+        assert_eq!(e.trim(), format!("wrote {}", out.join("REPORT.md").display()));
+        assert!(std::fs::read_to_string(out.join("REPORT.md")).unwrap().contains("Table I"));
+        assert!(std::fs::read_to_string(out.join(".dedupsim-output")).unwrap().ends_with("complete: yes\n"));
+        // Without --out: Markdown on stdout, still no progress off a terminal.
+        let a = dedupsim().args(["cluster", "--reproduce", "--quick"]).assert().success();
+        assert!(a.get_output().stderr.is_empty(), "{}", String::from_utf8_lossy(&a.get_output().stderr));
+        // One summary, saying what a resumed run reused.
+        let out = dir.path().join("f24");
+        let run = || {
+            let a =
+                dedupsim().args(["reproduce", "fast24", "--quick", "--no-plots", "--out"]).arg(&out).assert().success();
+            String::from_utf8_lossy(&a.get_output().stderr).to_string()
+        };
+        let first = run();
+        let n = first.split(" cells (").next().and_then(|l| l.rsplit('\n').next()).unwrap().trim().to_string();
+        assert!(first.contains(&format!("{n} cells ({n} computed, 0 reused from the cell cache of --out)")), "{first}");
+        let again = run();
+        assert!(again.contains(&format!("{n} cells (0 computed, {n} reused from the cell cache of --out)")), "{again}");
+        assert!(again.contains("result rows on"), "{again}");
+        // Engine statistics in columns; the header explains the two rates.
+        let a = dedupsim().args(["run", "-p", "dedup", "--synth", SYNTH, "--engine", "light-dedup"]).assert().success();
+        let t = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(t.contains("engine light-dedup statistics (JSON engine_stats):"), "{t}");
+        assert!(t.contains("flash work the simulator ran for the engine:"), "{t}");
+        let block: Vec<&str> = t.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(block.len() >= 10 && block.iter().all(|l| l.len() <= 100), "{t}");
+        assert!(!t.contains("engine_dup_pages="), "{t}");
+        assert!(t.contains("of the replayed writes; dedup=0.5 is the expected rate over every page drawn, preconditioning included"), "{t}");
+        // A grid dimension a policy does not read is warned about.
+        let f = dir.path().join("rho.toml");
+        std::fs::write(
+            &f,
+            "name = \"rho\"\n[grid]\nworkloads = [\"synth:requests=300\"]\npolicies = [\"fad-rpo\"]\n[grid.set]\n\"policy.fad.rho\" = [0.1, 0.3]\n",
+        )
+        .unwrap();
+        let a = dedupsim().args(["sweep", "--out"]).arg(dir.path().join("rho")).arg(&f).assert().success();
+        let e = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(
+            e.contains("warning: fad-rpo on synth")
+                && e.contains("the 2 rows that differ in policy.fad.rho have identical results"),
+            "{e}"
+        );
     }
 
     /// Help texts that were wrong or copied.
