@@ -199,6 +199,8 @@ struct RunCellArgs {
     /// Output directory (the cell goes to <out>/cells/).
     #[arg(long)]
     out: PathBuf,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 fn kv(s: &str, flag: &str) -> Result<(String, String)> {
@@ -420,6 +422,12 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 params,
                 out: c.out.clone(),
             };
+            // The cell's device, checked like every other command's before
+            // any work (a config that does not load is reported by the run
+            // below, which names --param for the cell's parameters).
+            if let Ok(cfg) = args.common.config().and_then(|b| dedupsim::experiment::config_with(&b, &args.params)) {
+                c.memory.check(&cfg, 1, false)?;
+            }
             // The library applies a cell's parameters as overrides: an
             // error about one names --param, the flag that gave it.
             let (rec, cached) = args.run(&dedupsim::experiment::Silent).map_err(|e| {

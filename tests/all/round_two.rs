@@ -199,7 +199,8 @@ mod class_b {
 
     /// `--max-memory` (default: the machine's available memory) is checked
     /// by every reproduction, the declared ones too, against its largest
-    /// cell with the engine's tables counted, before anything is written.
+    /// cell with the engine's tables counted, and by `sweep run-cell`,
+    /// before anything is written.
     #[test]
     fn every_reproduction_checks_its_memory() {
         let dir = tempfile::tempdir().unwrap();
@@ -218,6 +219,15 @@ mod class_b {
             assert!(!out.exists(), "{name}: {} was created", out.display());
         }
         fails(&["reproduce", "fast24", "--max-memory", "-1GiB"], 2, &["`-1GiB` is negative"]);
+        // One cell of a job array likewise.
+        let out = dir.path().join("cell");
+        dedupsim()
+            .args(["sweep", "run-cell", "--name", "s", "--workload", "synth:requests=100", "--policy", "dedup"])
+            .args(["--max-memory", "100MiB", "--out"])
+            .arg(&out)
+            .assert()
+            .fails_with(1, &["not enough memory: the simulation needs an estimated 467.8 MiB"]);
+        assert!(!out.join("cells").exists());
     }
 
     /// Outputs that could not be written at the end are refused before
