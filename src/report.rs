@@ -353,12 +353,11 @@ impl RunReport {
         );
         let _ = writeln!(
             o,
-            "config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)",
+            "config {} (hash {})  seed {}  content {}",
             self.config_name,
             self.config_hash,
             self.seed,
-            self.content_model,
-            self.content_dedup_rate * 100.0
+            content_description(&self.content_model, self.content_dedup_rate)
         );
         if let Some(line) = self.changes_line() {
             let _ = writeln!(o, "{line}");
@@ -425,12 +424,17 @@ impl RunReport {
             self.memory.live_pages
         );
         if !self.policy_stats.is_empty() {
-            let stats: Vec<String> = self.policy_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let _ = writeln!(o, "policy: {}", stats.join("  "));
+            let _ = writeln!(o, "policy statistics:");
+            o.push_str(&stat_columns(self.policy_stats.iter().map(|(k, v)| (k.as_str(), *v))));
         }
         if !self.engine_stats.is_empty() {
-            let stats: Vec<String> = self.engine_stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let _ = writeln!(o, "engine {}: {}", self.engine, stats.join("  "));
+            let (own, sim): (Vec<_>, Vec<_>) = self.engine_stats.iter().partition(|(k, _)| !k.starts_with("sim_"));
+            let _ = writeln!(o, "engine {} statistics (JSON engine_stats):", self.engine);
+            o.push_str(&stat_columns(own.iter().map(|(k, v)| (k.trim_start_matches("engine_"), **v))));
+            if !sim.is_empty() {
+                let _ = writeln!(o, "flash work the simulator ran for the engine:");
+                o.push_str(&stat_columns(sim.iter().map(|(k, v)| (k.trim_start_matches("sim_engine_"), **v))));
+            }
         }
         if let Some(h) = &self.hash {
             let _ = writeln!(
@@ -611,6 +615,64 @@ impl WearStats {
             histogram: hist.iter().map(|(&c, &k)| (c, k)).collect(),
         }
     }
+}
+
+/// The content model and the realized dedup rate, as the run headers
+/// print them. A calibrated model's `dedup=` is the expected rate over
+/// every page it draws, preconditioning included, while the realized rate
+/// shown is the replayed writes' own (`runner::Prepared`): the two differ
+/// whenever preconditioning writes pages, so the header says which is which.
+pub fn content_description(model: &str, realized: f64) -> String {
+    let target = model
+        .strip_prefix("zipf:")
+        .and_then(|p| p.split(',').find_map(|kv| kv.strip_prefix("dedup=")))
+        .filter(|_| !model.starts_with("from the workload"));
+    match target {
+        Some(t) => format!(
+            "{model} (realized dedup {:.1}% of the replayed writes; dedup={t} is the expected rate over every \
+             page drawn, preconditioning included)",
+            realized * 100.0
+        ),
+        None => format!("{model} (realized dedup {:.1}%)", realized * 100.0),
+    }
+}
+
+/// A statistic as a person reads it: a whole number as one (`31798`), a
+/// fraction to four significant digits (`0.02286`, `58.06`), a tiny one
+/// in exponent form. The JSON keeps the exact values.
+fn stat_value(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+/// Statistics in aligned columns, two per line (`name   value`), instead
+/// of one line of `name=value` pairs.
+fn stat_columns<'a>(stats: impl Iterator<Item = (&'a str, f64)>) -> String {
+    let cells: Vec<(String, String)> = stats.map(|(k, v)| (k.to_string(), stat_value(v))).collect();
+    let name_w = cells.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let value_w = cells.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for pair in cells.chunks(2) {
+        let line: Vec<String> = pair.iter().map(|(k, v)| format!("{k:<name_w$} {v:>value_w$}")).collect();
+        out.push_str("  ");
+        out.push_str(line.join("    ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

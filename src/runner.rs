@@ -48,7 +48,7 @@ fn time_culprits(cfg: &Config) -> String {
         k.starts_with("timing.")
             || k.starts_with("replay.")
             || k == "dedup.fingerprint"
-            || ["_us", "_ms", "_s", "_ns"].iter().any(|u| k.ends_with(u))
+            || ["_us", "_ms", "_s", "_ns", ".hash", ".idle", ".period"].iter().any(|u| k.ends_with(u))
     };
     let changed: Vec<String> = cfg
         .changes()

@@ -10,9 +10,11 @@ use dedupsim::cluster::{self, ClusterConfig, ClusterReport, FileSet, ReadModel, 
 use dedupsim::experiment::sweep::shell_quote;
 use dedupsim::trace::{self, LoadOptions, TraceFormat};
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("out_users").args(["emit_jobs", "reproduce"]).multiple(true)))]
 #[command(after_help = "\
 Lists (--nodes 8,16,24 --mode all ...) make a grid: every combination runs (--superchunk sizes only \
 with the superchunk mode, and --superchunk needs it in --mode), or is written as one command line per cell \
@@ -85,10 +87,12 @@ pub struct ClusterArgs {
     /// Write one command line per grid cell to FILE (each writing DIR/<cell>.json, DIR = --out).
     #[arg(long, value_name = "FILE")]
     emit_jobs: Option<PathBuf>,
-    /// With --emit-jobs: output directory of the cells.
-    #[arg(long, default_value = "out/cluster", requires = "emit_jobs", value_name = "DIR")]
-    out: PathBuf,
-    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout).
+    /// With --emit-jobs: output directory of the cells [default: out/cluster]. With --reproduce:
+    /// write the report to DIR/REPORT.md instead of standard output.
+    #[arg(long, requires = "out_users", value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout,
+    /// or DIR/REPORT.md with --out DIR).
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
     reproduce: bool,
     /// With --reproduce: smaller workloads.
@@ -353,13 +357,31 @@ pub fn run(a: ClusterArgs) -> Result<()> {
             Some(d) => fiu_excerpts(d)?,
             None => Vec::new(),
         };
-        let quiet = a.quiet;
+        // Progress is for a person watching: on a terminal only, as every
+        // other command's progress bar.
+        let progress = !a.quiet && std::io::stderr().is_terminal();
+        let what = "cluster --reproduce";
+        if let Some(out) = &a.out {
+            super::experiment::check_out_dir(out, what)?;
+            super::experiment::begin(out, what)?;
+        }
         let md = reproduce(&opts, &fiu, &mut |step| {
-            if !quiet {
+            if progress {
                 eprintln!("{step}");
             }
         })?;
-        return common::out(&md);
+        return match &a.out {
+            None => common::out(&md),
+            Some(out) => {
+                let report = out.join("REPORT.md");
+                dedupsim::output::write_bytes(&report, md.as_bytes())?;
+                super::experiment::mark_complete(out, what)?;
+                if !a.quiet {
+                    eprintln!("wrote {}", report.display());
+                }
+                Ok(())
+            }
+        };
     }
     anyhow::ensure!(
         a.json.is_none() || a.emit_jobs.is_none(),
@@ -446,7 +468,8 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let mut lines = Vec::new();
         let program = super::common::self_program();
         let wl = workload_flags(&a).join(" ");
-        let out = std::path::absolute(&a.out).unwrap_or(a.out.clone());
+        let out_dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out/cluster"));
+        let out = std::path::absolute(&out_dir).unwrap_or(out_dir);
         for c in &cells {
             let name = format!(
                 "{}-n{}-c{}k-sc{}-t{}-{}",
@@ -488,7 +511,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     for &chunk_bytes in &chunks {
         let w = files.chunk(chunk_bytes);
         for c in cells.iter().filter(|c| c.chunk_bytes == chunk_bytes) {
-            if !a.quiet && cells.len() > 1 {
+            if !a.quiet && cells.len() > 1 && std::io::stderr().is_terminal() {
                 eprintln!("running {} on {} nodes ...", c.mode, c.nodes);
             }
             reports.push(cluster::run(&w, c)?);

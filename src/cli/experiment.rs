@@ -59,6 +59,8 @@ pub struct DeclaredArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 #[derive(Args, Debug)]
@@ -197,6 +199,8 @@ struct RunCellArgs {
     /// Output directory (the cell goes to <out>/cells/).
     #[arg(long)]
     out: PathBuf,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 fn kv(s: &str, flag: &str) -> Result<(String, String)> {
@@ -342,11 +346,8 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
     let replicas = outcome.choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).count();
     let _ = writeln!(
         o,
-        "{} cells ({} computed, {} cached) in {:.1} s on {} workloads ({} Table II-matched replicas, {} traces)",
-        outcome.exec.records.len(),
-        outcome.exec.computed,
-        outcome.exec.cached,
-        outcome.exec.wall_secs,
+        "{} on {} workloads ({} Table II-matched replicas, {} traces)",
+        cells_summary(&outcome.exec),
         outcome.choices.len(),
         replicas,
         outcome.choices.len() - replicas,
@@ -390,6 +391,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     dir.join("results.csv").display(),
                     dir.join("results.json").display()
                 );
+                for w in sweep::identical_rows(&rows) {
+                    eprintln!("warning: {w}");
+                }
             }
             common::out(&rows_table(&rows))
         }
@@ -418,6 +422,12 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 params,
                 out: c.out.clone(),
             };
+            // The cell's device, checked like every other command's before
+            // any work (a config that does not load is reported by the run
+            // below, which names --param for the cell's parameters).
+            if let Ok(cfg) = args.common.config().and_then(|b| dedupsim::experiment::config_with(&b, &args.params)) {
+                c.memory.check(&cfg, 1, false)?;
+            }
             // The library applies a cell's parameters as overrides: an
             // error about one names --param, the flag that gave it.
             let (rec, cached) = args.run(&dedupsim::experiment::Silent).map_err(|e| {
@@ -473,16 +483,16 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             mark_complete(&out, &what)?;
             if !a.quiet {
                 eprintln!(
-                    "{} cells ({} computed, {} cached) in {:.1} s; {} rows in {} and {}",
-                    exec.records.len(),
-                    exec.computed,
-                    exec.cached,
-                    exec.wall_secs,
+                    "{}; {} result rows in {} and {}",
+                    cells_summary(&exec),
                     rows.len(),
                     out.join("results.csv").display(),
                     out.join("results.json").display()
                 );
                 for w in dedupsim::experiment::declare::cell_warnings(&exec.records) {
+                    eprintln!("warning: {w}");
+                }
+                for w in sweep::identical_rows(&rows) {
                     eprintln!("warning: {w}");
                 }
             }
@@ -524,7 +534,7 @@ fn rows_table(rows: &[dedupsim::experiment::results::ResultRow]) -> String {
 /// them with its files and overwrite same-named ones. A previous output of
 /// another experiment (its [`MARKER`] names it) is refused too, and one
 /// whose run did not finish is said so.
-fn check_out_dir(out: &std::path::Path, what: &str) -> Result<()> {
+pub(super) fn check_out_dir(out: &std::path::Path, what: &str) -> Result<()> {
     if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) && !out.exists() {
         anyhow::bail!(
             "--out {}: is a symbolic link to {}, which does not exist; create the directory it names or choose another",
@@ -568,7 +578,7 @@ fn check_out_dir(out: &std::path::Path, what: &str) -> Result<()> {
 
 /// Marks `out` as `what`'s output, incomplete until [`mark_complete`]:
 /// called just before the work starts (after every check).
-fn begin(out: &std::path::Path, what: &str) -> Result<()> {
+pub(super) fn begin(out: &std::path::Path, what: &str) -> Result<()> {
     write_marker(out, what, false)
 }
 
@@ -590,8 +600,21 @@ fn write_marker(out: &std::path::Path, what: &str, complete: bool) -> Result<()>
 }
 
 /// Marks `out` as one consistent set of `what`'s outputs.
-fn mark_complete(out: &std::path::Path, what: &str) -> Result<()> {
+pub(super) fn mark_complete(out: &std::path::Path, what: &str) -> Result<()> {
     write_marker(out, what, true)
+}
+
+/// The one summary every reproduction and sweep ends with: how many cells,
+/// how many were computed now and how many were reused from the output
+/// directory's cache (a resumed or repeated run), and the wall time.
+fn cells_summary(exec: &dedupsim::experiment::ExecOutcome) -> String {
+    format!(
+        "{} cells ({} computed, {} reused from the cell cache of --out) in {:.1} s",
+        exec.records.len(),
+        exec.computed,
+        exec.cached,
+        exec.wall_secs
+    )
 }
 
 /// Runs a declared reproduction (`experiment::declare`).
@@ -624,6 +647,12 @@ fn reproduce_declared(
     let what = format!("reproduce {name}");
     check_out_dir(&out, &what)?;
     let decl = declaration(&cfg, scale);
+    // Cells vary the engine and its tables (SmartDedup's memory budget,
+    // prefix bits): the largest cell's estimate counts, as for a sweep.
+    let plan = decl.plan(&cfg)?;
+    if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
+        a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
+    }
     begin(&out, &what)?;
     let bar = Bar::new(a.quiet);
     let result =
@@ -633,7 +662,8 @@ fn reproduce_declared(
     mark_complete(&out, &what)?;
     if !a.quiet {
         eprintln!(
-            "{} result rows on {} workloads; wrote {} and results.csv / results.json",
+            "{}; {} result rows on {} workloads; wrote {} and results.csv / results.json",
+            cells_summary(&outcome.exec),
             outcome.rows.len(),
             outcome.workloads.len(),
             out.join("REPORT.md").display()

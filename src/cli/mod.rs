@@ -118,7 +118,7 @@ pub fn main() -> ExitCode {
         }
         Command::Engines => {
             let mut s = String::new();
-            for (n, d, _) in dedupsim::engine::REGISTRY {
+            for (n, d, _, _) in dedupsim::engine::REGISTRY {
                 s.push_str(&format!("{n:<14} {d}\n"));
             }
             common::out(&s)

@@ -219,7 +219,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
         let _ = writeln!(
             o,
-            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {} (realized dedup {:.1}%)",
+            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {}",
             r0.dedupsim_version,
             r0.workload.name,
             r0.workload.source,
@@ -227,8 +227,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             r0.config_name,
             r0.config_hash,
             r0.seed,
-            r0.content_model,
-            r0.content_dedup_rate * 100.0
+            dedupsim::report::content_description(&r0.content_model, r0.content_dedup_rate)
         );
         if let Some(line) = r0.changes_line() {
             let _ = writeln!(o, "{line}");
@@ -309,12 +308,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "benchmark workload: {} requests ({} pages, {} preconditioning writes), content {} (realized dedup {:.1}%)",
+        "benchmark workload: {} requests ({} pages, {} preconditioning writes), content {}",
         n,
         pages,
         prepared.workload.precondition,
-        prepared.content_model,
-        prepared.content_dedup_rate * 100.0
+        dedupsim::report::content_description(&prepared.content_model, prepared.content_dedup_rate)
     );
     let _ = writeln!(
         o,

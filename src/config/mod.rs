@@ -18,6 +18,7 @@ pub mod import;
 mod overrides;
 mod parse;
 pub mod raw;
+pub mod unit_keys;
 
 pub use error::ConfigError;
 pub use overrides::apply_override;
@@ -1062,6 +1063,33 @@ impl Config {
                 parse::format_transfer_ps(self.timing.transfer_ps_per_byte)
             ),
         );
+        s.push_str(&self.engine_parameters_shown());
+        s
+    }
+
+    /// `config show`'s commented block of every dedup engine's parameters
+    /// as this config runs them, defaults filled in (an `[engine.NAME]`
+    /// table or `--set engine.NAME.KEY=VALUE` changes them).
+    fn engine_parameters_shown(&self) -> String {
+        let mut s = String::from(
+            "\n# ---- dedup engine parameters (defaults filled in; set with [engine.NAME] or \
+             --set engine.NAME.KEY=VALUE) ----\n",
+        );
+        for (name, table) in crate::engine::shown(self) {
+            let running = if name == self.dedup.engine { " (dedup.engine)" } else { "" };
+            s.push_str(&format!("# [engine.{name}]{running}\n"));
+            match table {
+                Ok(t) if t.is_empty() => s.push_str(
+                    "#   no parameters: its hash time is dedup.fingerprint, its hash engines dedup.hash_engines\n",
+                ),
+                Ok(t) => {
+                    for line in toml::to_string(&t).unwrap_or_default().lines() {
+                        s.push_str(&format!("#   {line}\n"));
+                    }
+                }
+                Err(e) => s.push_str(&format!("#   (invalid: {e})\n")),
+            }
+        }
         s
     }
 }

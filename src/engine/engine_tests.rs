@@ -501,7 +501,7 @@ fn smartdedup_sequence_filter_needs_contiguous_copies() {
 #[test]
 fn smartdedup_default_capacity() {
     let cfg = Config::fad_table1();
-    let p: SmartDedupParams = params(&cfg, "smartdedup").unwrap();
+    let p: SmartDedupParams = params(&cfg, "smartdedup", super::smartdedup::UNIT_KEYS).unwrap();
     assert_eq!((p.memory_mb, p.prefix_bits), (3.0, None));
     let e = build_named("smartdedup", &cfg).unwrap();
     let get = |e: &dyn Engine, k: &str| e.stats().iter().find(|(n, _)| *n == k).unwrap().1;

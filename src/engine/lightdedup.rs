@@ -129,10 +129,11 @@
 //! chained in that order, all on flash, cache cold.
 
 use super::{is_live_copy, mix64, params, Engine, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage};
+use crate::config::unit_keys::UnitKey;
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Nanos};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Bytes of one LMT entry (§4.4).
@@ -163,8 +164,13 @@ const NIL: u32 = u32::MAX;
 /// Metadata page numbers: LMT pages from 0, reverse-map pages from here.
 const RMAP_BASE: u64 = 1 << 40;
 
+/// The unit-bearing parameters and their old bare-number names
+/// ([`crate::config::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
+pub const UNIT_KEYS: &[UnitKey] =
+    &[UnitKey::time("hash", "hash_us", crate::background::MAX_HASH_TIME_NS as u64, 1e3, "µs")];
+
 /// The LMT layout.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// Light-Dedup's region-based layout (§4.4).
@@ -174,7 +180,7 @@ pub enum Layout {
 }
 
 /// `[engine.light-dedup]` parameters.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LightDedupParams {
     /// xxHash time per page, µs (Table 1: 309.9 ns for 4 KiB).
@@ -512,7 +518,7 @@ pub struct LightDedup {
 
 impl LightDedup {
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(Self::new(params(cfg, "light-dedup")?)?))
+        Ok(Box::new(Self::new(params(cfg, "light-dedup", UNIT_KEYS)?)?))
     }
 
     /// The engine's tables at a full device ([`super::memory_estimate`]):

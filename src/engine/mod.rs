@@ -34,6 +34,7 @@ pub use caftl::Caftl;
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
 pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
 
+use crate::config::unit_keys::{self, UnitKey};
 use crate::config::{Config, ConfigError};
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
@@ -233,20 +234,55 @@ pub enum EngineError {
 
 pub type Builder = fn(&Config) -> Result<Box<dyn Engine>, EngineError>;
 
-/// Every engine: name, description, constructor. One line per engine.
-pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("caftl", "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)", Caftl::build),
+/// An engine's parameter table as `config show` prints it: every parameter
+/// with its value in `cfg` (defaults filled in), unit-bearing names where
+/// the value is exact ([`shown_params`]).
+pub type Shown = fn(&Config) -> Result<toml::Table, EngineError>;
+
+/// Every engine: name, description, constructor, shown parameters. One
+/// line per engine.
+pub const REGISTRY: &[(&str, &str, Builder, Shown)] = &[
+    (
+        "caftl",
+        "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)",
+        Caftl::build,
+        |_| Ok(toml::Table::new()),
+    ),
     (
         "smartdedup",
         "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
         SmartDedup::build,
+        |cfg| shown_params::<SmartDedupParams>(cfg, "smartdedup", smartdedup::UNIT_KEYS),
     ),
     (
         "light-dedup",
         "Light-Dedup (Qiu et al. ATC'23): xxHash + verify reads, trust-degree hints with speculative reads, region-based LMT on flash",
         LightDedup::build,
+        |cfg| shown_params::<LightDedupParams>(cfg, "light-dedup", lightdedup::UNIT_KEYS),
     ),
 ];
+
+/// The parameters engine `name` runs with under `cfg` (its table read
+/// into `P`, so every default is filled in), as a TOML table with the
+/// unit-bearing names ([`unit_keys::present`]). An unset optional
+/// parameter (`prefix_bits`) is left out.
+pub fn shown_params<P: DeserializeOwned + Default + serde::Serialize>(
+    cfg: &Config,
+    name: &str,
+    units: &[UnitKey],
+) -> Result<toml::Table, EngineError> {
+    let p: P = params(cfg, name, units)?;
+    let mut t = toml::Table::try_from(&p)
+        .map_err(|e| EngineError::Params { engine: name.to_string(), reason: e.to_string() })?;
+    unit_keys::present(&mut t, units);
+    Ok(t)
+}
+
+/// Every engine's parameters under `cfg`, in registry order
+/// ([`Shown`]): what `config show` lists.
+pub fn shown(cfg: &Config) -> Vec<(&'static str, Result<toml::Table, EngineError>)> {
+    REGISTRY.iter().map(|(n, _, _, show)| (*n, show(cfg))).collect()
+}
 
 /// Builds the engine `cfg.dedup.engine` names.
 pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
@@ -257,8 +293,8 @@ pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
 pub fn build_named(name: &str, cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
     REGISTRY
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, b)| b(cfg))
+        .find(|(n, _, _, _)| *n == name)
+        .map(|(_, _, b, _)| b(cfg))
         .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
 }
 
@@ -277,7 +313,7 @@ pub fn memory_estimate(cfg: &Config) -> u64 {
 
 /// Names of all registered engines, in registry order.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _, _)| *n).collect()
+    REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
 }
 
 /// Checks `dedup.engine` and every `[engine.<name>]` table by building the
@@ -292,13 +328,16 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
 
 /// Parses an engine's parameter table `[engine.<name>]` into `P` (missing
 /// table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
-pub fn params<P: DeserializeOwned + Default>(cfg: &Config, name: &str) -> Result<P, EngineError> {
+/// Unit-bearing keys (`memory = "3MiB"`) are first rewritten into their
+/// bare-number aliases (`memory_mb`), which `P` reads
+/// ([`crate::config::unit_keys`]).
+pub fn params<P: DeserializeOwned + Default>(cfg: &Config, name: &str, units: &[UnitKey]) -> Result<P, EngineError> {
+    let bad = |reason: String| EngineError::Params { engine: name.to_string(), reason };
     match cfg.engine.get(name) {
         None => Ok(P::default()),
-        Some(v) => v
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| EngineError::Params { engine: name.to_string(), reason: e.to_string() }),
+        Some(v) => {
+            unit_keys::resolve(v, units).map_err(bad)?.try_into().map_err(|e: toml::de::Error| bad(e.to_string()))
+        }
     }
 }
 

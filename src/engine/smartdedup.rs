@@ -113,10 +113,11 @@ use super::{
     WriteOp, WritePage,
 };
 use crate::background::{check_time_param, Pacer, MAX_BACKGROUND_TIME_NS, MAX_HASH_TIME_NS};
+use crate::config::unit_keys::UnitKey;
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{short_f64, ContentId, Lpn, Nanos};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// Bytes of one in-memory fingerprint entry (§3.2; see the module doc).
@@ -151,8 +152,18 @@ pub fn prefix_bits_for(memory_mb: f64) -> u32 {
     }
 }
 
+/// The unit-bearing parameters and their old bare-number names
+/// ([`crate::config::unit_keys`]): `memory = "3MiB"` is `memory_mb = 3`.
+pub const UNIT_KEYS: &[UnitKey] = &[
+    UnitKey::size("memory", "memory_mb", MB, "MiB"),
+    UnitKey::size("skipped", "skipped_mb", MB, "MiB"),
+    UnitKey::time("hash", "hash_us", MAX_HASH_TIME_NS as u64, 1e3, "µs"),
+    UnitKey::time("idle", "idle_ms", MAX_BACKGROUND_TIME_NS as u64, 1e6, "ms"),
+    UnitKey::time("period", "period_s", MAX_BACKGROUND_TIME_NS as u64, 1e9, "s"),
+];
+
 /// Fingerprint eviction from the memory store.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Eviction {
     /// Whole least-recently-used group (SmartDedup).
@@ -165,7 +176,7 @@ pub enum Eviction {
 
 /// `[engine.smartdedup]` parameters; defaults are the paper's evaluation
 /// settings (§4) where it gives them.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SmartDedupParams {
     /// In-memory fingerprint store budget, MB (MiB).
@@ -368,7 +379,7 @@ impl SmartDedup {
     /// skipped buffer, and per logical page an on-flash fingerprint plus
     /// its extent record (a hash-map entry, taken as 16 B).
     pub fn memory_estimate(cfg: &Config) -> u64 {
-        let Ok(p) = params::<SmartDedupParams>(cfg, "smartdedup") else { return 0 };
+        let Ok(p) = params::<SmartDedupParams>(cfg, "smartdedup", UNIT_KEYS) else { return 0 };
         if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 || !p.skipped_mb.is_finite() {
             return 0;
         }
@@ -390,7 +401,7 @@ impl SmartDedup {
     }
 
     pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-        let p: SmartDedupParams = params(cfg, "smartdedup")?;
+        let p: SmartDedupParams = params(cfg, "smartdedup", UNIT_KEYS)?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
         if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 {
             return Err(bad(format!("memory_mb = {}: must be a positive number", p.memory_mb)));
@@ -453,7 +464,7 @@ impl SmartDedup {
             skipped_next: 0,
             skipped_used: 0,
             sharers: HashMap::new(),
-            pacer: Pacer::new(Nanos((p.period_s * 1e9) as u64), p.offline_pages),
+            pacer: Pacer::new(Nanos((p.period_s * 1e9).round() as u64), p.offline_pages),
             selectivity: 1.0,
             credit: 0.0,
             win_pages: 0,
@@ -1076,7 +1087,7 @@ impl Engine for SmartDedup {
     }
 
     fn idle_threshold(&self) -> Nanos {
-        Nanos((self.p.idle_ms * 1e6) as u64)
+        Nanos((self.p.idle_ms * 1e6).round() as u64)
     }
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {

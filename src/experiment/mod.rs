@@ -157,6 +157,9 @@ pub fn config_with(base: &Config, overrides: &[(String, String)]) -> Result<Conf
     for (k, v) in overrides {
         apply_override(&mut table, &format!("{k}={v}"))?;
     }
+    // A bad value is reported by its key (`timing.read: ...`), not by a
+    // line and column of the document built here, which no user sees.
+    crate::config::RawConfig::from_table(table.clone(), &format!("{} with overrides", base.name))?;
     let text = toml::to_string(&table).map_err(|e| ExperimentError::Internal(e.to_string()))?;
     let mut cfg = Config::from_toml_str(&text, &base.name)?;
     cfg.name = base.name.clone();

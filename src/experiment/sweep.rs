@@ -133,6 +133,52 @@ fn value_string(v: &toml::Value) -> String {
     v.to_string()
 }
 
+/// Rows of one workload and policy that differ in their parameters but
+/// not in their results: the policy does not read a parameter the grid
+/// varies (`fad-rpo` never rewrites, so `policy.fad.rho` cannot change
+/// it), and the rows repeat one result. One message per such group.
+pub fn identical_rows(rows: &[ResultRow]) -> Vec<String> {
+    let result = |r: &ResultRow| {
+        serde_json::to_string(&(&r.report.summary, &r.report.counters, &r.report.dof, &r.report.histograms))
+            .unwrap_or_default()
+    };
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut out = Vec::new();
+    for r in rows {
+        let group = (r.workload.as_str(), r.policy.as_str());
+        if seen.contains(&group) {
+            continue;
+        }
+        seen.push(group);
+        let same: Vec<&ResultRow> = rows.iter().filter(|x| (x.workload.as_str(), x.policy.as_str()) == group).collect();
+        if same.len() < 2 || same.iter().any(|x| result(x) != result(r)) {
+            continue;
+        }
+        let keys: Vec<&str> = r
+            .params
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| {
+                same.iter().any(|x| x.params.iter().find(|(xk, _)| xk == k) != r.params.iter().find(|(rk, _)| rk == k))
+            })
+            .collect();
+        if keys.is_empty() {
+            continue;
+        }
+        out.push(format!(
+            "{} on {}: the {} rows that differ in {} have identical results: {} does not read {} here, so the \
+             rows repeat one result (leave the policy out of that grid dimension)",
+            r.policy,
+            r.workload,
+            same.len(),
+            keys.join(", "),
+            r.policy,
+            if keys.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    out
+}
+
 /// A sweep name becomes the default output directory `out/<name>` (and is
 /// stamped into every cell): it must be one plain path component.
 fn check_name(name: &str) -> Result<(), String> {
@@ -152,10 +198,56 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The 1-based line of `text` where `key` is given in table `section`
+/// (`"grid.set"`, `"set"`, `"grid"`, or `""` for the top level): a line
+/// `key = ...`, `"key" = ...` or `'key' = ...` under that table's header.
+/// `None` when the key is written another way (an inline table, a dotted
+/// key); the message then names the table and key without a line.
+fn key_line(text: &str, section: &str, key: &str) -> Option<usize> {
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[').filter(|h| !h.starts_with('[')) {
+            current = h.split(']').next().unwrap_or("").split('.').map(str::trim).collect::<Vec<_>>().join(".");
+            continue;
+        }
+        if current != section {
+            continue;
+        }
+        let rest = [format!("\"{key}\""), format!("'{key}'"), key.to_string()]
+            .into_iter()
+            .find_map(|k| t.strip_prefix(k.as_str()).map(str::to_string));
+        if rest.is_some_and(|r| r.trim_start().starts_with('=')) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// The 1-based line of the first `"value"` (a quoted string) in table
+/// `section` of `text`, for a bad entry of a list (`policies`).
+fn value_line(text: &str, section: &str, value: &str) -> Option<usize> {
+    let quoted = [format!("\"{value}\""), format!("'{value}'")];
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[').filter(|h| !h.starts_with('[') && !h.contains(['"', '\''])) {
+            current = h.split(']').next().unwrap_or("").trim().to_string();
+            continue;
+        }
+        if current == section && quoted.iter().any(|q| line.contains(q.as_str())) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 /// What is wrong with one override of a sweep file, without the `--set`
-/// wording the config layer uses for command-line overrides.
+/// wording the config layer uses for command-line overrides, nor a line of
+/// the internal document the override was checked in.
 fn override_problem(e: ExperimentError) -> String {
     match e {
+        ExperimentError::Config(ConfigError::Parse { message, .. }) => message,
         ExperimentError::Config(ConfigError::Override { message, .. }) => message,
         ExperimentError::Config(ConfigError::UnknownKey { key, section, valid, .. }) => {
             format!("unknown key `{key}`; valid keys{section}: {valid}")
@@ -175,6 +267,15 @@ impl Sweep {
     /// Parses sweep text; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Sweep, ExperimentError> {
         let bad = |reason: String| ExperimentError::Sweep { path: path.display().to_string(), reason };
+        // `sweep file FILE:LINE: ...` where the line is known.
+        let bad_at = |line: Option<usize>, reason: String| ExperimentError::Sweep {
+            path: match line {
+                Some(l) => format!("{}:{l}", path.display()),
+                None => path.display().to_string(),
+            },
+            reason,
+        };
+        let top = |key: &str| key_line(text, "", key);
         let f: SweepFile = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let abs = |p: &str| -> PathBuf {
@@ -188,42 +289,50 @@ impl Sweep {
             Some(b) => {
                 let p = abs(b);
                 if !p.is_file() {
-                    return Err(bad(format!("base `{b}` is neither a preset nor an existing config file")));
+                    return Err(bad_at(
+                        top("base"),
+                        format!("base `{b}` is neither a preset nor an existing config file"),
+                    ));
                 }
                 BaseSource::File(p)
             }
         };
         let content = match &f.content {
-            Some(c) => c.parse().map_err(|e| bad(format!("content: {e}")))?,
+            Some(c) => c.parse().map_err(|e| bad_at(top("content"), format!("content: {e}")))?,
             None => ContentModel::fad_calibrated(),
         };
         let utilization = f.utilization.unwrap_or(super::replica::DEFAULT_UTILIZATION);
         if !(super::replica::MIN_UTILIZATION..=1.0).contains(&utilization) {
-            return Err(bad(format!(
-                "utilization {} must be in [{:e}, 1] (a lower load spreads arrivals beyond the simulated clock)",
-                crate::units::short_f64(utilization),
-                super::replica::MIN_UTILIZATION
-            )));
+            return Err(bad_at(
+                top("utilization"),
+                format!(
+                    "utilization {} must be in [{:e}, 1] (a lower load spreads arrivals beyond the simulated clock)",
+                    crate::units::short_f64(utilization),
+                    super::replica::MIN_UTILIZATION
+                ),
+            ));
         }
         let files = match &f.files {
-            Some(s) => s.parse().map_err(|e| bad(format!("files: {e}")))?,
+            Some(s) => s.parse().map_err(|e| bad_at(top("files"), format!("files: {e}")))?,
             None => crate::workload::FileRule::Request,
         };
         let dedup_target = match &f.dedup_rate {
-            Some(s) => s.parse().map_err(|e| bad(format!("dedup_rate: {e}")))?,
+            Some(s) => s.parse().map_err(|e| bad_at(top("dedup_rate"), format!("dedup_rate: {e}")))?,
             None => super::replica::DedupTarget::default(),
         };
         let name = f.name.clone().unwrap_or_else(|| {
             path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into())
         });
-        check_name(&name).map_err(bad)?;
+        check_name(&name).map_err(|e| bad_at(top("name"), e))?;
         let fixed: Vec<(String, String)> = f.set.iter().map(|(k, v)| (k.clone(), value_string(v))).collect();
         if f.grid.workloads.is_empty() {
             return Err(bad("[grid] workloads is empty".into()));
         }
         let mut workloads = Vec::new();
         for w in &f.grid.workloads {
-            let spec: WorkloadSpec = w.parse()?;
+            let spec: WorkloadSpec = w
+                .parse()
+                .map_err(|e: ExperimentError| bad_at(value_line(text, "grid", w), format!("[grid] workloads: {e}")))?;
             let spec = match spec {
                 WorkloadSpec::Trace(p) => WorkloadSpec::Trace(abs(&p.display().to_string())),
                 other => other,
@@ -237,10 +346,10 @@ impl Sweep {
             } else if crate::policy::names().contains(&p.as_str()) {
                 policies.push(p.clone());
             } else {
-                return Err(bad(format!(
-                    "unknown policy `{p}`; available: {} (or all)",
-                    crate::policy::names().join(", ")
-                )));
+                return Err(bad_at(
+                    value_line(text, "grid", p),
+                    format!("unknown policy `{p}`; available: {} (or all)", crate::policy::names().join(", ")),
+                ));
             }
         }
         if policies.is_empty() {
@@ -250,7 +359,9 @@ impl Sweep {
         for (k, v) in &f.grid.set {
             let values = match v {
                 toml::Value::Array(a) if !a.is_empty() => a.iter().map(value_string).collect(),
-                toml::Value::Array(_) => return Err(bad(format!("[grid.set] `{k}` is an empty list"))),
+                toml::Value::Array(_) => {
+                    return Err(bad_at(key_line(text, "grid.set", k), format!("[grid.set] `{k}` is an empty list")))
+                }
                 other => vec![value_string(other)],
             };
             grid.push((k.clone(), values));
@@ -263,16 +374,29 @@ impl Sweep {
         };
         // Validate the config early (unknown keys, bad values), naming the
         // table of the sweep file an override comes from.
+        // A policy parameter (`policy.fad.rho`) is read when a policy of
+        // the grid reading it is built: build them here too, so that a bad
+        // value is named by its line rather than found when planning.
+        let check = |base: &Config, table: &str, k: &str, v: &str| -> Result<(), ExperimentError> {
+            let line = key_line(text, table, k);
+            let cfg = config_with(base, &[(k.to_string(), v.to_string())])
+                .map_err(|e| bad_at(line, format!("[{table}] `{k}` = {v}: {}", override_problem(e))))?;
+            for p in sweep.policies.iter().filter(|p| k.starts_with("policy.") && super::param_applies(k, p)) {
+                crate::policy::build(p, &cfg).map_err(|e| {
+                    let e = e.to_string().replace("\nin `", " in `");
+                    bad_at(line, format!("[{table}] `{k}` = {v}: policy {p}: {e}"))
+                })?;
+            }
+            Ok(())
+        };
         let base = Common { fixed: Vec::new(), ..sweep.common.clone() }.config()?;
         for (k, v) in &sweep.common.fixed {
-            config_with(&base, &[(k.clone(), v.clone())])
-                .map_err(|e| bad(format!("[set] `{k}` = {v}: {}", override_problem(e))))?;
+            check(&base, "set", k, v)?;
         }
         let base = sweep.common.config()?;
         for (k, values) in &sweep.grid {
             for v in values {
-                config_with(&base, &[(k.clone(), v.clone())])
-                    .map_err(|e| bad(format!("[grid.set] `{k}` = {v}: {}", override_problem(e))))?;
+                check(&base, "grid.set", k, v)?;
             }
         }
         Ok(sweep)
@@ -440,18 +564,43 @@ mod tests {
         let text = format!("{GRID}[grid.set]\n\"geometry.chanels\" = [2, 4]\n");
         let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
         assert!(
-            e.starts_with("sweep file s.toml: [grid.set] `geometry.chanels` = 2: unknown key `geometry.chanels`; valid keys in [geometry]: channels"),
+            e.starts_with("sweep file s.toml:5: [grid.set] `geometry.chanels` = 2: unknown key `geometry.chanels`; valid keys in [geometry]: channels"),
             "{e}"
         );
         assert!(!e.contains("--set"), "{e}");
         let text = format!("[set]\n\"timing.reed\" = \"25us\"\n{GRID}");
         let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
-        assert!(e.starts_with("sweep file s.toml: [set] `timing.reed` = \"25us\": unknown key `timing.reed`"), "{e}");
+        assert!(e.starts_with("sweep file s.toml:2: [set] `timing.reed` = \"25us\": unknown key `timing.reed`"), "{e}");
         assert!(!e.contains("--set"), "{e}");
         // A bad value for a valid key names the table as well.
         let text = format!("{GRID}[grid.set]\n\"geometry.channels\" = [2, 0]\n");
         let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
-        assert!(e.starts_with("sweep file s.toml: [grid.set] `geometry.channels` = 0: "), "{e}");
+        assert!(e.starts_with("sweep file s.toml:5: [grid.set] `geometry.channels` = 0: "), "{e}");
+        // A bad value is named by the sweep file's line, not by a line and
+        // column of the internal document it was checked in (issue 30).
+        let text = format!("{GRID}\n[grid.set] # comment\n'timing.read' = [\"20us\",\n \"bogus\"]\n");
+        let e = Sweep::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "sweep file s.toml:6: [grid.set] `timing.read` = \"bogus\": timing.read: `bogus` is not a time"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("column") && !e.contains("fad-table1"), "{e}");
+        // Policy parameters are checked when the file is read, by line.
+        let text = format!("{GRID}[set]\npolicy.fad.rho = 0.1\n\"policy.dedup.x\" = 1\n");
+        assert!(Sweep::parse(&text, Path::new("s.toml")).is_err());
+        let text =
+            "[grid]\nworkloads = [\"synth:requests=1k\"]\npolicies = [\"fad\"]\n[set]\n\"policy.fad.rho\" = \"x\"\n";
+        let e = Sweep::parse(text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("sweep file s.toml:5: [set] `policy.fad.rho` = \"x\": policy fad: "), "{e}");
+        // A bad list entry or top-level key is named by its line too.
+        let text =
+            "utilization = 2\n[grid]\nworkloads = [\"synth:requests=1k\"]\npolicies = [\"dedup\",\n  \"fadd\"]\n";
+        let e = Sweep::parse(text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("sweep file s.toml:1: utilization 2 must be in"), "{e}");
+        let e = Sweep::parse(&text[16..], Path::new("s.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("sweep file s.toml:4: unknown policy `fadd`"), "{e}");
         // Valid grids still parse.
         let text = format!("{GRID}[grid.set]\n\"geometry.channels\" = [2, 4]\nseed = [1, 2]\n");
         assert_eq!(Sweep::parse(&text, Path::new("s.toml")).unwrap().combinations().len(), 4);

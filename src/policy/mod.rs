@@ -302,11 +302,23 @@ pub fn names() -> Vec<&'static str> {
 /// Parses a policy's parameter table `[policy.<table>]` into `P`
 /// (missing table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
 pub fn params<P: DeserializeOwned + Default>(cfg: &Config, table: &str) -> Result<P, PolicyError> {
+    params_with_units(cfg, table, &[])
+}
+
+/// [`params`] for a table with unit-bearing keys (`idle = "1ms"`), which
+/// are first rewritten into their bare-number aliases (`idle_ms`) that `P`
+/// reads ([`crate::config::unit_keys`]).
+pub fn params_with_units<P: DeserializeOwned + Default>(
+    cfg: &Config,
+    table: &str,
+    units: &[crate::config::unit_keys::UnitKey],
+) -> Result<P, PolicyError> {
+    let bad = |reason: String| PolicyError::Params { policy: table.to_string(), reason };
     match cfg.policy.get(table) {
         None => Ok(P::default()),
-        Some(v) => v
-            .clone()
+        Some(v) => crate::config::unit_keys::resolve(v, units)
+            .map_err(bad)?
             .try_into()
-            .map_err(|e: toml::de::Error| PolicyError::Params { policy: table.to_string(), reason: e.to_string() }),
+            .map_err(|e: toml::de::Error| bad(e.to_string())),
     }
 }

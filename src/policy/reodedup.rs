@@ -115,7 +115,7 @@
 //! may leave the window before an idle period reaches them
 //! (`reo_files_dropped`).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
+use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
@@ -123,6 +123,25 @@ use crate::reodedup::{atr, csr_greedy, Algorithm, ChunkId, Layout};
 use crate::units::{ContentId, Lpn, Nanos};
 use serde::Deserialize;
 use std::collections::{HashMap, VecDeque};
+
+/// The unit-bearing parameters and their old bare-number names
+/// ([`crate::config::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
+pub const UNIT_KEYS: &[crate::config::unit_keys::UnitKey] = &[
+    crate::config::unit_keys::UnitKey::time(
+        "idle",
+        "idle_ms",
+        crate::background::MAX_BACKGROUND_TIME_NS as u64,
+        1e6,
+        "ms",
+    ),
+    crate::config::unit_keys::UnitKey::time(
+        "period",
+        "period_ms",
+        crate::background::MAX_BACKGROUND_TIME_NS as u64,
+        1e6,
+        "ms",
+    ),
+];
 
 /// `[policy.reodedup-csr]` / `[policy.reodedup-atr]` parameters. See the
 /// module doc.
@@ -207,7 +226,7 @@ impl ReoDedup {
             Algorithm::Csr => "reodedup-csr",
             Algorithm::Atr => "reodedup-atr",
         };
-        let p: ReoDedupParams = params(cfg, name)?;
+        let p: ReoDedupParams = super::params_with_units(cfg, name, UNIT_KEYS)?;
         Ok(Box::new(ReoDedup::new(name, algorithm, &p, cfg.timing.read + cfg.timing.page_transfer)?))
     }
 

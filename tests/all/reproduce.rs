@@ -663,6 +663,6 @@ seed = [1, 2]
             Path::new("x.toml"),
         )
         .unwrap_err();
-        assert!(e.to_string().contains("x.toml: [grid.set] `geometry.nope` = 1: unknown key"), "{e}");
+        assert!(e.to_string().contains("x.toml:5: [grid.set] `geometry.nope` = 1: unknown key"), "{e}");
     }
 }

@@ -197,6 +197,39 @@ mod class_b {
             .stdout(crate::support::predicate::str::contains("dedup engine 1."));
     }
 
+    /// `--max-memory` (default: the machine's available memory) is checked
+    /// by every reproduction, the declared ones too, against its largest
+    /// cell with the engine's tables counted, and by `sweep run-cell`,
+    /// before anything is written.
+    #[test]
+    fn every_reproduction_checks_its_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, limit, needles) in [
+            ("smartdedup", "1GiB", &["not enough memory", "dedup engine 770.0 MiB", "1.0 GiB of --max-memory"][..]),
+            ("light-dedup", "1GiB", &["not enough memory", "dedup engine 832.0 MiB"]),
+            ("reodedup", "100MiB", &["not enough memory", "467.8 MiB each"]),
+            ("fast24", "10MiB", &["not enough memory", "12.4 MiB each"]),
+        ] {
+            let out = dir.path().join(name);
+            dedupsim()
+                .args(["reproduce", name, "--quick", "-q", "-j", "2", "--max-memory", limit, "--out"])
+                .arg(&out)
+                .assert()
+                .fails_with(1, needles);
+            assert!(!out.exists(), "{name}: {} was created", out.display());
+        }
+        fails(&["reproduce", "fast24", "--max-memory", "-1GiB"], 2, &["`-1GiB` is negative"]);
+        // One cell of a job array likewise.
+        let out = dir.path().join("cell");
+        dedupsim()
+            .args(["sweep", "run-cell", "--name", "s", "--workload", "synth:requests=100", "--policy", "dedup"])
+            .args(["--max-memory", "100MiB", "--out"])
+            .arg(&out)
+            .assert()
+            .fails_with(1, &["not enough memory: the simulation needs an estimated 467.8 MiB"]);
+        assert!(!out.join("cells").exists());
+    }
+
     /// Outputs that could not be written at the end are refused before
     /// the work: a name too long for the file system, a read-only
     /// directory (when not root), an output inside a `cluster
@@ -386,6 +419,156 @@ mod class_d {
         let a = dedupsim().args(["trace", "stats"]).arg(&w).assert().success();
         let s = String::from_utf8_lossy(&a.get_output().stdout).to_string();
         assert!(s.contains("avg read size       n/a") && s.contains("duration            300.000 µs"), "{s}");
+    }
+
+    /// Engine and policy parameters take sizes and times with units under
+    /// unit-bearing names (`memory = "6MiB"`, `hash = "8us"`), the old
+    /// bare-number names stay as aliases with the same results, both
+    /// together or a value without a unit are errors, and the new times
+    /// have the aliases' bounds. `config show` lists every engine's
+    /// parameters with their defaults.
+    #[test]
+    fn engine_keys_take_units_and_keep_their_old_names() {
+        let json = |sets: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH, "--engine", "smartdedup", "--json", "-"];
+            for s in sets {
+                a.extend_from_slice(&["--set", s]);
+            }
+            let out = dedupsim().args(&a).assert().success().get_output().stdout.clone();
+            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            let run = v[0].as_object_mut().unwrap();
+            // The spelling of the keys differs, nothing else.
+            run.remove("config_hash");
+            run.remove("config_changes");
+            serde_json::Value::Object(run.clone())
+        };
+        let new = json(&[
+            "engine.smartdedup.memory=6MiB",
+            "engine.smartdedup.hash=8us",
+            "engine.smartdedup.idle=5ms",
+            "engine.smartdedup.period=500ms",
+            "engine.smartdedup.skipped=256KiB",
+        ]);
+        let old = json(&[
+            "engine.smartdedup.memory_mb=6",
+            "engine.smartdedup.hash_us=8",
+            "engine.smartdedup.idle_ms=5",
+            "engine.smartdedup.period_s=0.5",
+            "engine.smartdedup.skipped_mb=0.25",
+        ]);
+        assert!(new["engine_stats"].is_object() || new["engine_stats"].is_array(), "{new}");
+        assert_eq!(new, old);
+        // The hash time reaches the simulation: 8 us differs from 16 us.
+        assert_ne!(new, json(&["engine.smartdedup.hash=16us"]));
+        let run = |extra: &[&str], needles: &[&str]| {
+            let mut a = vec!["run", "-q", "-p", "dedup", "--synth", SYNTH];
+            a.extend_from_slice(extra);
+            fails(&a, 1, needles);
+        };
+        run(
+            &[
+                "--engine",
+                "smartdedup",
+                "--set",
+                "engine.smartdedup.memory=3MiB",
+                "--set",
+                "engine.smartdedup.memory_mb=3",
+            ],
+            &["both `memory` and `memory_mb` (its old name, in MiB) are given; give only one"],
+        );
+        run(
+            &["--engine", "smartdedup", "--set", "engine.smartdedup.hash=16"],
+            &["hash = 16: give a unit, e.g. hash = \"16us\" (or the old key hash_us = 16, in µs)"],
+        );
+        run(&["--engine", "light-dedup", "--set", "engine.light-dedup.hash=2s"], &["hash = \"2s\": more than 1s"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.period=2h"], &["unknown time unit `h`"]);
+        run(&["--engine", "smartdedup", "--set", "engine.smartdedup.memory=3MB"], &["ambiguous"]);
+        fails(
+            &["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.idle=5000s"],
+            1,
+            &["idle = \"5000s\": more than 3600s"],
+        );
+        dedupsim()
+            .args(["run", "-q", "-p", "reodedup-csr", "--synth", SYNTH, "--set", "policy.reodedup-csr.idle=2ms"])
+            .assert()
+            .success();
+        let show = dedupsim()
+            .args(["config", "show", "--set", "engine.light-dedup.hash_us=0.5"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let show = String::from_utf8_lossy(&show).to_string();
+        for needle in [
+            "# [engine.caftl] (dedup.engine)",
+            "# [engine.smartdedup]\n",
+            "#   memory = \"3MiB\"",
+            "#   hash = \"16us\"",
+            "#   period = \"1s\"",
+            "# [engine.light-dedup]\n",
+            "#   hash = \"500ns\"",
+        ] {
+            assert!(show.contains(needle), "{needle} not in {show}");
+        }
+    }
+
+    /// Output conventions: `cluster --reproduce --out DIR` writes
+    /// DIR/REPORT.md (it printed to stdout and ignored --out) and prints no
+    /// progress when stderr is not a terminal; every reproduction and
+    /// sweep ends with one summary saying how many cells were reused;
+    /// engine statistics are columns, not one line of 40 raw floats; the
+    /// run header says why `dedup=` and the realized rate differ; a sweep
+    /// warns about rows a policy's ignored parameter repeats.
+    #[test]
+    fn output_conventions() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cl");
+        let a = dedupsim().args(["cluster", "--reproduce", "--quick", "--out"]).arg(&out).assert().success();
+        let (o, e) = (&a.get_output().stdout, String::from_utf8_lossy(&a.get_output().stderr).to_string());
+        assert!(o.is_empty(), "stdout: {}", String::from_utf8_lossy(o));
+        assert_eq!(e.trim(), format!("wrote {}", out.join("REPORT.md").display()));
+        assert!(std::fs::read_to_string(out.join("REPORT.md")).unwrap().contains("Table I"));
+        assert!(std::fs::read_to_string(out.join(".dedupsim-output")).unwrap().ends_with("complete: yes\n"));
+        // Without --out: Markdown on stdout, still no progress off a terminal.
+        let a = dedupsim().args(["cluster", "--reproduce", "--quick"]).assert().success();
+        assert!(a.get_output().stderr.is_empty(), "{}", String::from_utf8_lossy(&a.get_output().stderr));
+        // One summary, saying what a resumed run reused.
+        let out = dir.path().join("f24");
+        let run = || {
+            let a =
+                dedupsim().args(["reproduce", "fast24", "--quick", "--no-plots", "--out"]).arg(&out).assert().success();
+            String::from_utf8_lossy(&a.get_output().stderr).to_string()
+        };
+        let first = run();
+        let n = first.split(" cells (").next().and_then(|l| l.rsplit('\n').next()).unwrap().trim().to_string();
+        assert!(first.contains(&format!("{n} cells ({n} computed, 0 reused from the cell cache of --out)")), "{first}");
+        let again = run();
+        assert!(again.contains(&format!("{n} cells (0 computed, {n} reused from the cell cache of --out)")), "{again}");
+        assert!(again.contains("result rows on"), "{again}");
+        // Engine statistics in columns; the header explains the two rates.
+        let a = dedupsim().args(["run", "-p", "dedup", "--synth", SYNTH, "--engine", "light-dedup"]).assert().success();
+        let t = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+        assert!(t.contains("engine light-dedup statistics (JSON engine_stats):"), "{t}");
+        assert!(t.contains("flash work the simulator ran for the engine:"), "{t}");
+        let block: Vec<&str> = t.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(block.len() >= 10 && block.iter().all(|l| l.len() <= 100), "{t}");
+        assert!(!t.contains("engine_dup_pages="), "{t}");
+        assert!(t.contains("of the replayed writes; dedup=0.5 is the expected rate over every page drawn, preconditioning included"), "{t}");
+        // A grid dimension a policy does not read is warned about.
+        let f = dir.path().join("rho.toml");
+        std::fs::write(
+            &f,
+            "name = \"rho\"\n[grid]\nworkloads = [\"synth:requests=300\"]\npolicies = [\"fad-rpo\"]\n[grid.set]\n\"policy.fad.rho\" = [0.1, 0.3]\n",
+        )
+        .unwrap();
+        let a = dedupsim().args(["sweep", "--out"]).arg(dir.path().join("rho")).arg(&f).assert().success();
+        let e = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(
+            e.contains("warning: fad-rpo on synth")
+                && e.contains("the 2 rows that differ in policy.fad.rho have identical results"),
+            "{e}"
+        );
     }
 
     /// Help texts that were wrong or copied.
