@@ -860,3 +860,20 @@ fn a_short_engine_answer_is_an_error() {
     let e = sim.run(&mut |_, _| {}).expect_err("must fail").to_string();
     assert!(e.contains("dedup engine 'mute' returned 0 verdicts"), "{e}");
 }
+
+/// The rhashtable lookup is charged after the hash, per fingerprinted page
+/// (issue 27, item 10): its time adds to the engine's hash time, and a
+/// write of unique pages takes that much longer per page on one engine.
+#[test]
+fn light_dedup_charges_the_index_lookup() {
+    use crate::units::{Nanos, Op};
+    let cfg = Config::fad_table1();
+    let e0 = light(&cfg, &[("index_lookup_us", 0.0.into())]);
+    let e1 = light(&cfg, &[("index_lookup", "2us".into())]);
+    assert_eq!(e1.hash_time().unwrap(), e0.hash_time().unwrap() + Nanos::from_us(2));
+    assert_eq!(light(&cfg, &[]).hash_time().unwrap(), Nanos(310 + 100), "defaults: 0.31 + 0.1 µs");
+    let p = handmade(&[(Op::Write, 0, vec![1, 2, 3, 4])], 1000);
+    let lat = |e| run_with(&cfg, &p, "dedup", e).metrics.write_latency.mean();
+    let (a, b) = (lat(e0), lat(e1));
+    assert!(b - a >= 2.0 - 1e-9, "one write of 4 unique pages: {a} -> {b} µs");
+}

@@ -153,8 +153,7 @@ fn dedup_variants() -> Vec<Variant> {
         Variant::new("caftl", "dedup", &[]).named("caftl (32 µs SHA-1)"),
         // A fair hash baseline (issue 27, item 13): CAFTL's SHA-1 on four
         // pipelined hash engines, each page on the earliest free one.
-        Variant::new("caftl-x4", "dedup", &[("dedup.hash_engines", "4".to_string())])
-            .named("caftl, 4 hash engines"),
+        Variant::new("caftl-x4", "dedup", &[("dedup.hash_engines", "4".to_string())]).named("caftl, 4 hash engines"),
         ld("ld", &[]).named("light-dedup"),
         ld("ld-no-trust", &[("trust", "false")]).named("light-dedup, no trust degrees"),
         ld("ld-no-spec", &[("speculative", "false")]).named("light-dedup, speculative = false"),
