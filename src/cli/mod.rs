@@ -6,6 +6,7 @@ mod bench;
 mod cluster;
 mod common;
 mod experiment;
+mod observe;
 mod run;
 mod serve;
 mod trace;

@@ -13,6 +13,7 @@ mod cluster;
 mod config;
 mod ftl_props;
 mod har_fcrc;
+mod outputs;
 mod plot_fromfiles;
 mod reproduce;
 mod round_two;
