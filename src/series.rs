@@ -41,6 +41,7 @@ use crate::units::{Nanos, Op};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::io::{self, Write};
+use strength_reduce::StrengthReducedU64;
 
 /// Highest latency a per-interval histogram records (one hour, as
 /// [`crate::metrics::LatencyHistogram`]); longer ones saturate.
@@ -220,24 +221,50 @@ impl TimeSeries {
 
 /// Chip busy time per interval, host and background, as the timing model
 /// charges it ([`crate::timing::Timing::record_busy`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct BusyByInterval {
     interval: u64,
+    /// `interval` as a divisor without a division instruction (charged
+    /// several times per request).
+    div: StrengthReducedU64,
     /// Per interval: (host ns, background ns).
     pub busy: Vec<(u64, u64)>,
+    /// The interval charged last and its bounds: phases are far shorter
+    /// than intervals, so most charges fall in it (no division).
+    cur: usize,
+    lo: u64,
+    hi: u64,
 }
 
 impl BusyByInterval {
     pub fn new(interval: Nanos) -> BusyByInterval {
-        BusyByInterval { interval: interval.0.max(1), busy: Vec::new() }
+        let interval = interval.0.max(1);
+        BusyByInterval {
+            interval,
+            div: StrengthReducedU64::new(interval),
+            busy: vec![(0, 0)],
+            cur: 0,
+            lo: 0,
+            hi: interval,
+        }
     }
 
     /// Charges `dur` of chip time starting at `start`, split over the
     /// intervals it spans.
+    #[inline]
     pub fn charge(&mut self, start: Nanos, dur: Nanos, host: bool) {
         let (mut t, end) = (start.0, start.0.saturating_add(dur.0));
+        if t >= self.lo && end <= self.hi {
+            let b = &mut self.busy[self.cur];
+            if host {
+                b.0 += end - t;
+            } else {
+                b.1 += end - t;
+            }
+            return;
+        }
         while t < end {
-            let i = (t / self.interval) as usize;
+            let i = (t / self.div) as usize;
             let stop = end.min((i as u64 + 1).saturating_mul(self.interval));
             if self.busy.len() <= i {
                 self.busy.resize(i + 1, (0, 0));
@@ -248,6 +275,8 @@ impl BusyByInterval {
             } else {
                 b.1 += stop - t;
             }
+            let lo = i as u64 * self.interval;
+            (self.cur, self.lo, self.hi) = (i, lo, lo.saturating_add(self.interval));
             t = stop;
         }
     }
@@ -264,13 +293,14 @@ struct Open {
 /// [`SeriesRecorder::next_settle`].
 pub struct SeriesRecorder {
     interval: u64,
+    div: StrengthReducedU64,
     intervals: Vec<Interval>,
     /// Histograms of intervals `settled..`, in order (`None`: nothing
     /// recorded yet).
-    open: VecDeque<Option<Box<Open>>>,
+    open: VecDeque<Option<Open>>,
     /// Intervals before this one are final.
     settled: usize,
-    spare: Vec<Box<Open>>,
+    spare: Vec<Open>,
     next_settle: Nanos,
 }
 
@@ -278,6 +308,7 @@ impl SeriesRecorder {
     pub fn new(interval: Nanos) -> SeriesRecorder {
         SeriesRecorder {
             interval: interval.0.max(1),
+            div: StrengthReducedU64::new(interval.0.max(1)),
             intervals: Vec::new(),
             open: VecDeque::new(),
             settled: 0,
@@ -292,8 +323,13 @@ impl SeriesRecorder {
     }
 
     #[inline]
+    fn index(&self, t: Nanos) -> usize {
+        (t.0 / self.div) as usize
+    }
+
+    #[inline]
     fn at(&mut self, t: Nanos) -> &mut Interval {
-        let i = (t.0 / self.interval) as usize;
+        let i = self.index(t);
         if self.intervals.len() <= i {
             self.intervals.resize(i + 1, Interval::default());
         }
@@ -317,7 +353,7 @@ impl SeriesRecorder {
         s.pages += u64::from(pages);
         s.latency_sum_ns += u128::from(lat.0);
         s.max_ns = s.max_ns.max(lat.0);
-        let i = (done.0 / self.interval) as usize;
+        let i = self.index(done);
         // A completion in a settled interval cannot happen (the simulator
         // settles only below every possible completion); record it in the
         // counts only, rather than reopen a histogram.
@@ -332,7 +368,7 @@ impl SeriesRecorder {
         let h = self.open[k].get_or_insert_with(|| {
             spare.pop().unwrap_or_else(|| {
                 let h = || Histogram::new_with_bounds(1, MAX_NS, 2).expect("static bounds are valid");
-                Box::new(Open { read: h(), write: h() })
+                Open { read: h(), write: h() }
             })
         });
         let h = if op == Op::Read { &mut h.read } else { &mut h.write };
@@ -454,6 +490,10 @@ mod tests {
         b.charge(Nanos(50), Nanos(200), false);
         b.charge(Nanos(0), Nanos(10), true);
         assert_eq!(b.busy, vec![(10, 50), (0, 100), (0, 50)]);
+        // Inside the interval charged last, and back in an earlier one.
+        b.charge(Nanos(20), Nanos(5), true);
+        b.charge(Nanos(5), Nanos(3), false);
+        assert_eq!(b.busy, vec![(15, 53), (0, 100), (0, 50)]);
     }
 
     #[test]

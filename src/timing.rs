@@ -282,6 +282,15 @@ impl Accounting {
     #[inline]
     fn charge(&mut self, chip: usize, start: Nanos, dur: Nanos, host: bool) {
         self.busy[chip] += dur;
+        if self.series.is_some() {
+            self.charge_series(start, dur, host);
+        }
+    }
+
+    /// Out of line: the scheduler's hot loop keeps one test for it.
+    #[cold]
+    #[inline(never)]
+    fn charge_series(&mut self, start: Nanos, dur: Nanos, host: bool) {
         if let Some(s) = &mut self.series {
             s.charge(start, dur, host);
         }

@@ -171,7 +171,7 @@ impl ObserveArgs {
                 runner::run_observed(cfg, prepared, policy, opts, observe, &mut cb)
             })
             .map_err(|e| OutputError::new(path, e))?;
-            Ok(run.with_context(|| format!("policy {policy}"))?)
+            run.with_context(|| format!("policy {policy}"))
         });
         if let Ok(b) = bar.lock() {
             b.finish();

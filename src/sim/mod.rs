@@ -119,8 +119,6 @@ struct Inflight {
     /// Flash operations not completed yet, plus one while the request is
     /// being processed.
     remaining: u32,
-    /// Logical pages of the request.
-    pages: u32,
     op: Op,
     /// The request's tag: its index in the replay, or the streaming
     /// caller's ([`StreamRequest::tag`]).
@@ -425,6 +423,10 @@ pub struct Simulation<'w> {
     /// request).
     series: Option<Box<SeriesRecorder>>,
     series_check: Nanos,
+    /// Either observer is on (one test on the request path).
+    observing: bool,
+    /// Observers: logical pages of the request in each in-flight slot.
+    slot_pages: Vec<u32>,
 }
 
 /// Relocations the simulator executed for a policy.
@@ -623,6 +625,8 @@ impl<'w> Simulation<'w> {
             observer: None,
             series: None,
             series_check: Nanos(u64::MAX),
+            observing: false,
+            slot_pages: Vec::new(),
         })
     }
 
@@ -632,6 +636,7 @@ impl<'w> Simulation<'w> {
         let geo = self.ftl.geometry();
         let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
         self.observer = Some(observe::Observer::new(sink, channel_of, geo.channels));
+        self.observing = true;
     }
 
     /// Records a time series with intervals of `interval` of simulated
@@ -641,6 +646,7 @@ impl<'w> Simulation<'w> {
         let series = SeriesRecorder::new(interval);
         self.series_check = series.next_settle();
         self.series = Some(Box::new(series));
+        self.observing = true;
         self.timing.record_busy(interval);
     }
 
@@ -658,8 +664,10 @@ impl<'w> Simulation<'w> {
     }
 
     /// An operation of the request in `slot` (or background work, `NO_TAG`)
-    /// reaches `chip` at `at` (the request observer's bookkeeping).
-    #[inline]
+    /// reaches `chip` at `at` (the request observer's bookkeeping). Out of
+    /// line, so that the request path keeps one test for it.
+    #[cold]
+    #[inline(never)]
     fn observe_op(&mut self, slot: u32, chip: u32, at: Nanos, kind: OpKind) {
         if let Some(o) = self.observer.as_mut() {
             let cost = match kind {
@@ -916,7 +924,7 @@ impl<'w> Simulation<'w> {
     /// (almost always at the back: see the module doc).
     #[inline]
     fn schedule(&mut self, op: PendingOp, now: Nanos) {
-        if self.observer.is_some() {
+        if self.observing {
             self.observe_op(op.slot, op.chip, op.at, op.kind);
         }
         if op.at <= now {
@@ -964,7 +972,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// One part of in-flight request `slot` finished at `d`.
-    #[inline]
+    #[inline(always)]
     fn op_done(&mut self, slot: u32, d: Nanos) {
         let f = &mut self.inflight[slot as usize];
         f.done = f.done.max(d);
@@ -977,20 +985,22 @@ impl<'w> Simulation<'w> {
             } else {
                 self.metrics.write_latency.record(lat);
             }
-            if let Some(s) = self.series.as_deref_mut() {
-                s.request(f.op, f.pages, f.issue, f.done);
-            }
-            if self.observer.is_some() {
-                self.record_request(slot, &f);
+            if self.observing {
+                self.observe_done(slot, &f);
             }
             self.free_slots.push(slot);
             self.finish(f.done, f.tag);
         }
     }
 
-    /// Hands the completed request in `slot` to the request sink.
+    /// The completed request in `slot` to the time series and the request
+    /// sink.
     #[cold]
-    fn record_request(&mut self, slot: u32, f: &Inflight) {
+    #[inline(never)]
+    fn observe_done(&mut self, slot: u32, f: &Inflight) {
+        if let Some(s) = self.series.as_deref_mut() {
+            s.request(f.op, self.slot_pages[slot as usize], f.issue, f.done);
+        }
         if let Some(o) = self.observer.as_mut() {
             let p = o.pending[slot as usize];
             let (chips, channels) = o.counts(slot);
@@ -1010,7 +1020,7 @@ impl<'w> Simulation<'w> {
     }
 
     fn open_slot(&mut self, issue: Nanos, op: Op, lpn: u32, pages: u32) -> u32 {
-        let f = Inflight { issue, done: issue, remaining: 1, pages, op, tag: self.tag };
+        let f = Inflight { issue, done: issue, remaining: 1, op, tag: self.tag };
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.inflight[s as usize] = f;
@@ -1021,10 +1031,23 @@ impl<'w> Simulation<'w> {
                 (self.inflight.len() - 1) as u32
             }
         };
+        if self.observing {
+            self.observe_open(slot, lpn, pages);
+        }
+        slot
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn observe_open(&mut self, slot: u32, lpn: u32, pages: u32) {
+        let s = slot as usize;
+        if self.slot_pages.len() <= s {
+            self.slot_pages.resize(s + 1, 0);
+        }
+        self.slot_pages[s] = pages;
         if let Some(o) = self.observer.as_mut() {
             o.open(slot, observe::Pending { lpn, pages, ..Default::default() });
         }
-        slot
     }
 
     #[inline]
@@ -1066,7 +1089,9 @@ impl<'w> Simulation<'w> {
                         let (chip, unit) = (m.chip0, m.unit0);
                         self.inflight[slot as usize].remaining += 1;
                         self.timing.submit_read(chip, t, 0, slot);
-                        self.observe_op(slot, chip, t, OpKind::Read);
+                        if self.observing {
+                            self.observe_op(slot, chip, t, OpKind::Read);
+                        }
                         self.metrics.counters.flash_reads_host += 1;
                         self.count_unit(unit);
                         mapped += 1;
@@ -1097,7 +1122,7 @@ impl<'w> Simulation<'w> {
             let unit = geo.unit_of(ent.ppn);
             self.inflight[slot as usize].remaining += 1;
             self.timing.submit_read(chip, t, ent.ppn.0, slot);
-            if self.observer.is_some() {
+            if self.observing {
                 self.observe_op(slot, chip, t, OpKind::Read);
             }
             self.reserve(chip, t, self.t_read_out);
@@ -1243,7 +1268,7 @@ impl<'w> Simulation<'w> {
         self.unit_of_page.clear();
         let slot = if timed { self.open_slot(t, Op::Write, r.lpn, r.pages) } else { NO_TAG };
         // What this write adds to the counters, for the observers.
-        let observed = timed && (self.series.is_some() || self.observer.is_some());
+        let observed = timed && self.observing;
         let before = if observed {
             let c = &self.metrics.counters;
             (c.dedup_pages, c.programs.host_unique + c.programs.host_rewrite)
@@ -1730,7 +1755,9 @@ impl<'w> Simulation<'w> {
     /// completes its file's write DOF when it is the file's last page.
     fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
         while let Some((tag, chip, t)) = self.timing.place_next(until) {
-            self.observe_op(tag, chip, t, OpKind::Program);
+            if self.observing {
+                self.observe_op(tag, chip, t, OpKind::Program);
+            }
             let page = self.unplaced.pop_front().expect("one page per unplaced write");
             let planes = self.chip_level.unit_planes(chip);
             let ptr = &mut self.chip_ptr[chip as usize];

@@ -71,12 +71,14 @@ pub(super) struct Observer<'o> {
     pub sink: &'o mut dyn RequestSink,
     /// Per in-flight slot.
     pub pending: Vec<Pending>,
-    /// Per slot, a bitset of the chips touched (`words` words each).
+    /// Per slot, a bitset of the chips touched (`words` words each) and
+    /// one of the channels (`cwords` words each).
     chips: Vec<u64>,
     words: usize,
+    channels: Vec<u64>,
+    cwords: usize,
     /// Chip -> channel.
     channel_of: Vec<u32>,
-    channels: u32,
     /// Per chip: estimated free time, and estimated end of the last GC.
     free_at: Vec<Nanos>,
     gc_end: Vec<Nanos>,
@@ -90,8 +92,9 @@ impl<'o> Observer<'o> {
             pending: Vec::new(),
             chips: Vec::new(),
             words: n.div_ceil(64).max(1),
+            channels: Vec::new(),
+            cwords: (channels as usize).div_ceil(64).max(1),
             channel_of,
-            channels,
             free_at: vec![Nanos::ZERO; n],
             gc_end: vec![Nanos::ZERO; n],
         }
@@ -103,9 +106,11 @@ impl<'o> Observer<'o> {
         if self.pending.len() <= s {
             self.pending.resize(s + 1, Pending::default());
             self.chips.resize((s + 1) * self.words, 0);
+            self.channels.resize((s + 1) * self.cwords, 0);
         }
         self.pending[s] = p;
         self.chips[s * self.words..(s + 1) * self.words].fill(0);
+        self.channels[s * self.cwords..(s + 1) * self.cwords].fill(0);
     }
 
     /// An operation of the request in `slot` reaches `chip` at `at`,
@@ -117,6 +122,8 @@ impl<'o> Observer<'o> {
         }
         self.free_at[c] = self.free_at[c].max(at) + cost;
         self.chips[slot as usize * self.words + c / 64] |= 1 << (c % 64);
+        let ch = self.channel_of[c] as usize;
+        self.channels[slot as usize * self.cwords + ch / 64] |= 1 << (ch % 64);
     }
 
     /// Background work (not a request's) reaches `chip` at `at`; `gc`:
@@ -131,22 +138,8 @@ impl<'o> Observer<'o> {
 
     /// (chips, channels) the request in `slot` touched.
     pub fn counts(&self, slot: u32) -> (u32, u32) {
-        let words = &self.chips[slot as usize * self.words..(slot as usize + 1) * self.words];
-        let chips = words.iter().map(|w| w.count_ones()).sum();
-        let mut seen = vec![false; self.channels as usize];
-        let mut channels = 0;
-        for (k, &w) in words.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                let ch = self.channel_of[k * 64 + b] as usize;
-                if !seen[ch] {
-                    seen[ch] = true;
-                    channels += 1;
-                }
-            }
-        }
-        (chips, channels)
+        let (s, w, cw) = (slot as usize, self.words, self.cwords);
+        let ones = |v: &[u64]| v.iter().map(|x| x.count_ones()).sum();
+        (ones(&self.chips[s * w..(s + 1) * w]), ones(&self.channels[s * cw..(s + 1) * cw]))
     }
 }
