@@ -20,7 +20,9 @@ pub mod plot;
 pub mod policy;
 pub mod reodedup;
 pub mod report;
+pub mod reqlog;
 pub mod runner;
+pub mod series;
 #[cfg(target_os = "linux")]
 pub mod serve;
 pub mod sim;

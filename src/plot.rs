@@ -175,6 +175,7 @@ pub fn cdf(stem: &Path, title: &str, series: &[(String, Vec<(f64, f64)>)]) -> Re
         series: &logged,
         x_axis: XAxis::Log10Micros { lo, hi },
         y_fixed: Some((0.0, 1.0)),
+        y_log: false,
         markers: false,
     };
     render(stem, CHART_SIZE, &Figure::Lines(fig))
@@ -192,7 +193,44 @@ pub fn lines(
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), PlotError> {
     check_points(stem, series)?;
-    let fig = Lines { title, x_label, y_label, series, x_axis: XAxis::Linear, y_fixed: None, markers: true };
+    let fig =
+        Lines { title, x_label, y_label, series, x_axis: XAxis::Linear, y_fixed: None, y_log: false, markers: true };
+    render(stem, CHART_SIZE, &Figure::Lines(fig))
+}
+
+/// [`lines`] with latencies in µs on a logarithmic y axis (tails over
+/// time: a P99 a hundred times the mean stays readable), ticks labelled
+/// with units as [`cdf`]'s x axis. The axis spans the data, widened by 4%
+/// of its span (at least 0.05 decade) on each side. Points at or below
+/// 0 µs cannot be placed and are left out; if none is positive, the figure
+/// is an error.
+pub fn lines_log_latency(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), PlotError> {
+    check_points(stem, series)?;
+    let logged: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(n, pts)| (n.clone(), pts.iter().filter(|p| p.1 > 0.0).map(|&(x, y)| (x, y.log10())).collect()))
+        .collect();
+    let ys = logged.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
+    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    if !lo.is_finite() {
+        return Err(bad_data(stem, "no positive latency: a logarithmic axis cannot show it"));
+    }
+    let m = ((hi - lo) * 0.04).max(0.05);
+    let fig = Lines {
+        title,
+        x_label,
+        y_label: "Latency (log scale)",
+        series: &logged,
+        x_axis: XAxis::Linear,
+        y_fixed: Some((lo - m, hi + m)),
+        y_log: true,
+        markers: false,
+    };
     render(stem, CHART_SIZE, &Figure::Lines(fig))
 }
 
@@ -424,6 +462,8 @@ struct Lines<'a> {
     series: &'a [(String, Vec<(f64, f64)>)],
     x_axis: XAxis,
     y_fixed: Option<(f64, f64)>,
+    /// y values are log10(µs), drawn on a logarithmic latency axis.
+    y_log: bool,
     /// Markers on the points of series with at most 40 points.
     markers: bool,
 }
@@ -969,7 +1009,13 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, l: &Lines) -> R
             }
         }
     };
-    let (y_ticks, _) = nice_ticks(y0, y1, 6);
+    let (y_ticks, y_light) = if l.y_log {
+        let (ticks, light) = log_ticks(10f64.powf(y0), 10f64.powf(y1));
+        let log = |v: Vec<f64>| v.into_iter().map(f64::log10).collect::<Vec<f64>>();
+        (log(ticks), log(light))
+    } else {
+        (nice_ticks(y0, y1, 6).0, vec![])
+    };
 
     let mut chart = ChartBuilder::on(&plot)
         .margin_left(10)
@@ -978,7 +1024,7 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, l: &Lines) -> R
         .margin_bottom(8)
         .x_label_area_size(56)
         .y_label_area_size(72)
-        .build_cartesian_2d(Axis::new(x0, x1, x_ticks, x_light), Axis::new(y0, y1, y_ticks, vec![]))
+        .build_cartesian_2d(Axis::new(x0, x1, x_ticks, x_light), Axis::new(y0, y1, y_ticks, y_light))
         .map_err(err)?;
     let x_fmt = |v: &f64| match l.x_axis {
         XAxis::Log10Micros { .. } => fmt_us(10f64.powf(*v)),
@@ -989,7 +1035,7 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, l: &Lines) -> R
         .bold_line_style(GRID)
         .light_line_style(LIGHT_GRID)
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v| fmt_tick(*v))
+        .y_label_formatter(&|v| if l.y_log { fmt_us(10f64.powf(*v)) } else { fmt_tick(*v) })
         .label_style(font(LABEL_PX))
         .x_desc(l.x_label)
         .y_desc(l.y_label)
@@ -1180,6 +1226,7 @@ mod tests {
             series: &logged,
             x_axis: XAxis::Log10Micros { lo, hi },
             y_fixed: Some((0.0, 1.0)),
+            y_log: false,
             markers: false,
         });
         let svg = svg_of(&fig, CHART_SIZE);

@@ -12,8 +12,9 @@ use crate::config::Config;
 use crate::content::{try_assign_content, ContentError, ContentModel};
 use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
-use crate::sim::{RunOptions, SimError, Simulation};
-use crate::units::{ContentId, Op};
+use crate::series::TimeSeries;
+use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
+use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{PreconditionRule, Provenance, Workload, NO_CONTENT};
 use thiserror::Error;
 
@@ -158,12 +159,42 @@ pub fn run_one(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RunReport, RunError> {
+    run_observed(cfg, prepared, policy, opts, Observe::default(), progress).map(|(r, _)| r)
+}
+
+/// What a run observes besides its report (issue 29): every request as it
+/// completes, and a time series.
+#[derive(Default)]
+pub struct Observe<'a> {
+    /// `run --request-log`: receives each replayed request's record.
+    pub requests: Option<&'a mut dyn RequestSink>,
+    /// `run --timeseries`: the interval of simulated time.
+    pub series: Option<Nanos>,
+}
+
+/// [`run_one`] with observers: also returns the time series if `observe`
+/// asked for one. The report is the same as [`run_one`]'s.
+pub fn run_observed(
+    cfg: &Config,
+    prepared: &Prepared,
+    policy: &str,
+    opts: &RunOptions,
+    observe: Observe,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(RunReport, Option<TimeSeries>), RunError> {
     let p = policy::build(policy, cfg)?;
     if p.deduplicates() && !prepared.contents_drawn {
         return Err(RunError::NoContents(policy.to_string()));
     }
-    let sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
-    let out = sim.run(progress)?;
+    let mut sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
+    if let Some(sink) = observe.requests {
+        sim.observe_requests(sink);
+    }
+    if let Some(interval) = observe.series {
+        sim.record_series(interval);
+    }
+    let mut out = sim.run(progress)?;
+    let series = out.series.take();
     let meta = run_meta(
         cfg,
         prepared.workload.provenance.clone(),
@@ -178,7 +209,7 @@ pub fn run_one(
             culprits: time_culprits(cfg),
         });
     }
-    Ok(report)
+    Ok((report, series))
 }
 
 /// What a report says of a run's configuration and workload besides what

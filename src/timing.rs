@@ -94,6 +94,7 @@
 //! channels both at `tR+tX`.
 
 use crate::config::Config;
+use crate::series::BusyByInterval;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -269,6 +270,31 @@ struct Rules {
 struct Accounting {
     busy: Vec<Nanos>,
     wait: Vec<Nanos>,
+    /// Busy time per interval of simulated time, host and background
+    /// ([`Timing::record_busy`]); `None` unless asked for.
+    series: Option<Box<BusyByInterval>>,
+}
+
+impl Accounting {
+    /// Chip `chip` works for `dur` from `start`; `host`: for a request
+    /// (a tagged operation), else background work (GC, relocation, a
+    /// dedup engine's own operations).
+    #[inline]
+    fn charge(&mut self, chip: usize, start: Nanos, dur: Nanos, host: bool) {
+        self.busy[chip] += dur;
+        if self.series.is_some() {
+            self.charge_series(start, dur, host);
+        }
+    }
+
+    /// Out of line: the scheduler's hot loop keeps one test for it.
+    #[cold]
+    #[inline(never)]
+    fn charge_series(&mut self, start: Nanos, dur: Nanos, host: bool) {
+        if let Some(s) = &mut self.series {
+            s.charge(start, dur, host);
+        }
+    }
 }
 
 /// Resource state and per-chip accounting. See the module doc.
@@ -361,7 +387,7 @@ impl Timing {
             loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
             hash: HashLoad { engines: cfg.dedup.hash_engines.max(1), ..HashLoad::default() },
-            acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips] },
+            acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips], series: None },
             done: Vec::new(),
             shortcuts: 0,
             unplaced: VecDeque::new(),
@@ -700,6 +726,17 @@ impl Timing {
         &self.acct.busy
     }
 
+    /// Also charges every chip's busy time to intervals of `interval` of
+    /// simulated time, host and background apart (`run --timeseries`).
+    pub fn record_busy(&mut self, interval: Nanos) {
+        self.acct.series = Some(Box::new(BusyByInterval::new(interval)));
+    }
+
+    /// The busy time per interval, if [`Timing::record_busy`] asked for it.
+    pub fn take_busy(&mut self) -> Option<BusyByInterval> {
+        self.acct.series.take().map(|b| *b)
+    }
+
     /// Per chip: total time operations waited between arriving at the chip
     /// and starting.
     pub fn chip_wait(&self) -> &[Nanos] {
@@ -820,7 +857,7 @@ impl Channel {
         } else if self.bus_free <= now {
             let chip = (i as u32 * n + h) as usize;
             acct.wait[chip] += now - q.arrival;
-            acct.busy[chip] += r.t_xfer + r.t_prog;
+            acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
             self.bus_free = now + r.t_xfer;
             c.phase = Phase::Program;
             c.tag = q.tag;
@@ -883,7 +920,7 @@ impl Channel {
                 c.writes.pop_front();
                 self.queued -= 1;
                 acct.wait[chip] += now - q.arrival;
-                acct.busy[chip] += q.gc;
+                acct.charge(chip, now, q.gc, false);
                 c.phase = Phase::Gc;
                 c.until = now + q.gc;
                 c.tag = NO_TAG;
@@ -935,7 +972,8 @@ impl Channel {
             self.bus_free = now + r.t_xfer;
             if c.phase == Phase::Held {
                 // Held since `until`; busy from sense start to transfer end.
-                acct.busy[chip] += self.bus_free - (c.until - r.t_read);
+                let start = c.until - r.t_read;
+                acct.charge(chip, start, self.bus_free - start, c.tag != NO_TAG);
                 c.phase = Phase::Out;
                 self.held -= 1;
                 if r.shortcut {
@@ -956,7 +994,7 @@ impl Channel {
                 let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
                 acct.wait[chip] += now - q.arrival;
-                acct.busy[chip] += r.t_xfer + r.t_prog;
+                acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
                 c.phase = Phase::Program;
                 c.tag = q.tag;
                 c.until = self.bus_free + r.t_prog;

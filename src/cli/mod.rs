@@ -7,6 +7,7 @@ mod cluster;
 mod common;
 mod config;
 mod experiment;
+mod observe;
 mod run;
 mod serve;
 mod trace;

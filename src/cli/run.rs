@@ -1,6 +1,7 @@
 //! `dedupsim run` and `dedupsim bench`.
 
 use super::common::{self, ConfigArgs, MemoryArgs, Progress, WorkloadArgs};
+use super::observe::ObserveArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use dedupsim::config::{Config, ReplayConfig};
@@ -8,9 +9,11 @@ use dedupsim::content::ContentModel;
 use dedupsim::output;
 use dedupsim::policy;
 use dedupsim::report::{self, RunReport};
-use dedupsim::runner::{self, Prepared};
+use dedupsim::runner::{self, Observe, Prepared};
+use dedupsim::series::TimeSeries;
 use dedupsim::sim::RunOptions;
 use dedupsim::synth::{self, SynthSpec};
+use dedupsim::units::Nanos;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -56,6 +59,8 @@ pub struct RunArgs {
     #[arg(long, short = 'q')]
     quiet: bool,
     #[command(flatten)]
+    observe: ObserveArgs,
+    #[command(flatten)]
     memory: MemoryArgs,
 }
 
@@ -94,6 +99,21 @@ pub fn run_policies(
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<Vec<RunReport>> {
+    let runs = run_policies_with(cfg, prepared, policies, opts, None, jobs, quiet)?;
+    Ok(runs.into_iter().map(|(r, _)| r).collect())
+}
+
+/// [`run_policies`], each run also recording a time series with intervals
+/// of `series` if given (`run --timeseries`).
+pub fn run_policies_with(
+    cfg: &Config,
+    prepared: &Prepared,
+    policies: &[String],
+    opts: &RunOptions,
+    series: Option<Nanos>,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<Vec<(RunReport, Option<TimeSeries>)>> {
     let total = prepared.workload.timed().len() as u64 * policies.len() as u64;
     let bar = Mutex::new(Progress::new(total, "simulating", quiet));
     // No more threads than runs: `-j 100000` must not spawn 100,000 threads.
@@ -102,7 +122,7 @@ pub fn run_policies(
         .num_threads(threads)
         .build()
         .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
-    let results: Vec<Result<RunReport>> = pool.install(|| {
+    let results: Vec<Result<(RunReport, Option<TimeSeries>)>> = pool.install(|| {
         policies
             .par_iter()
             .map(|p| {
@@ -113,7 +133,8 @@ pub fn run_policies(
                     }
                     last = done;
                 };
-                runner::run_one(cfg, prepared, p, opts, &mut cb).with_context(|| format!("policy {p}"))
+                let observe = Observe { requests: None, series };
+                runner::run_observed(cfg, prepared, p, opts, observe, &mut cb).with_context(|| format!("policy {p}"))
             })
             .collect()
     });
@@ -180,10 +201,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut cfg = a.cfg.load()?;
     apply_replay(&mut cfg, a.time_scale, a.queue_depth)?;
     let policies = policy_list(&a.policy)?;
-    let outputs: Vec<(&str, &Path)> = [("--json", &a.json), ("--csv", &a.csv)]
+    let mut outputs: Vec<(&str, &Path)> = [("--json", &a.json), ("--csv", &a.csv)]
         .into_iter()
         .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
         .collect();
+    outputs.extend(a.observe.outputs());
+    a.observe.check(&policies)?;
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
@@ -191,7 +214,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     let need = runner::need_content(&cfg, &policies)?;
     let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
-    let reports = run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?;
+    let reports = if a.observe.any() {
+        a.observe.check_span(&cfg, &prepared)?;
+        a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+    } else {
+        run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+    };
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
     // A printed table carries its run's warnings; the comparison does not.
     if !a.quiet && reports.len() > 1 && !a.verbose {
@@ -202,7 +230,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     // `--json -` / `--csv -`: standard output holds that output alone.
-    if [&a.json, &a.csv].iter().any(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-")) {
+    if outputs.iter().any(|(_, p)| p.as_os_str() == "-") {
         return Ok(());
     }
     let mut o = String::new();

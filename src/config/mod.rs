@@ -24,6 +24,8 @@ pub use error::ConfigError;
 pub use overrides::apply_override;
 pub(crate) use parse::format_time_ns;
 pub use parse::parse_size;
+/// Parses a time string (`"20us"`, `"1.5ms"`, `"1s"`) to integer nanoseconds.
+pub use parse::parse_time_ns;
 pub use raw::RawConfig;
 
 pub use crate::timing::{HashOverlap, HashUnit, Scheduling, WriteCompletion};

@@ -93,7 +93,7 @@ fn parse_duration_ps(s: &str) -> Result<u128, String> {
 }
 
 /// Parses a time string (`"20us"`, `"1.5ms"`) to integer nanoseconds.
-pub(crate) fn parse_time_ns(s: &str) -> Result<u64, String> {
+pub fn parse_time_ns(s: &str) -> Result<u64, String> {
     let ps = parse_duration_ps(s)?;
     if ps % 1000 != 0 {
         return Err(format!("`{s}`: simulated times are integer nanoseconds; round to a whole ns"));

@@ -856,6 +856,11 @@ impl Ftl {
         self.planes[plane as usize].free.len()
     }
 
+    /// Free blocks of the whole device (a sum over the planes).
+    pub fn free_blocks_total(&self) -> u64 {
+        self.planes.iter().map(|p| u64::from(p.free.len())).sum()
+    }
+
     /// Early GC (a policy's hint): in the plane of `unit` with the fewest
     /// free blocks, if that is below `min_free_blocks + margin`, reclaims
     /// greedy victims until that plane has one more free block, stopping

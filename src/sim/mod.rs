@@ -86,6 +86,7 @@ use crate::ftl::{EntryId, Ftl, FtlError, GcPreference, GcWork, InvariantViolatio
 use crate::geometry::Geometry;
 use crate::metrics::{dof, Metrics};
 use crate::policy::{Action, Dup, ExplicitHint, GcHint, PageInfo, PageLayout, Policy, Relocation};
+use crate::series::{SeriesRecorder, TimeSeries};
 use crate::timing::{OpKind, Timing, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op, Ppn};
 use crate::workload::{Hint, Request, Workload, NO_CONTENT};
@@ -95,7 +96,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use thiserror::Error;
 
+mod observe;
 mod stream;
+pub use observe::{RequestRecord, RequestSink};
 use stream::Fingerprints;
 pub use stream::StreamRequest;
 
@@ -308,6 +311,8 @@ pub struct RunOutput {
     /// The hash engines' load over the timed replay (all zero but
     /// `engines` for a policy that does not deduplicate).
     pub hash: crate::timing::HashLoad,
+    /// The time series, if [`Simulation::record_series`] asked for one.
+    pub series: Option<TimeSeries>,
 }
 
 /// One simulation. See the module doc.
@@ -420,6 +425,17 @@ pub struct Simulation<'w> {
     /// Relocation scratch and counts ([`Policy::idle`]).
     relocations: Vec<Relocation>,
     rcount: RelocationCounts,
+    /// `run --request-log`: the request observer ([`observe`]).
+    observer: Option<observe::Observer<'w>>,
+    /// `run --timeseries`: the time series ([`crate::series`]), and when
+    /// to settle it next (`Nanos(u64::MAX)` when off: one compare per
+    /// request).
+    series: Option<Box<SeriesRecorder>>,
+    series_check: Nanos,
+    /// Either observer is on (one test on the request path).
+    observing: bool,
+    /// Observers: logical pages of the request in each in-flight slot.
+    slot_pages: Vec<u32>,
 }
 
 /// Relocations the simulator executed for a policy.
@@ -619,7 +635,65 @@ impl<'w> Simulation<'w> {
             policy_idle: policy_idle_threshold,
             relocations: Vec::new(),
             rcount: RelocationCounts::default(),
+            observer: None,
+            series: None,
+            series_check: Nanos(u64::MAX),
+            observing: false,
+            slot_pages: Vec::new(),
         })
+    }
+
+    /// Hands every replayed request's [`RequestRecord`] to `sink` as it
+    /// completes (`run --request-log`; [`observe`]).
+    pub fn observe_requests(&mut self, sink: &'w mut dyn RequestSink) {
+        let geo = self.ftl.geometry();
+        let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
+        self.observer = Some(observe::Observer::new(sink, channel_of, geo.channels));
+        self.observing = true;
+    }
+
+    /// Records a time series with intervals of `interval` of simulated
+    /// time ([`crate::series`]), returned in [`RunOutput::series`].
+    pub fn record_series(&mut self, interval: Nanos) {
+        let interval = Nanos(interval.0.max(1));
+        let series = SeriesRecorder::new(interval);
+        self.series_check = series.next_settle();
+        self.series = Some(Box::new(series));
+        self.observing = true;
+        self.timing.record_busy(interval);
+    }
+
+    /// The time series' check at the arrival of a request at `now`: the
+    /// free-block snapshot, and the intervals no request can complete in
+    /// any more (none before the earliest arrival still in flight) settled.
+    #[cold]
+    fn settle_series(&mut self, now: Nanos) {
+        let floor = self.inflight.iter().filter(|f| f.remaining > 0).map(|f| f.issue).fold(now, Nanos::min);
+        let free = self.ftl.free_blocks_total();
+        if let Some(s) = self.series.as_deref_mut() {
+            s.settle(now, floor, free);
+            self.series_check = s.next_settle();
+        }
+    }
+
+    /// An operation of the request in `slot` (or background work, `NO_TAG`)
+    /// reaches `chip` at `at` (the request observer's bookkeeping). Out of
+    /// line, so that the request path keeps one test for it.
+    #[cold]
+    #[inline(never)]
+    fn observe_op(&mut self, slot: u32, chip: u32, at: Nanos, kind: OpKind) {
+        if let Some(o) = self.observer.as_mut() {
+            let cost = match kind {
+                OpKind::Read => self.t_read_out,
+                OpKind::Program => self.t_in_prog,
+                OpKind::Gc(d) => d,
+            };
+            if slot == NO_TAG {
+                o.background(chip, at, cost, matches!(kind, OpKind::Gc(_)));
+            } else {
+                o.touch(slot, chip, at, cost);
+            }
+        }
     }
 
     /// Replays the whole workload. `progress(done, total)` is called every
@@ -728,6 +802,9 @@ impl<'w> Simulation<'w> {
                 self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
             }
             self.drain_until(issue);
+            if issue >= self.series_check {
+                self.settle_series(issue);
+            }
             self.tag = k as u64;
             match r.op {
                 Op::Read => self.read(r, issue)?,
@@ -735,6 +812,23 @@ impl<'w> Simulation<'w> {
                 Op::Trim => {
                     self.trim(r);
                     self.finish(issue, k as u64);
+                    if let Some(s) = self.series.as_deref_mut() {
+                        s.request(Op::Trim, r.pages, issue, issue);
+                    }
+                    if let Some(o) = self.observer.as_mut() {
+                        o.sink.record(&RequestRecord {
+                            index: k as u64,
+                            op: Op::Trim,
+                            lpn: r.lpn,
+                            pages: r.pages,
+                            arrival: issue,
+                            completion: issue,
+                            dup_pages: 0,
+                            chips: 0,
+                            channels: 0,
+                            gc_wait: false,
+                        });
+                    }
                 }
             }
             if self.opts.check && self.opts.check_every > 0 && (k as u64 + 1) % self.opts.check_every == 0 {
@@ -763,6 +857,8 @@ impl<'w> Simulation<'w> {
         }
         self.timing.finish();
         self.collect();
+        let busy = self.timing.take_busy();
+        let series = self.series.take().map(|s| s.finish(busy));
         if self.opts.check {
             self.ftl.check_invariants()?;
             self.checks += 1;
@@ -794,6 +890,7 @@ impl<'w> Simulation<'w> {
             invariant_checks: self.checks,
             hash: self.timing.hash_load(),
             metrics: self.metrics,
+            series,
         };
         Ok((out, self.ftl))
     }
@@ -840,6 +937,9 @@ impl<'w> Simulation<'w> {
     /// (almost always at the back: see the module doc).
     #[inline]
     fn schedule(&mut self, op: PendingOp, now: Nanos) {
+        if self.observing {
+            self.observe_op(op.slot, op.chip, op.at, op.kind);
+        }
         if op.at <= now {
             self.apply(op);
         } else if self.pending.back().is_none_or(|b| b.at <= op.at) {
@@ -885,7 +985,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// One part of in-flight request `slot` finished at `d`.
-    #[inline]
+    #[inline(always)]
     fn op_done(&mut self, slot: u32, d: Nanos) {
         let f = &mut self.inflight[slot as usize];
         f.done = f.done.max(d);
@@ -898,14 +998,43 @@ impl<'w> Simulation<'w> {
             } else {
                 self.metrics.write_latency.record(lat);
             }
+            if self.observing {
+                self.observe_done(slot, &f);
+            }
             self.free_slots.push(slot);
             self.finish(f.done, f.tag);
         }
     }
 
-    fn open_slot(&mut self, issue: Nanos, op: Op) -> u32 {
+    /// The completed request in `slot` to the time series and the request
+    /// sink.
+    #[cold]
+    #[inline(never)]
+    fn observe_done(&mut self, slot: u32, f: &Inflight) {
+        if let Some(s) = self.series.as_deref_mut() {
+            s.request(f.op, self.slot_pages[slot as usize], f.issue, f.done);
+        }
+        if let Some(o) = self.observer.as_mut() {
+            let p = o.pending[slot as usize];
+            let (chips, channels) = o.counts(slot);
+            o.sink.record(&RequestRecord {
+                index: f.tag,
+                op: f.op,
+                lpn: p.lpn,
+                pages: p.pages,
+                arrival: f.issue,
+                completion: f.done,
+                dup_pages: p.dup_pages,
+                chips,
+                channels,
+                gc_wait: p.gc_wait,
+            });
+        }
+    }
+
+    fn open_slot(&mut self, issue: Nanos, op: Op, lpn: u32, pages: u32) -> u32 {
         let f = Inflight { issue, done: issue, remaining: 1, op, tag: self.tag };
-        match self.free_slots.pop() {
+        let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.inflight[s as usize] = f;
                 s
@@ -914,6 +1043,23 @@ impl<'w> Simulation<'w> {
                 self.inflight.push(f);
                 (self.inflight.len() - 1) as u32
             }
+        };
+        if self.observing {
+            self.observe_open(slot, lpn, pages);
+        }
+        slot
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn observe_open(&mut self, slot: u32, lpn: u32, pages: u32) {
+        let s = slot as usize;
+        if self.slot_pages.len() <= s {
+            self.slot_pages.resize(s + 1, 0);
+        }
+        self.slot_pages[s] = pages;
+        if let Some(o) = self.observer.as_mut() {
+            o.open(slot, observe::Pending { lpn, pages, ..Default::default() });
         }
     }
 
@@ -945,7 +1091,7 @@ impl<'w> Simulation<'w> {
         let c = &mut self.metrics.counters;
         c.reads += 1;
         c.read_pages += r.pages as u64;
-        let slot = self.open_slot(t, Op::Read);
+        let slot = self.open_slot(t, Op::Read, r.lpn, r.pages);
         let mut mapped = 0;
         for l in r.lpn..r.lpn + r.pages {
             let Some(e) = self.ftl.lookup(Lpn(l)) else {
@@ -956,6 +1102,9 @@ impl<'w> Simulation<'w> {
                         let (chip, unit) = (m.chip0, m.unit0);
                         self.inflight[slot as usize].remaining += 1;
                         self.timing.submit_read(chip, t, 0, slot);
+                        if self.observing {
+                            self.observe_op(slot, chip, t, OpKind::Read);
+                        }
                         self.metrics.counters.flash_reads_host += 1;
                         self.count_unit(unit);
                         mapped += 1;
@@ -986,6 +1135,9 @@ impl<'w> Simulation<'w> {
             let unit = geo.unit_of(ent.ppn);
             self.inflight[slot as usize].remaining += 1;
             self.timing.submit_read(chip, t, ent.ppn.0, slot);
+            if self.observing {
+                self.observe_op(slot, chip, t, OpKind::Read);
+            }
             self.reserve(chip, t, self.t_read_out);
             self.metrics.counters.flash_reads_host += 1;
             self.count_unit(unit);
@@ -1138,7 +1290,15 @@ impl<'w> Simulation<'w> {
         // 4. Execute in page order.
         self.entry_of.clear();
         self.unit_of_page.clear();
-        let slot = if timed { self.open_slot(t, Op::Write) } else { NO_TAG };
+        let slot = if timed { self.open_slot(t, Op::Write, r.lpn, r.pages) } else { NO_TAG };
+        // What this write adds to the counters, for the observers.
+        let observed = timed && self.observing;
+        let before = if observed {
+            let c = &self.metrics.counters;
+            (c.dedup_pages, c.programs.host_unique + c.programs.host_rewrite)
+        } else {
+            (0, 0)
+        };
         let mut done = t;
         let mut last_h = t;
         let hashed = dedup && timed;
@@ -1264,6 +1424,17 @@ impl<'w> Simulation<'w> {
             if let Some(GcHint::Early { unit, margin }) = hint {
                 if let Some(gc) = self.ftl.soft_collect(unit, margin)? {
                     self.account_gc(gc, last_h, t, true);
+                }
+            }
+            if observed {
+                let c = &self.metrics.counters;
+                let dup = c.dedup_pages - before.0;
+                let programs = c.programs.host_unique + c.programs.host_rewrite - before.1;
+                if let Some(s) = self.series.as_deref_mut() {
+                    s.write_arrived(t, r.pages, dup, programs);
+                }
+                if let Some(o) = self.observer.as_mut() {
+                    o.pending[slot as usize].dup_pages = dup as u32;
                 }
             }
             // Release the processing guard: completes now if nothing is pending.
@@ -1466,6 +1637,9 @@ impl<'w> Simulation<'w> {
             let c = &mut self.metrics.counters;
             c.programs.relocation += 1;
             c.flash_reads_relocation += 1;
+            if let Some(s) = self.series.as_deref_mut() {
+                s.relocated(at);
+            }
             if let Some(gc) = gc {
                 self.account_gc(gc, out, now, true);
             }
@@ -1621,7 +1795,10 @@ impl<'w> Simulation<'w> {
     /// (and unmapped again if trimmed meanwhile), may trigger GC there, and
     /// completes its file's write DOF when it is the file's last page.
     fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
-        while let Some((_, chip, t)) = self.timing.place_next(until) {
+        while let Some((tag, chip, t)) = self.timing.place_next(until) {
+            if self.observing {
+                self.observe_op(tag, chip, t, OpKind::Program);
+            }
             let page = self.unplaced.pop_front().expect("one page per unplaced write");
             let planes = self.chip_level.unit_planes(chip);
             let ptr = &mut self.chip_ptr[chip as usize];
@@ -1666,6 +1843,9 @@ impl<'w> Simulation<'w> {
             self.policy.gc_hint_followed();
         }
         if timed {
+            if let Some(s) = self.series.as_deref_mut() {
+                s.gc(at, gc.moved, gc.erased);
+            }
             let chip = self.ftl.geometry().chip_of_plane(gc.plane);
             let d = self.timing.gc_duration(gc.moved, gc.erased);
             self.schedule(PendingOp { at, chip, kind: OpKind::Gc(d), slot: NO_TAG }, now);
