@@ -2,7 +2,7 @@
 //! names they replace (issue 30, "Units").
 //!
 //! Every size in a config accepts `"4KiB"`-style values and every time
-//! `"32us"`-style values ([`super::parse`]). The engine and policy
+//! `"32us"`-style values (`config::parse`). The engine and policy
 //! parameter tables used to take bare floats whose unit was in the name
 //! (`memory_mb`, `hash_us`, `idle_ms`, `period_s`); each such parameter now
 //! has a unit-bearing name (`memory = "3MiB"`, `hash = "0.31us"`) and keeps

@@ -644,7 +644,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// Hands every replayed request's [`RequestRecord`] to `sink` as it
-    /// completes (`run --request-log`; [`observe`]).
+    /// completes (`run --request-log`; `sim::observe`).
     pub fn observe_requests(&mut self, sink: &'w mut dyn RequestSink) {
         let geo = self.ftl.geometry();
         let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
