@@ -206,7 +206,7 @@ mod class_b {
         let dir = tempfile::tempdir().unwrap();
         for (name, limit, needles) in [
             ("smartdedup", "1GiB", &["not enough memory", "dedup engine 770.0 MiB", "1.0 GiB of --max-memory"][..]),
-            ("light-dedup", "1GiB", &["not enough memory", "dedup engine 832.0 MiB"]),
+            ("light-dedup", "1GiB", &["not enough memory", "dedup engine 1.0 GiB"]),
             ("reodedup", "100MiB", &["not enough memory", "467.8 MiB each"]),
             ("fast24", "10MiB", &["not enough memory", "12.4 MiB each"]),
         ] {
