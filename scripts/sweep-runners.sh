@@ -67,11 +67,20 @@ else
 fi
 started=() # pid files of the daemons this script started
 cleanup() {
-  local f
+  local f pids=() p _
   for f in ${started[@]+"${started[@]}"}; do
-    [ -s "$f" ] && kill "$(cat "$f")" 2> /dev/null || true
+    [ -s "$f" ] && pids+=("$(cat "$f")")
   done
-  if [ $keep = 1 ]; then say "kept $work"; else rm -rf "$work"; fi
+  for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2> /dev/null || true; done
+  # The daemons write their state while they stop: wait for them (10 s at
+  # most) before removing the directory they write into.
+  for _ in $(seq 100); do
+    alive=0
+    for p in ${pids[@]+"${pids[@]}"}; do kill -0 "$p" 2> /dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
+  if [ $keep = 1 ]; then say "kept $work"; else rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work" || true; }; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
