@@ -141,10 +141,11 @@ fn write_rows<W: Write>(
 ) -> io::Result<W> {
     writeln!(out, "{}", COLUMNS.join(","))?;
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH * 64);
+    let mut line = [0u8; ROW_MAX];
     for mut batch in rx {
         buf.clear();
         for r in &batch {
-            row(&mut buf, r, page_size);
+            row(&mut buf, &mut line, r, page_size);
         }
         out.write_all(&buf)?;
         batch.clear();
@@ -156,37 +157,81 @@ fn write_rows<W: Write>(
 /// Longest row: 11 numbers of at most 20 digits, their commas, the op.
 const ROW_MAX: usize = 11 * 21 + 8;
 
-/// Appends one CSV row (numbers by `itoa`; measured faster than digits
-/// written in place, BENCHMARKS.md).
+/// "00" to "99", two bytes each.
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v` in decimal so that it ends at `row[..end]` and returns where
+/// it starts. A row is built from its end backwards, so every number is
+/// written in place with no digit count and the row is one copy into the
+/// output (BENCHMARKS.md, "Per-request log and time series").
+#[inline(always)]
+fn put_back(row: &mut [u8; ROW_MAX], end: usize, v: u64) -> usize {
+    let (mut v, mut i) = (v, end);
+    while v >= 10_000 {
+        let r = (v % 10_000) as u32;
+        v /= 10_000;
+        let (hi, lo) = ((r / 100) as usize * 2, (r % 100) as usize * 2);
+        row[i - 2..i].copy_from_slice(&PAIRS[lo..lo + 2]);
+        row[i - 4..i - 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+        i -= 4;
+    }
+    let mut v = v as u32;
+    if v >= 100 {
+        let lo = (v % 100) as usize * 2;
+        v /= 100;
+        row[i - 2..i].copy_from_slice(&PAIRS[lo..lo + 2]);
+        i -= 2;
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        row[i - 2..i].copy_from_slice(&PAIRS[r..r + 2]);
+        i - 2
+    } else {
+        row[i - 1] = b'0' + v as u8;
+        i - 1
+    }
+}
+
+/// Appends one CSV row, built in `line` (scratch: every byte copied out
+/// is written first).
 #[inline]
-fn row(buf: &mut Vec<u8>, r: &RequestRecord, page_size: u32) {
-    let mut n = itoa::Buffer::new();
+fn row(buf: &mut Vec<u8>, line: &mut [u8; ROW_MAX], r: &RequestRecord, page_size: u32) {
     let ps = u64::from(page_size);
     let op: &[u8] = match r.op {
-        Op::Read => b"read,",
-        Op::Write => b"write,",
-        Op::Trim => b"trim,",
+        Op::Read => b",read,",
+        Op::Write => b",write,",
+        Op::Trim => b",trim,",
     };
-    buf.reserve(ROW_MAX);
-    buf.extend_from_slice(n.format(r.index).as_bytes());
-    buf.push(b',');
-    buf.extend_from_slice(op);
+    line[ROW_MAX - 1] = b'\n';
+    line[ROW_MAX - 2] = if r.gc_wait { b'1' } else { b'0' };
+    let mut at = ROW_MAX - 2;
+    // The columns after the op, last first.
     for v in [
-        u64::from(r.lpn) * ps,
-        u64::from(r.pages) * ps,
-        u64::from(r.pages),
-        r.arrival.0,
-        r.completion.0,
-        r.latency().0,
-        u64::from(r.dup_pages),
-        u64::from(r.chips),
         u64::from(r.channels),
+        u64::from(r.chips),
+        u64::from(r.dup_pages),
+        r.latency().0,
+        r.completion.0,
+        r.arrival.0,
+        u64::from(r.pages),
+        u64::from(r.pages) * ps,
     ] {
-        buf.extend_from_slice(n.format(v).as_bytes());
-        buf.push(b',');
+        at -= 1;
+        line[at] = b',';
+        at = put_back(line, at, v);
     }
-    buf.push(if r.gc_wait { b'1' } else { b'0' });
-    buf.push(b'\n');
+    at -= 1;
+    line[at] = b',';
+    at = put_back(line, at, u64::from(r.lpn) * ps);
+    at -= op.len();
+    line[at..at + op.len()].copy_from_slice(op);
+    at = put_back(line, at, r.index);
+    buf.extend_from_slice(&line[at..]);
 }
 
 #[cfg(test)]
@@ -228,6 +273,19 @@ mod tests {
         assert!(lines.last().unwrap().starts_with(&format!("{},", BATCH * 3 + 4)));
     }
 
+    /// Every digit count and every pair boundary formats as `to_string`.
+    #[test]
+    fn numbers_format_as_decimal() {
+        let mut line = [0u8; ROW_MAX];
+        let mut cases = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1];
+        cases.extend((1..20).flat_map(|k| [10u64.pow(k) - 1, 10u64.pow(k), 10u64.pow(k) + 7]));
+        cases.extend([123_456_789_012, 5_000_000_000_000_000_000, 98_765]);
+        for v in cases {
+            let start = put_back(&mut line, 30, v);
+            assert_eq!(std::str::from_utf8(&line[start..30]).unwrap(), v.to_string(), "{v}");
+        }
+    }
+
     #[test]
     fn the_longest_row_fits() {
         let mut buf = Vec::new();
@@ -238,7 +296,7 @@ mod tests {
             completion: Nanos(u64::MAX),
             ..rec(u64::MAX)
         };
-        row(&mut buf, &r, u32::MAX);
+        row(&mut buf, &mut [0; ROW_MAX], &r, u32::MAX);
         assert!(buf.len() <= ROW_MAX);
         let want = format!("{},trim,{},", u64::MAX, u64::from(u32::MAX) * u64::from(u32::MAX));
         assert!(String::from_utf8(buf).unwrap().starts_with(&want));

@@ -340,7 +340,11 @@ impl SeriesRecorder {
     /// `done`.
     pub fn request(&mut self, op: Op, pages: u32, arrival: Nanos, done: Nanos) {
         let lat = done - arrival;
-        let iv = self.at(done);
+        let i = self.index(done);
+        if self.intervals.len() <= i {
+            self.intervals.resize(i + 1, Interval::default());
+        }
+        let iv = &mut self.intervals[i];
         let s = match op {
             Op::Read => &mut iv.read,
             Op::Write => &mut iv.write,
@@ -353,7 +357,6 @@ impl SeriesRecorder {
         s.pages += u64::from(pages);
         s.latency_sum_ns += u128::from(lat.0);
         s.max_ns = s.max_ns.max(lat.0);
-        let i = self.index(done);
         // A completion in a settled interval cannot happen (the simulator
         // settles only below every possible completion); record it in the
         // counts only, rather than reopen a histogram.

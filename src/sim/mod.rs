@@ -432,8 +432,10 @@ pub struct Simulation<'w> {
     /// request).
     series: Option<Box<SeriesRecorder>>,
     series_check: Nanos,
-    /// Either observer is on (one test on the request path).
+    /// Either observer is on (one test per request).
     observing: bool,
+    /// The request observer is on (one test per flash operation).
+    observing_ops: bool,
     /// Observers: logical pages of the request in each in-flight slot.
     slot_pages: Vec<u32>,
 }
@@ -639,6 +641,7 @@ impl<'w> Simulation<'w> {
             series: None,
             series_check: Nanos(u64::MAX),
             observing: false,
+            observing_ops: false,
             slot_pages: Vec::new(),
         })
     }
@@ -650,6 +653,7 @@ impl<'w> Simulation<'w> {
         let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
         self.observer = Some(observe::Observer::new(sink, channel_of, geo.channels));
         self.observing = true;
+        self.observing_ops = true;
     }
 
     /// Records a time series with intervals of `interval` of simulated
@@ -937,7 +941,7 @@ impl<'w> Simulation<'w> {
     /// (almost always at the back: see the module doc).
     #[inline]
     fn schedule(&mut self, op: PendingOp, now: Nanos) {
-        if self.observing {
+        if self.observing_ops {
             self.observe_op(op.slot, op.chip, op.at, op.kind);
         }
         if op.at <= now {
@@ -1053,13 +1057,15 @@ impl<'w> Simulation<'w> {
     #[cold]
     #[inline(never)]
     fn observe_open(&mut self, slot: u32, lpn: u32, pages: u32) {
-        let s = slot as usize;
-        if self.slot_pages.len() <= s {
-            self.slot_pages.resize(s + 1, 0);
+        if self.series.is_some() {
+            let s = slot as usize;
+            if self.slot_pages.len() <= s {
+                self.slot_pages.resize(s + 1, 0);
+            }
+            self.slot_pages[s] = pages;
         }
-        self.slot_pages[s] = pages;
         if let Some(o) = self.observer.as_mut() {
-            o.open(slot, observe::Pending { lpn, pages, ..Default::default() });
+            o.open(slot, observe::Pending::new(lpn, pages));
         }
     }
 
@@ -1102,7 +1108,7 @@ impl<'w> Simulation<'w> {
                         let (chip, unit) = (m.chip0, m.unit0);
                         self.inflight[slot as usize].remaining += 1;
                         self.timing.submit_read(chip, t, 0, slot);
-                        if self.observing {
+                        if self.observing_ops {
                             self.observe_op(slot, chip, t, OpKind::Read);
                         }
                         self.metrics.counters.flash_reads_host += 1;
@@ -1135,7 +1141,7 @@ impl<'w> Simulation<'w> {
             let unit = geo.unit_of(ent.ppn);
             self.inflight[slot as usize].remaining += 1;
             self.timing.submit_read(chip, t, ent.ppn.0, slot);
-            if self.observing {
+            if self.observing_ops {
                 self.observe_op(slot, chip, t, OpKind::Read);
             }
             self.reserve(chip, t, self.t_read_out);
@@ -1796,7 +1802,7 @@ impl<'w> Simulation<'w> {
     /// completes its file's write DOF when it is the file's last page.
     fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
         while let Some((tag, chip, t)) = self.timing.place_next(until) {
-            if self.observing {
+            if self.observing_ops {
                 self.observe_op(tag, chip, t, OpKind::Program);
             }
             let page = self.unplaced.pop_front().expect("one page per unplaced write");

@@ -64,6 +64,71 @@ pub(super) struct Pending {
     pub pages: u32,
     pub dup_pages: u32,
     pub gc_wait: bool,
+    /// Chips 0..64 and channels 0..64 touched (bit per unit); the rest, if
+    /// the device has more, in [`Observer`]'s wide bitsets.
+    chips: u64,
+    channels: u64,
+}
+
+impl Pending {
+    pub fn new(lpn: u32, pages: u32) -> Pending {
+        Pending { lpn, pages, ..Pending::default() }
+    }
+}
+
+/// Per chip: the estimated free time, the estimated end of the last GC
+/// work, and the chip's channel (one bounds check, one cache line).
+#[derive(Copy, Clone, Debug, Default)]
+struct ChipEstimate {
+    free_at: Nanos,
+    gc_end: Nanos,
+    channel: u32,
+}
+
+/// Bits past the first 64 of a per-slot unit set, for devices with more
+/// than 64 chips or channels (`words` words per slot; none otherwise).
+#[derive(Default)]
+struct WideBits {
+    bits: Vec<u64>,
+    words: usize,
+}
+
+impl WideBits {
+    fn new(units: u32) -> WideBits {
+        WideBits { bits: Vec::new(), words: (units as usize).saturating_sub(64).div_ceil(64) }
+    }
+
+    fn clear(&mut self, slot: usize) {
+        if self.words > 0 {
+            let w = self.words;
+            if self.bits.len() < (slot + 1) * w {
+                self.bits.resize((slot + 1) * w, 0);
+            }
+            self.bits[slot * w..(slot + 1) * w].fill(0);
+        }
+    }
+
+    /// Sets `unit` (>= 64) for `slot`.
+    #[cold]
+    fn set(&mut self, slot: usize, unit: usize) {
+        let u = unit - 64;
+        self.bits[slot * self.words + u / 64] |= 1 << (u % 64);
+    }
+
+    fn count(&self, slot: usize) -> u32 {
+        let w = self.words;
+        self.bits.get(slot * w..(slot + 1) * w).map_or(0, |v| v.iter().map(|x| x.count_ones()).sum())
+    }
+}
+
+/// Marks `unit` in a slot's inline mask, or in the wide bits past 64.
+#[inline]
+fn mark(inline: &mut u64, wide: &mut WideBits, slot: usize, unit: usize) {
+    if unit < 64 {
+        *inline |= 1 << unit;
+    } else {
+        wide.set(slot, unit);
+    }
 }
 
 /// The request observer's state inside a simulation.
@@ -71,32 +136,21 @@ pub(super) struct Observer<'o> {
     pub sink: &'o mut dyn RequestSink,
     /// Per in-flight slot.
     pub pending: Vec<Pending>,
-    /// Per slot, a bitset of the chips touched (`words` words each) and
-    /// one of the channels (`cwords` words each).
-    chips: Vec<u64>,
-    words: usize,
-    channels: Vec<u64>,
-    cwords: usize,
-    /// Chip -> channel.
-    channel_of: Vec<u32>,
-    /// Per chip: estimated free time, and estimated end of the last GC.
-    free_at: Vec<Nanos>,
-    gc_end: Vec<Nanos>,
+    wide_chips: WideBits,
+    wide_channels: WideBits,
+    /// Per chip.
+    chips: Vec<ChipEstimate>,
 }
 
 impl<'o> Observer<'o> {
     pub fn new(sink: &'o mut dyn RequestSink, channel_of: Vec<u32>, channels: u32) -> Observer<'o> {
-        let n = channel_of.len();
+        let n = channel_of.len() as u32;
         Observer {
             sink,
             pending: Vec::new(),
-            chips: Vec::new(),
-            words: n.div_ceil(64).max(1),
-            channels: Vec::new(),
-            cwords: (channels as usize).div_ceil(64).max(1),
-            channel_of,
-            free_at: vec![Nanos::ZERO; n],
-            gc_end: vec![Nanos::ZERO; n],
+            wide_chips: WideBits::new(n),
+            wide_channels: WideBits::new(channels),
+            chips: channel_of.into_iter().map(|channel| ChipEstimate { channel, ..Default::default() }).collect(),
         }
     }
 
@@ -105,41 +159,85 @@ impl<'o> Observer<'o> {
         let s = slot as usize;
         if self.pending.len() <= s {
             self.pending.resize(s + 1, Pending::default());
-            self.chips.resize((s + 1) * self.words, 0);
-            self.channels.resize((s + 1) * self.cwords, 0);
         }
         self.pending[s] = p;
-        self.chips[s * self.words..(s + 1) * self.words].fill(0);
-        self.channels[s * self.cwords..(s + 1) * self.cwords].fill(0);
+        self.wide_chips.clear(s);
+        self.wide_channels.clear(s);
     }
 
     /// An operation of the request in `slot` reaches `chip` at `at`,
     /// taking `cost` of chip time.
+    #[inline]
     pub fn touch(&mut self, slot: u32, chip: u32, at: Nanos, cost: Nanos) {
-        let c = chip as usize;
-        if at < self.gc_end[c] {
-            self.pending[slot as usize].gc_wait = true;
-        }
-        self.free_at[c] = self.free_at[c].max(at) + cost;
-        self.chips[slot as usize * self.words + c / 64] |= 1 << (c % 64);
-        let ch = self.channel_of[c] as usize;
-        self.channels[slot as usize * self.cwords + ch / 64] |= 1 << (ch % 64);
+        let (s, c) = (slot as usize, chip as usize);
+        let (Some(p), Some(e)) = (self.pending.get_mut(s), self.chips.get_mut(c)) else {
+            return;
+        };
+        p.gc_wait |= at < e.gc_end;
+        e.free_at = e.free_at.max(at) + cost;
+        mark(&mut p.chips, &mut self.wide_chips, s, c);
+        mark(&mut p.channels, &mut self.wide_channels, s, e.channel as usize);
     }
 
     /// Background work (not a request's) reaches `chip` at `at`; `gc`:
     /// it is GC work.
+    #[inline]
     pub fn background(&mut self, chip: u32, at: Nanos, cost: Nanos, gc: bool) {
-        let c = chip as usize;
-        self.free_at[c] = self.free_at[c].max(at) + cost;
-        if gc {
-            self.gc_end[c] = self.free_at[c];
+        if let Some(e) = self.chips.get_mut(chip as usize) {
+            e.free_at = e.free_at.max(at) + cost;
+            if gc {
+                e.gc_end = e.free_at;
+            }
         }
     }
 
     /// (chips, channels) the request in `slot` touched.
     pub fn counts(&self, slot: u32) -> (u32, u32) {
-        let (s, w, cw) = (slot as usize, self.words, self.cwords);
-        let ones = |v: &[u64]| v.iter().map(|x| x.count_ones()).sum();
-        (ones(&self.chips[s * w..(s + 1) * w]), ones(&self.channels[s * cw..(s + 1) * cw]))
+        let s = slot as usize;
+        let p = &self.pending[s];
+        (p.chips.count_ones() + self.wide_chips.count(s), p.channels.count_ones() + self.wide_channels.count(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Drop0;
+    impl RequestSink for Drop0 {
+        fn record(&mut self, _: &RequestRecord) {}
+    }
+
+    /// Chips and channels are counted once each however often touched,
+    /// past the inline 64 too, and a reused slot starts empty.
+    #[test]
+    fn distinct_units_are_counted_on_wide_devices() {
+        let mut sink = Drop0;
+        // 200 chips on 100 channels: chip c on channel c / 2.
+        let mut o = Observer::new(&mut sink, (0..200).map(|c| c / 2).collect(), 100);
+        o.open(1, Pending::default());
+        for c in [0, 1, 63, 64, 65, 130, 199, 199, 0] {
+            o.touch(1, c, Nanos(0), Nanos(1));
+        }
+        // Chips 0, 1, 63, 64, 65, 130, 199; channels 0, 31, 32, 65, 99.
+        assert_eq!(o.counts(1), (7, 5));
+        o.open(1, Pending::default());
+        o.touch(1, 150, Nanos(0), Nanos(1));
+        assert_eq!(o.counts(1), (1, 1));
+    }
+
+    /// A request reaching a chip before the GC queued there ends is marked;
+    /// one reaching it after, or another chip, is not.
+    #[test]
+    fn gc_wait_follows_the_chip_estimate() {
+        let mut sink = Drop0;
+        let mut o = Observer::new(&mut sink, vec![0, 1], 2);
+        o.background(0, Nanos(100), Nanos(50), false);
+        o.background(0, Nanos(100), Nanos(1000), true); // GC on chip 0 until 1150
+        for (slot, chip, at, want) in [(0, 0, 1149, true), (1, 0, 1151, false), (2, 1, 0, false)] {
+            o.open(slot, Pending::default());
+            o.touch(slot, chip, Nanos(at), Nanos(1));
+            assert_eq!(o.pending[slot as usize].gc_wait, want, "slot {slot}");
+        }
     }
 }
