@@ -30,6 +30,13 @@ pub struct ObserveArgs {
     /// policy only; `.zst` / `.gz` compress. See docs/outputs.md.
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<PathBuf>,
+    #[command(flatten)]
+    pub series: SeriesArgs,
+}
+
+/// The time series flags, shared by `run` and `serve`.
+#[derive(Args, Debug, Default)]
+pub struct SeriesArgs {
     /// Record a time series with one row per INTERVAL of simulated time (e.g. `10ms`, `1s`):
     /// IOPS, MB/s, mean and P99 latency by op, GC, erases, write amplification, dedup rate,
     /// free blocks, busy time. Needs --timeseries-out or --plot.
@@ -44,36 +51,14 @@ pub struct ObserveArgs {
     pub plot: Option<PathBuf>,
 }
 
-fn parse_interval(s: &str) -> Result<Nanos, String> {
-    let ns = dedupsim::config::parse_time_ns(s)?;
-    if ns == 0 {
-        return Err(format!("`{s}`: the interval must be positive"));
-    }
-    Ok(Nanos(ns))
-}
-
-impl ObserveArgs {
-    pub fn any(&self) -> bool {
-        self.request_log.is_some() || self.timeseries.is_some()
-    }
-
-    /// The output files, for the common checks (inputs, duplicates, writable).
+impl SeriesArgs {
+    /// The output file, for the common checks (inputs, duplicates, writable).
     pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
-        [("--request-log", &self.request_log), ("--timeseries-out", &self.timeseries_out)]
-            .into_iter()
-            .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
-            .collect()
+        self.timeseries_out.as_deref().map(|p| ("--timeseries-out", p)).into_iter().collect()
     }
 
     /// Flag combinations and the plot directory, before any work.
-    pub fn check(&self, policies: &[String]) -> Result<()> {
-        if self.request_log.is_some() && policies.len() != 1 {
-            anyhow::bail!(
-                "--request-log logs the requests of one run, but {} policies are selected ({}); choose one with -p POLICY",
-                policies.len(),
-                policies.join(", ")
-            );
-        }
+    pub fn check(&self) -> Result<()> {
         if self.timeseries.is_some() && self.timeseries_out.is_none() && self.plot.is_none() {
             anyhow::bail!("--timeseries INTERVAL needs somewhere to go: --timeseries-out FILE and/or --plot DIR");
         }
@@ -89,11 +74,63 @@ impl ObserveArgs {
         Ok(())
     }
 
+    /// Writes the series of `runs` to --timeseries-out and draws them into
+    /// --plot.
+    pub fn write(&self, page_size: u32, runs: &[(&RunReport, &TimeSeries)]) -> Result<()> {
+        if let Some(path) = &self.timeseries_out {
+            output::write_file(path, |w| {
+                TimeSeries::write_csv_header(w)?;
+                for (r, s) in runs {
+                    s.write_csv(&r.policy, page_size, w)?;
+                }
+                Ok(())
+            })?;
+        }
+        if let Some(dir) = &self.plot {
+            plot_series(dir, runs)?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Nanos, String> {
+    let ns = dedupsim::config::parse_time_ns(s)?;
+    if ns == 0 {
+        return Err(format!("`{s}`: the interval must be positive"));
+    }
+    Ok(Nanos(ns))
+}
+
+impl ObserveArgs {
+    pub fn any(&self) -> bool {
+        self.request_log.is_some() || self.series.timeseries.is_some()
+    }
+
+    /// The output files, for the common checks (inputs, duplicates, writable).
+    pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut o: Vec<(&'static str, &Path)> =
+            self.request_log.as_deref().map(|p| ("--request-log", p)).into_iter().collect();
+        o.extend(self.series.outputs());
+        o
+    }
+
+    /// Flag combinations and the plot directory, before any work.
+    pub fn check(&self, policies: &[String]) -> Result<()> {
+        if self.request_log.is_some() && policies.len() != 1 {
+            anyhow::bail!(
+                "--request-log logs the requests of one run, but {} policies are selected ({}); choose one with -p POLICY",
+                policies.len(),
+                policies.join(", ")
+            );
+        }
+        self.series.check()
+    }
+
     /// The series' length, once the workload is known: an open-loop replay
     /// spans its arrivals (scaled), and more than [`MAX_INTERVALS`]
     /// intervals is refused before simulating.
     pub fn check_span(&self, cfg: &Config, prepared: &Prepared) -> Result<()> {
-        let (Some(iv), ReplayConfig::OpenLoop { time_scale }) = (self.timeseries, &cfg.replay) else {
+        let (Some(iv), ReplayConfig::OpenLoop { time_scale }) = (self.series.timeseries, &cfg.replay) else {
             return Ok(());
         };
         let timed = prepared.workload.timed();
@@ -127,22 +164,11 @@ impl ObserveArgs {
     ) -> Result<Vec<RunReport>> {
         let runs: Vec<(RunReport, Option<TimeSeries>)> = match &self.request_log {
             Some(path) => vec![self.run_logged(path, cfg, prepared, &policies[0], opts, quiet)?],
-            None => super::run::run_policies_with(cfg, prepared, policies, opts, self.timeseries, jobs, quiet)?,
+            None => super::run::run_policies_with(cfg, prepared, policies, opts, self.series.timeseries, jobs, quiet)?,
         };
         let series: Vec<(&RunReport, &TimeSeries)> =
             runs.iter().filter_map(|(r, s)| s.as_ref().map(|s| (r, s))).collect();
-        if let Some(path) = &self.timeseries_out {
-            output::write_file(path, |w| {
-                TimeSeries::write_csv_header(w)?;
-                for (r, s) in &series {
-                    s.write_csv(&r.policy, cfg.geometry.page_size, w)?;
-                }
-                Ok(())
-            })?;
-        }
-        if let Some(dir) = &self.plot {
-            plot_series(dir, &series)?;
-        }
+        self.series.write(cfg.geometry.page_size, &series)?;
         Ok(runs.into_iter().map(|(r, _)| r).collect())
     }
 
@@ -167,7 +193,7 @@ impl ObserveArgs {
                         b.set(done);
                     }
                 };
-                let observe = Observe { requests: Some(sink), series: self.timeseries };
+                let observe = Observe { requests: Some(sink), series: self.series.timeseries };
                 runner::run_observed(cfg, prepared, policy, opts, observe, &mut cb)
             })
             .map_err(|e| OutputError::new(path, e))?;

@@ -1,6 +1,7 @@
 //! `dedupsim serve`: the simulated device as an NBD export (docs/serve.md).
 
 use super::common::{self, ConfigArgs};
+use super::observe::SeriesArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use dedupsim::config::parse_size;
@@ -71,6 +72,8 @@ pub struct ServeArgs {
     /// No status lines.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    series: SeriesArgs,
 }
 
 fn size_arg(flag: &str, v: &str) -> Result<u64> {
@@ -122,6 +125,8 @@ pub fn run(a: ServeArgs) -> Result<()> {
             outputs.push((flag, p.as_path()));
         }
     }
+    outputs.extend(a.series.outputs());
+    a.series.check()?;
     common::check_outputs(&a.cfg.inputs(), &outputs)?;
     if let Some(r) = &a.record {
         if r.exists() {
@@ -146,6 +151,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         store_dir: a.store.clone(),
         record: a.record.clone(),
         check: RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) },
+        series: a.series.timeseries,
     };
     let stop = Arc::new(AtomicBool::new(false));
     serve::stop_on_signals(Arc::clone(&stop)).context("installing the SIGINT/SIGTERM watcher")?;
@@ -212,6 +218,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
     };
     let reports = vec![outcome.report];
     super::run::write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
+    if let Some(series) = &outcome.series {
+        a.series.write(cfg.geometry.page_size, &[(&reports[0], series)])?;
+    }
     let s = &outcome.stats;
     let st = &outcome.store;
     let mut o = reports[0].table();

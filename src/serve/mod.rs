@@ -106,6 +106,9 @@ pub struct ServeOptions {
     /// Native trace of every request with per-page content.
     pub record: Option<PathBuf>,
     pub check: RunOptions,
+    /// Record a time series with intervals of this much simulated time
+    /// (`serve --timeseries`; `crate::series`).
+    pub series: Option<Nanos>,
 }
 
 /// The pages one NBD request touches, and how.
@@ -153,6 +156,8 @@ pub struct Device {
 /// What the server ends with.
 pub struct ServeOutcome {
     pub report: RunReport,
+    /// The time series, if [`ServeOptions::series`] asked for one.
+    pub series: Option<crate::series::TimeSeries>,
     pub stats: ServeStats,
     pub store: StoreStats,
     pub store_memory_bytes: u64,
@@ -165,7 +170,10 @@ impl Device {
     pub fn new(cfg: &Config, o: &ServeOptions) -> Result<Device, ServeError> {
         let p = policy::build(&o.policy, cfg).map_err(RunError::from)?;
         let e = engine::build(cfg).map_err(|e| RunError::from(SimError::from(e)))?;
-        let sim = Simulation::streaming(cfg, p, e, o.check.clone()).map_err(RunError::from)?;
+        let mut sim = Simulation::streaming(cfg, p, e, o.check.clone()).map_err(RunError::from)?;
+        if let Some(interval) = o.series {
+            sim.record_series(interval);
+        }
         let page = u64::from(cfg.geometry.page_size);
         let pages = o.size / page;
         let record = match &o.record {
@@ -431,7 +439,8 @@ impl Device {
         if sim.outstanding() == 0 && self.next_tag == 0 {
             return Err("no request reached the simulated device (nothing to report)".into());
         }
-        let out = sim.end().map_err(|e| format!("simulation: {e}"))?;
+        let mut out = sim.end().map_err(|e| format!("simulation: {e}"))?;
+        let series = out.series.take();
         let st = self.store.stats();
         let rate = if self.stats.pages_written == 0 {
             0.0
@@ -451,6 +460,7 @@ impl Device {
         self.store.remove_spill();
         Ok(ServeOutcome {
             report,
+            series,
             stats: self.stats.clone(),
             store: self.store.stats().clone(),
             store_memory_bytes: self.store.memory_bytes(),

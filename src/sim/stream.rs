@@ -219,6 +219,9 @@ impl Simulation<'_> {
         self.stream.floor = at;
         self.stream.submitted += 1;
         self.drain_until(at);
+        if at >= self.series_check {
+            self.settle_series(at);
+        }
         self.tag = req.tag;
         // `content` only has to differ from NO_CONTENT: the ids come along.
         let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0 };

@@ -329,6 +329,51 @@ fn bad_clients_get_protocol_errors_and_the_server_survives() {
     assert!(out.contains("connection(s)"), "{out}");
 }
 
+/// `serve --timeseries` records the served run's series like `run`'s: its
+/// per-interval counts add up to the served report's, and `--plot` draws
+/// the figures.
+#[test]
+fn serve_records_a_time_series_and_plots_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ts, json, figs) = (dir.path().join("ts.csv"), dir.path().join("s.json"), dir.path().join("figs"));
+    let srv = Server::start(
+        dir.path(),
+        &[
+            "--timeseries",
+            "100us",
+            "--timeseries-out",
+            ts.to_str().unwrap(),
+            "--plot",
+            figs.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (mut c, _) = Client::connect(&srv.sock);
+    for k in 0..40u64 {
+        assert_eq!(c.write((k % 20) * 8192, &bytes(k % 7, 8192)), 0);
+        c.read((k % 13) * 4096, 4096).unwrap();
+    }
+    c.disconnect();
+    srv.wait();
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let counters = &j[0]["counters"];
+    let text = std::fs::read_to_string(&ts).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() > 1, "a series of more than one interval: {text}");
+    for key in ["reads", "writes", "dedup_pages"] {
+        let sum: u64 = rows.iter().map(|r| r[col(key)].parse::<u64>().unwrap()).sum();
+        assert_eq!(sum, counters[key].as_u64().unwrap(), "{key}");
+    }
+    assert!(counters["reads"].as_u64().unwrap() >= 40 && counters["dedup_pages"].as_u64().unwrap() > 0);
+    for f in ["latency-over-time.png", "latency-cdf.png", "gc-over-time.png"] {
+        assert!(figs.join(f).is_file(), "{f}");
+    }
+}
+
 #[test]
 fn bad_flags_are_refused_before_serving() {
     let dir = tempfile::tempdir().unwrap();
@@ -342,6 +387,7 @@ fn bad_flags_are_refused_before_serving() {
     assert!(run(&["--clock", "wall"]).contains("unknown clock `wall`"));
     assert!(run(&["--hash", "md4"]).contains("unknown hash `md4`"));
     assert!(run(&["--policy", "nope"]).contains("unknown policy"));
+    assert!(run(&["--preset", "tiny", "--timeseries", "1ms"]).contains("needs somewhere to go"));
     let existing = dir.path().join("x");
     std::fs::write(&existing, "keep").unwrap();
     assert!(run(&["--record", existing.to_str().unwrap()]).contains("never replaces a file"));
