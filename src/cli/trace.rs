@@ -268,11 +268,21 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
                 eprintln!("warning: {w}");
             }
             let st = trace::stats(&loaded.workload);
+            let locality = trace::locality(&loaded.workload);
             if a.json {
-                common::out(&(serde_json::to_string_pretty(&st)? + "\n"))
+                #[derive(serde::Serialize)]
+                struct WithLocality<'a> {
+                    #[serde(flatten)]
+                    stats: &'a trace::TraceStats,
+                    locality: &'a trace::Locality,
+                }
+                let j = WithLocality { stats: &st, locality: &locality };
+                common::out(&(serde_json::to_string_pretty(&j)? + "\n"))
             } else {
                 let mut s = format!("{} ({})\n", a.file.display(), loaded.format);
                 s.push_str(&st.to_string());
+                s.push_str("locality (docs/locality.md):\n");
+                s.push_str(&locality.to_string());
                 if loaded.bad_lines > 0 {
                     s.push_str(&format!("skipped malformed lines: {}\n", loaded.bad_lines));
                 }

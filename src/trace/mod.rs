@@ -33,6 +33,7 @@ pub mod csv;
 pub mod fio;
 pub mod fiu;
 pub mod libcachesim;
+pub mod locality;
 pub mod mqsim;
 pub mod msr;
 pub mod native;
@@ -49,6 +50,7 @@ pub use load::{
     build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
     VolumeSelect,
 };
+pub use locality::{locality, Locality};
 pub use native::{content_id_hash, write_native, write_native_workload};
 pub use open::open;
 pub use parse::{pages_covered, parse_seconds_ns, quote, Numbered, HASH_PAGE};

@@ -94,3 +94,37 @@ fn libcachesim_csv_is_detected_and_read() {
         .assert()
         .success();
 }
+
+/// `trace stats` prints the locality figures (docs/locality.md) and puts
+/// them in its JSON: a hand-computed trace, a file written and copied
+/// whole (one sequential run of 3 cross-request duplicates), then read back.
+#[test]
+fn stats_prints_the_locality_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("copy.trace");
+    std::fs::write(
+        &t,
+        "# dedupsim-trace v1\n\
+         0 W 0 12288 0 11,12,13\n\
+         1000 W 40960 12288 0 11,12,13\n\
+         2000 R 40960 12288 0\n\
+         3000 R 409600 4096 0\n",
+    )
+    .unwrap();
+    let o = dedupsim().args(["trace", "stats"]).arg(&t).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(o).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in
+        ["dups in runs > 10 pages 0.00 %", "dups sequential to the last 66.67 %", "whole-file re-reads 1 (50.00 %"]
+    {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let o = dedupsim().args(["trace", "stats", "--json"]).arg(&t).assert().success().get_output().stdout.clone();
+    let j: serde_json::Value = serde_json::from_slice(&o).unwrap();
+    let d = &j["locality"]["duplicates"];
+    assert_eq!(d["duplicate_pages"], 3);
+    assert_eq!(d["run_pages"]["max"], 3);
+    assert_eq!(d["reuse_distance_pages"]["p50"], 2);
+    assert_eq!(d["shared_by_files_share"], 1.0);
+    assert_eq!(j["locality"]["shape"]["reads_of_unwritten_pages"], 1);
+    assert_eq!(j["dedup_rate"], 0.5, "the Table II figures stay at the top level");
+}
