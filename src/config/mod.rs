@@ -16,103 +16,27 @@
 mod error;
 pub mod import;
 mod overrides;
-mod parse;
 pub mod raw;
-pub mod unit_keys;
 
 pub use error::ConfigError;
 pub use overrides::apply_override;
-pub(crate) use parse::format_time_ns;
-pub use parse::parse_size;
+use crate::params::parse;
+pub use crate::params::parse_size;
 /// Parses a time string (`"20us"`, `"1.5ms"`, `"1s"`) to integer nanoseconds.
-pub use parse::parse_time_ns;
+pub use crate::params::parse_time_ns;
+/// Parameter tables with units in the value (moved to [`crate::params`]).
+pub use crate::params::unit_keys;
 pub use raw::RawConfig;
 
-pub use crate::timing::{HashOverlap, HashUnit, Scheduling, WriteCompletion};
+pub use crate::ftl::{FtlParams, GcConfig, GcRule};
+pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
+pub use crate::timing::{HashOverlap, HashUnit, HashParams, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// The unit of parallelism used for allocation striping and for FAD's
-/// per-unit counters (FAD §II-C: "the same method can be applied to
-/// channels, dies, or planes"). Units are numbered in SSDsim's dynamic
-/// allocation order, channel fastest: see [`crate::geometry::Geometry`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ParallelUnit {
-    Channel,
-    #[default]
-    Chip,
-    Die,
-    Plane,
-}
-
-/// Flash array shape (FAD Table I by default).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GeometryConfig {
-    pub channels: u32,
-    pub chips_per_channel: u32,
-    pub dies_per_chip: u32,
-    pub planes_per_die: u32,
-    pub blocks_per_plane: u32,
-    pub pages_per_block: u32,
-    /// Flash page size in bytes (a multiple of 4096).
-    pub page_size: u32,
-}
-
-/// Flash and controller timing (FAD Table I; bus from SSDsim's parameter file).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TimingConfig {
-    /// tR: page read (array to register).
-    pub read: Nanos,
-    /// tPROG: page program.
-    pub program: Nanos,
-    /// tBERS: block erase.
-    pub erase: Nanos,
-    /// Channel transfer time per byte in picoseconds (SSDsim t_RC = t_WC =
-    /// 25 ns on an 8-bit bus => 25_000 ps/byte, ~102 us per 4 KiB page).
-    pub transfer_ps_per_byte: u64,
-    /// Derived: one page over the channel bus.
-    pub page_transfer: Nanos,
-    /// Which waiting operation chips and buses serve next.
-    pub scheduling: Scheduling,
-    /// When a page program counts as done for its write request.
-    pub write_completion: WriteCompletion,
-    /// SSDsim's shortcut: a read of a physical page that already has a read
-    /// waiting on its channel completes 1 us after arriving.
-    pub duplicate_read_shortcut: bool,
-}
-
-/// Garbage collection and wear levelling.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GcConfig {
-    /// GC runs in a plane when its free blocks fall below this many.
-    pub min_free_blocks: u32,
-    /// Migrate valid pages with copyback inside the plane (no bus transfer).
-    pub copyback: bool,
-    /// Wear levelling: prefer the free block with the lowest erase count,
-    /// and break greedy-victim ties toward the least-worn block.
-    pub wear_leveling: bool,
-    /// How much a plane below the threshold collects.
-    pub rule: GcRule,
-}
-
-/// How much GC collects in a plane below `gc.min_free_blocks` (`gc.rule`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GcRule {
-    /// One greedy victim per page write into the plane, skipped when no
-    /// block has an invalid page (SSDsim 2.1: `gc hard threshold` checked
-    /// after every page write). The threshold may exceed the spare blocks.
-    #[default]
-    OnePerWrite,
-    /// Greedy victims until the plane is back at the threshold; a victim
-    /// without invalid pages is a "device full" error.
-    UntilThreshold,
-}
 
 /// Where the pages of placement-free policies go (`allocation`).
 ///
@@ -203,86 +127,6 @@ impl<'de> Deserialize<'de> for Allocation {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Allocation, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// One dimension of the flash array, as a letter of a [`StaticOrder`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Dim {
-    /// `C`: the channel.
-    Channel,
-    /// `W`: the chip (way) within its channel.
-    Chip,
-    /// `D`: the die within its chip.
-    Die,
-    /// `P`: the plane within its die.
-    Plane,
-}
-
-/// The mixed-radix order of static allocation: the four dimensions, the
-/// one that varies fastest with the LPN first. With `order = [X0, X1, X2,
-/// X3]`, `X0 = lpn mod |X0|`, `X1 = (lpn / |X0|) mod |X1|`, and so on,
-/// exactly SSDsim 2.1's and MQSim's formulas. Written as four letters, MQSim's
-/// names (`CWDP`: channel fastest, then chip, die, plane). SSDsim's
-/// `static_allocation` modes 0-5 are `WDPC`, `CWDP`, `CPWD`, `CDWP`, `CPDW`
-/// and `CDPW` (docs/simulator.md, "Static allocation"). Default `CWDP`: MQSim's
-/// default scheme, SSDsim's mode 1, and the order of dedupsim's own
-/// round-robin (channel fastest).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct StaticOrder(pub [Dim; 4]);
-
-impl Default for StaticOrder {
-    fn default() -> StaticOrder {
-        StaticOrder([Dim::Channel, Dim::Chip, Dim::Die, Dim::Plane])
-    }
-}
-
-impl fmt::Display for StaticOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in self.0 {
-            f.write_str(match d {
-                Dim::Channel => "C",
-                Dim::Chip => "W",
-                Dim::Die => "D",
-                Dim::Plane => "P",
-            })?;
-        }
-        Ok(())
-    }
-}
-
-impl std::str::FromStr for StaticOrder {
-    type Err = String;
-    /// Four letters C, W, D, P, each once, in any case.
-    fn from_str(s: &str) -> Result<StaticOrder, String> {
-        let bad = || {
-            format!(
-                "static allocation order `{s}` must be the four letters C, W, D and P (channel, way = chip, die, \
-                 plane), each once, fastest first, e.g. `CWDP`"
-            )
-        };
-        let mut dims = [Dim::Channel; 4];
-        let mut seen = [false; 4];
-        let mut n = 0;
-        for ch in s.chars() {
-            let (d, i) = match ch.to_ascii_uppercase() {
-                'C' => (Dim::Channel, 0),
-                'W' => (Dim::Chip, 1),
-                'D' => (Dim::Die, 2),
-                'P' => (Dim::Plane, 3),
-                _ => return Err(bad()),
-            };
-            if n == 4 || seen[i] {
-                return Err(bad());
-            }
-            seen[i] = true;
-            dims[n] = d;
-            n += 1;
-        }
-        if n != 4 {
-            return Err(bad());
-        }
-        Ok(StaticOrder(dims))
     }
 }
 
@@ -451,6 +295,35 @@ impl Config {
             engine: toml::Table::new(),
             seed: 42,
             experiment: ExperimentConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    /// The timing model's parameters ([`crate::timing::Timing::new`]).
+    pub fn timing_params(&self) -> TimingParams {
+        TimingParams {
+            channels: self.geometry.channels,
+            chips_per_channel: self.geometry.chips_per_channel,
+            timing: self.timing.clone(),
+            hash: HashParams {
+                fingerprint: self.dedup.fingerprint,
+                engines: self.dedup.hash_engines,
+                unit: self.dedup.hash_unit,
+                overlap: self.dedup.hash_overlap,
+            },
+            copyback: self.gc.copyback,
+        }
+    }
+
+    /// The FTL's parameters ([`crate::ftl::Ftl::new`]).
+    pub fn ftl_params(&self) -> FtlParams {
+        FtlParams {
+            geometry: self.geometry.clone(),
+            alloc_unit: self.alloc_unit,
+            logical_pages: self.logical_pages(),
+            aged: self.precondition.aged,
+            gc: self.gc.clone(),
         }
     }
 }

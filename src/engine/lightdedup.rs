@@ -129,7 +129,7 @@
 //! chained in that order, all on flash, cache cold.
 
 use super::{is_live_copy, mix64, params, Engine, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage};
-use crate::config::unit_keys::UnitKey;
+use crate::params::unit_keys::UnitKey;
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Nanos};
@@ -165,7 +165,7 @@ const NIL: u32 = u32::MAX;
 const RMAP_BASE: u64 = 1 << 40;
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
+/// ([`crate::params::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
 pub const UNIT_KEYS: &[UnitKey] = &[
     UnitKey::time("hash", "hash_us", crate::background::MAX_HASH_TIME_NS as u64, 1e3, "µs"),
     UnitKey::time("index_lookup", "index_lookup_us", crate::background::MAX_HASH_TIME_NS as u64, 1e3, "µs"),

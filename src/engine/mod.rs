@@ -34,7 +34,7 @@ pub use caftl::Caftl;
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
 pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
 
-use crate::config::unit_keys::{self, UnitKey};
+use crate::params::unit_keys::{self, UnitKey};
 use crate::config::{Config, ConfigError};
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
@@ -330,7 +330,7 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
 /// table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
 /// Unit-bearing keys (`memory = "3MiB"`) are first rewritten into their
 /// bare-number aliases (`memory_mb`), which `P` reads
-/// ([`crate::config::unit_keys`]).
+/// ([`crate::params::unit_keys`]).
 pub fn params<P: DeserializeOwned + Default>(cfg: &Config, name: &str, units: &[UnitKey]) -> Result<P, EngineError> {
     let bad = |reason: String| EngineError::Params { engine: name.to_string(), reason };
     match cfg.engine.get(name) {

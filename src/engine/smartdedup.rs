@@ -113,7 +113,7 @@ use super::{
     WriteOp, WritePage,
 };
 use crate::background::{check_time_param, Pacer, MAX_BACKGROUND_TIME_NS, MAX_HASH_TIME_NS};
-use crate::config::unit_keys::UnitKey;
+use crate::params::unit_keys::UnitKey;
 use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::units::{short_f64, ContentId, Lpn, Nanos};
@@ -153,7 +153,7 @@ pub fn prefix_bits_for(memory_mb: f64) -> u32 {
 }
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `memory = "3MiB"` is `memory_mb = 3`.
+/// ([`crate::params::unit_keys`]): `memory = "3MiB"` is `memory_mb = 3`.
 pub const UNIT_KEYS: &[UnitKey] = &[
     UnitKey::size("memory", "memory_mb", MB, "MiB"),
     UnitKey::size("skipped", "skipped_mb", MB, "MiB"),

@@ -307,16 +307,16 @@ pub fn params<P: DeserializeOwned + Default>(cfg: &Config, table: &str) -> Resul
 
 /// [`params`] for a table with unit-bearing keys (`idle = "1ms"`), which
 /// are first rewritten into their bare-number aliases (`idle_ms`) that `P`
-/// reads ([`crate::config::unit_keys`]).
+/// reads ([`crate::params::unit_keys`]).
 pub fn params_with_units<P: DeserializeOwned + Default>(
     cfg: &Config,
     table: &str,
-    units: &[crate::config::unit_keys::UnitKey],
+    units: &[crate::params::unit_keys::UnitKey],
 ) -> Result<P, PolicyError> {
     let bad = |reason: String| PolicyError::Params { policy: table.to_string(), reason };
     match cfg.policy.get(table) {
         None => Ok(P::default()),
-        Some(v) => crate::config::unit_keys::resolve(v, units)
+        Some(v) => crate::params::unit_keys::resolve(v, units)
             .map_err(bad)?
             .try_into()
             .map_err(|e: toml::de::Error| bad(e.to_string())),

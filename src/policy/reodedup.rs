@@ -125,16 +125,16 @@ use serde::Deserialize;
 use std::collections::{HashMap, VecDeque};
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
-pub const UNIT_KEYS: &[crate::config::unit_keys::UnitKey] = &[
-    crate::config::unit_keys::UnitKey::time(
+/// ([`crate::params::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
+pub const UNIT_KEYS: &[crate::params::unit_keys::UnitKey] = &[
+    crate::params::unit_keys::UnitKey::time(
         "idle",
         "idle_ms",
         crate::background::MAX_BACKGROUND_TIME_NS as u64,
         1e6,
         "ms",
     ),
-    crate::config::unit_keys::UnitKey::time(
+    crate::params::unit_keys::UnitKey::time(
         "period",
         "period_ms",
         crate::background::MAX_BACKGROUND_TIME_NS as u64,
@@ -522,7 +522,7 @@ mod tests {
     /// stripe and not held by the chunks ahead); the others stay.
     #[test]
     fn the_stripe_rule_moves_only_conflicting_chunks() {
-        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
         assert_eq!(ftl.geometry().unit_count(), 4);
         let mut order = Vec::new();
         for (k, unit) in [0, 0, 1, 2].into_iter().enumerate() {
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(r.files.len(), 2);
         assert_eq!(r.stats.files_dropped, 1);
         assert!(r.wants_idle());
-        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
         let mut rel = Vec::new();
         r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
         // Nothing of the window is mapped in this FTL: nothing to relocate.

@@ -496,7 +496,7 @@ impl<'w> Simulation<'w> {
         opts: RunOptions,
     ) -> Result<Self, SimError> {
         let streaming = workload.is_none();
-        let mut ftl = Ftl::new(cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
         if wants_layout {
@@ -565,7 +565,7 @@ impl<'w> Simulation<'w> {
             tag: 0,
             stream: stream::StreamState::default(),
             timing: {
-                let mut t = Timing::new(cfg);
+                let mut t = Timing::new(&cfg.timing_params());
                 // The closed loop bounds unreported completions by the next event.
                 if streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                     t.report_at_completion();
