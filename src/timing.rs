@@ -121,7 +121,6 @@ pub struct TimingConfig {
     pub duplicate_read_shortcut: bool,
 }
 
-
 /// What [`Timing::new`] needs: the channels and chips, the flash timing,
 /// the hash engines and whether GC migrates with copyback. Resolved from a
 /// configuration by `Config::timing_params`.

@@ -2,8 +2,11 @@
 //!
 //! A raw, serde-mirrored TOML document (presets in `presets/*.toml`, user
 //! files, `--set key=value` overrides) is validated into the resolved
-//! [`Config`] below, with derived geometry and units. Simulator constructors
-//! take `&Config`, never positional argument lists.
+//! [`Config`] below, with derived geometry and units. `Config` composes the
+//! lower modules' own parameter types (`geometry::GeometryConfig`,
+//! `timing::TimingConfig`, `ftl::GcConfig`, re-exported here) and resolves
+//! into what their constructors take (`setup.rs`): the simulator's modules
+//! never see `Config` (ARCHITECTURE.md, "Layers").
 //!
 //! Loading: [`Config::load`] takes a preset name or a file, and `--set
 //! key=value` overrides ([`apply_override`]) edit that document before it is
@@ -17,20 +20,22 @@ mod error;
 pub mod import;
 mod overrides;
 pub mod raw;
+mod setup;
 
-pub use error::ConfigError;
-pub use overrides::apply_override;
 use crate::params::parse;
 pub use crate::params::parse_size;
 /// Parses a time string (`"20us"`, `"1.5ms"`, `"1s"`) to integer nanoseconds.
 pub use crate::params::parse_time_ns;
 /// Parameter tables with units in the value (moved to [`crate::params`]).
 pub use crate::params::unit_keys;
+pub use error::ConfigError;
+pub use overrides::apply_override;
 pub use raw::RawConfig;
+pub use setup::{format_bytes, MemoryEstimate};
 
 pub use crate::ftl::{FtlParams, GcConfig, GcRule};
 pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
-pub use crate::timing::{HashOverlap, HashUnit, HashParams, Scheduling, TimingConfig, TimingParams, WriteCompletion};
+pub use crate::timing::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
@@ -295,35 +300,6 @@ impl Config {
             engine: toml::Table::new(),
             seed: 42,
             experiment: ExperimentConfig::default(),
-        }
-    }
-}
-
-impl Config {
-    /// The timing model's parameters ([`crate::timing::Timing::new`]).
-    pub fn timing_params(&self) -> TimingParams {
-        TimingParams {
-            channels: self.geometry.channels,
-            chips_per_channel: self.geometry.chips_per_channel,
-            timing: self.timing.clone(),
-            hash: HashParams {
-                fingerprint: self.dedup.fingerprint,
-                engines: self.dedup.hash_engines,
-                unit: self.dedup.hash_unit,
-                overlap: self.dedup.hash_overlap,
-            },
-            copyback: self.gc.copyback,
-        }
-    }
-
-    /// The FTL's parameters ([`crate::ftl::Ftl::new`]).
-    pub fn ftl_params(&self) -> FtlParams {
-        FtlParams {
-            geometry: self.geometry.clone(),
-            alloc_unit: self.alloc_unit,
-            logical_pages: self.logical_pages(),
-            aged: self.precondition.aged,
-            gc: self.gc.clone(),
         }
     }
 }
@@ -752,7 +728,7 @@ impl Config {
         }
         raw::normalize_policy(self.policy.clone())?;
         raw::normalize_engine_tables(self.engine.clone())?;
-        crate::engine::validate(self)?;
+        self.validate_engines()?;
         Ok(())
     }
 
@@ -940,125 +916,6 @@ impl Config {
         );
         s.push_str(&self.engine_parameters_shown());
         s
-    }
-
-    /// `config show`'s commented block of every dedup engine's parameters
-    /// as this config runs them, defaults filled in (an `[engine.NAME]`
-    /// table or `--set engine.NAME.KEY=VALUE` changes them).
-    fn engine_parameters_shown(&self) -> String {
-        let mut s = String::from(
-            "\n# ---- dedup engine parameters (defaults filled in; set with [engine.NAME] or \
-             --set engine.NAME.KEY=VALUE) ----\n",
-        );
-        for (name, table) in crate::engine::shown(self) {
-            let running = if name == self.dedup.engine { " (dedup.engine)" } else { "" };
-            s.push_str(&format!("# [engine.{name}]{running}\n"));
-            match table {
-                Ok(t) if t.is_empty() => s.push_str(
-                    "#   no parameters: its hash time is dedup.fingerprint, its hash engines dedup.hash_engines\n",
-                ),
-                Ok(t) => {
-                    for line in toml::to_string(&t).unwrap_or_default().lines() {
-                        s.push_str(&format!("#   {line}\n"));
-                    }
-                }
-                Err(e) => s.push_str(&format!("#   (invalid: {e})\n")),
-            }
-        }
-        s
-    }
-}
-
-/// The memory one simulation of a device may need, in bytes, table by
-/// table ([`Config::memory_estimate`]): the FTL's tables at their largest,
-/// i.e. once every logical page has been written. A simulation allocates
-/// them up front (untouched parts stay virtual), so a device too large for
-/// the machine is refused before anything is allocated rather than
-/// aborting in the allocator. Not counted: the workload (requests and page
-/// contents, shared by every run) and a few bytes per chip, channel or unit.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MemoryEstimate {
-    /// L2P table: one 4-byte slot per logical page.
-    pub l2p: u64,
-    /// Mapping entries (one per live physical copy, at most one per logical
-    /// page) and their free list.
-    pub entries: u64,
-    /// Reverse map: one 4-byte slot per physical page.
-    pub reverse_map: u64,
-    /// Block metadata and the planes' free-block pools.
-    pub blocks: u64,
-    /// Fingerprint index of deduplicating policies: one 4-byte slot per
-    /// distinct content, taken as one per logical page (a workload writing
-    /// more distinct contents than the device holds needs more).
-    pub fingerprint_index: u64,
-    /// `run --check`'s shadow map: one 4-byte slot per logical page.
-    pub check_shadow: u64,
-    /// The dedup engine's own tables (`dedup.engine`; 0 for `caftl`, which
-    /// is the fingerprint index above): [`crate::engine::memory_estimate`].
-    pub engine: u64,
-}
-
-impl MemoryEstimate {
-    /// Bytes of one simulation, with or without `--check`.
-    pub fn per_run(&self, check: bool) -> u64 {
-        let base = [self.l2p, self.entries, self.reverse_map, self.blocks, self.fingerprint_index, self.engine]
-            .iter()
-            .fold(0u64, |a, &b| a.saturating_add(b));
-        base.saturating_add(if check { self.check_shadow } else { 0 })
-    }
-
-    /// The tables, e.g. `L2P 64.0 MiB, entries 256.0 MiB, ...`.
-    pub fn breakdown(&self) -> String {
-        let engine =
-            if self.engine > 0 { format!(", dedup engine {}", format_bytes(self.engine)) } else { String::new() };
-        format!(
-            "L2P {}, entries {}, reverse map {}, blocks {}, fingerprint index {}{engine}",
-            format_bytes(self.l2p),
-            format_bytes(self.entries),
-            format_bytes(self.reverse_map),
-            format_bytes(self.blocks),
-            format_bytes(self.fingerprint_index)
-        )
-    }
-}
-
-/// A byte count for people: `512 B`, `1.5 KiB`, `98.3 GiB`, `1.20 TiB`.
-pub fn format_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
-
-impl Config {
-    /// What one simulation of this device may need ([`MemoryEstimate`]):
-    /// pure arithmetic on the geometry, safe on any validated config however
-    /// large (saturating).
-    pub fn memory_estimate(&self) -> MemoryEstimate {
-        let logical = self.logical_pages();
-        let raw = self.raw_pages();
-        let slot = 4u64; // u32 page numbers, entry ids and content ids
-        let entry = std::mem::size_of::<crate::ftl::Entry>() as u64 + slot;
-        // Block metadata (write pointer, valid count, erase count) and one
-        // free-pool slot per block.
-        let block = 8 + slot;
-        MemoryEstimate {
-            l2p: logical.saturating_mul(slot),
-            entries: logical.saturating_mul(entry),
-            reverse_map: raw.saturating_mul(slot),
-            blocks: self.blocks().saturating_mul(block),
-            fingerprint_index: logical.saturating_mul(slot),
-            check_shadow: logical.saturating_mul(slot),
-            engine: crate::engine::memory_estimate(self),
-        }
     }
 }
 

@@ -47,4 +47,3 @@ pub enum GcRule {
     /// without invalid pages is a "device full" error.
     UntilThreshold,
 }
-

@@ -117,7 +117,6 @@
 
 use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
-use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::reodedup::{atr, csr_greedy, Algorithm, ChunkId, Layout};
 use crate::units::{ContentId, Lpn, Nanos};
@@ -221,13 +220,13 @@ pub struct ReoDedup {
 
 impl ReoDedup {
     /// Builds `reodedup-csr` or `reodedup-atr` from its parameter table.
-    pub fn build(algorithm: Algorithm, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+    pub fn build(algorithm: Algorithm, ctx: &super::PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
         let name = match algorithm {
             Algorithm::Csr => "reodedup-csr",
             Algorithm::Atr => "reodedup-atr",
         };
-        let p: ReoDedupParams = super::params_with_units(cfg, name, UNIT_KEYS)?;
-        Ok(Box::new(ReoDedup::new(name, algorithm, &p, cfg.timing.read + cfg.timing.page_transfer)?))
+        let p: ReoDedupParams = super::params_with_units(ctx, UNIT_KEYS)?;
+        Ok(Box::new(ReoDedup::new(name, algorithm, &p, ctx.read_time)?))
     }
 
     /// A policy named `name` running `algorithm`; `t_read_out` is a page
@@ -497,6 +496,7 @@ impl Policy for ReoDedup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::reodedup::LayoutStats;
 
     #[test]
@@ -512,9 +512,9 @@ mod tests {
         let mut tab = toml::Table::new();
         tab.insert("windw".into(), toml::Value::Integer(3));
         cfg.policy.insert("reodedup-atr".into(), toml::Value::Table(tab));
-        let e = super::super::build("reodedup-atr", &cfg).err().unwrap().to_string();
+        let e = super::super::build("reodedup-atr", &cfg.policy_setup()).err().unwrap().to_string();
         assert!(e.contains("windw"), "{e}");
-        assert!(super::super::build("reodedup-csr", &cfg).is_ok());
+        assert!(super::super::build("reodedup-csr", &cfg.policy_setup()).is_ok());
     }
 
     /// A run of four chunks on units 0, 0, 1, 2 of four: only the second

@@ -164,7 +164,8 @@ type Outcome = Result<Vec<u8>, u32>;
 impl Device {
     pub fn new(cfg: &Config, o: &ServeOptions) -> Result<Device, ServeError> {
         let p = policy::build(&o.policy, cfg).map_err(RunError::from)?;
-        let e = engine::build(cfg).map_err(|e| RunError::from(SimError::from(e)))?;
+        let e =
+            engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(|e| RunError::from(SimError::from(e)))?;
         let sim = Simulation::streaming(cfg, p, e, o.check.clone()).map_err(RunError::from)?;
         let page = u64::from(cfg.geometry.page_size);
         let pages = o.size / page;

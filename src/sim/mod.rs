@@ -470,7 +470,7 @@ impl<'w> Simulation<'w> {
         policy: Box<dyn Policy>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
-        let engine = engine::build(cfg)?;
+        let engine = engine::build(&cfg.dedup.engine, &cfg.engine_context())?;
         Self::with_engine(cfg, workload, policy, engine, opts)
     }
 
