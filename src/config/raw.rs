@@ -855,12 +855,12 @@ mod tests {
         for &(name, _, table, _) in REGISTRY {
             match table {
                 Some(table) => assert!(
-                    matches!(build(name, &probe(table).policy_setup()), Err(PolicyError::Params { policy, .. }) if policy == table),
+                    matches!(build(name, &probe(table)), Err(PolicyError::Params { policy, .. }) if policy == table),
                     "{name} does not read [policy.{table}]"
                 ),
                 None => {
                     for &(other, _, _, _) in REGISTRY {
-                        assert!(build(name, &probe(other).policy_setup()).is_ok(), "{name} reads [policy.{other}]");
+                        assert!(build(name, &probe(other)).is_ok(), "{name} reads [policy.{other}]");
                     }
                 }
             }

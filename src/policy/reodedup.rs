@@ -512,9 +512,9 @@ mod tests {
         let mut tab = toml::Table::new();
         tab.insert("windw".into(), toml::Value::Integer(3));
         cfg.policy.insert("reodedup-atr".into(), toml::Value::Table(tab));
-        let e = super::super::build("reodedup-atr", &cfg.policy_setup()).err().unwrap().to_string();
+        let e = super::super::build("reodedup-atr", &cfg).err().unwrap().to_string();
         assert!(e.contains("windw"), "{e}");
-        assert!(super::super::build("reodedup-csr", &cfg.policy_setup()).is_ok());
+        assert!(super::super::build("reodedup-csr", &cfg).is_ok());
     }
 
     /// A run of four chunks on units 0, 0, 1, 2 of four: only the second
