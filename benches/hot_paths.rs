@@ -22,7 +22,7 @@ fn overwrite(c: &mut Criterion) {
     let mut g = c.benchmark_group("ftl_overwrite");
     for blocks in [256u32, 2048] {
         let cfg = config(blocks);
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let span = ftl.logical_pages() / 2;
         let units = ftl.geometry().unit_count();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -44,7 +44,7 @@ fn lookup(c: &mut Criterion) {
     let mut g = c.benchmark_group("fingerprint_lookup");
     for contents in [10_000u32, 1_000_000] {
         let cfg = config(2048);
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let units = ftl.geometry().unit_count();
         for i in 0..contents {
             let (e, _, _) = ftl.program(i % units, ContentId(i), true).expect("fits");
@@ -74,7 +74,7 @@ fn gc_steady_state(c: &mut Criterion) {
             page_size: 4096,
         };
         cfg.gc.min_free_blocks = 4;
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let span = ftl.logical_pages() * 9 / 10;
         let units = ftl.geometry().unit_count();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
@@ -94,7 +94,7 @@ fn gc_steady_state(c: &mut Criterion) {
 
 fn timing(c: &mut Criterion) {
     let cfg = Config::fad_table1();
-    let mut t = Timing::new(&cfg);
+    let mut t = Timing::new(&cfg.timing_params());
     let mut now = 0u64;
     let mut chip = 0u32;
     let mut done = Vec::new();

@@ -40,7 +40,7 @@ pub fn check_time_param(key: &str, v: f64, unit: &str, ns_per_unit: f64, max_ns:
             "{key} = {}: more than {} {unit} ({}); simulated time would saturate. Check the unit: {key} is in {unit}",
             short_f64(v),
             short_f64(max_ns / ns_per_unit),
-            crate::config::format_time_ns(max_ns as u64),
+            crate::params::format_time_ns(max_ns as u64),
         ));
     }
     Ok(())

@@ -24,9 +24,117 @@
 //! units 0, 1, 2, ... while rotating inside each unit visits planes exactly
 //! in SSDsim's channel -> chip -> die -> plane order whatever the unit level.
 
-use crate::config::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
 use crate::units::Ppn;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use strength_reduce::StrengthReducedU32;
+
+/// The unit of parallelism used for allocation striping and for FAD's
+/// per-unit counters (FAD §II-C: "the same method can be applied to
+/// channels, dies, or planes"). Units are numbered in SSDsim's dynamic
+/// allocation order, channel fastest: see [`Geometry`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ParallelUnit {
+    Channel,
+    #[default]
+    Chip,
+    Die,
+    Plane,
+}
+
+/// Flash array shape (FAD Table I by default).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GeometryConfig {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// Flash page size in bytes (a multiple of 4096).
+    pub page_size: u32,
+}
+
+/// One dimension of the flash array, as a letter of a [`StaticOrder`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `C`: the channel.
+    Channel,
+    /// `W`: the chip (way) within its channel.
+    Chip,
+    /// `D`: the die within its chip.
+    Die,
+    /// `P`: the plane within its die.
+    Plane,
+}
+
+/// The mixed-radix order of static allocation: the four dimensions, the
+/// one that varies fastest with the LPN first. With `order = [X0, X1, X2,
+/// X3]`, `X0 = lpn mod |X0|`, `X1 = (lpn / |X0|) mod |X1|`, and so on,
+/// exactly SSDsim 2.1's and MQSim's formulas. Written as four letters, MQSim's
+/// names (`CWDP`: channel fastest, then chip, die, plane). SSDsim's
+/// `static_allocation` modes 0-5 are `WDPC`, `CWDP`, `CPWD`, `CDWP`, `CPDW`
+/// and `CDPW` (docs/simulator.md, "Static allocation"). Default `CWDP`: MQSim's
+/// default scheme, SSDsim's mode 1, and the order of dedupsim's own
+/// round-robin (channel fastest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StaticOrder(pub [Dim; 4]);
+
+impl Default for StaticOrder {
+    fn default() -> StaticOrder {
+        StaticOrder([Dim::Channel, Dim::Chip, Dim::Die, Dim::Plane])
+    }
+}
+
+impl fmt::Display for StaticOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in self.0 {
+            f.write_str(match d {
+                Dim::Channel => "C",
+                Dim::Chip => "W",
+                Dim::Die => "D",
+                Dim::Plane => "P",
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for StaticOrder {
+    type Err = String;
+    /// Four letters C, W, D, P, each once, in any case.
+    fn from_str(s: &str) -> Result<StaticOrder, String> {
+        let bad = || {
+            format!(
+                "static allocation order `{s}` must be the four letters C, W, D and P (channel, way = chip, die, \
+                 plane), each once, fastest first, e.g. `CWDP`"
+            )
+        };
+        let mut dims = [Dim::Channel; 4];
+        let mut seen = [false; 4];
+        let mut n = 0;
+        for ch in s.chars() {
+            let (d, i) = match ch.to_ascii_uppercase() {
+                'C' => (Dim::Channel, 0),
+                'W' => (Dim::Chip, 1),
+                'D' => (Dim::Die, 2),
+                'P' => (Dim::Plane, 3),
+                _ => return Err(bad()),
+            };
+            if n == 4 || seen[i] {
+                return Err(bad());
+            }
+            seen[i] = true;
+            dims[n] = d;
+            n += 1;
+        }
+        if n != 4 {
+            return Err(bad());
+        }
+        Ok(StaticOrder(dims))
+    }
+}
 
 /// Derived geometry with precomputed strides and unit tables.
 #[derive(Clone, Debug)]

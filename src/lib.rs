@@ -16,6 +16,7 @@ pub mod ftl;
 pub mod geometry;
 pub mod metrics;
 pub mod output;
+pub mod params;
 pub mod plot;
 pub mod policy;
 pub mod reodedup;

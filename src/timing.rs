@@ -93,11 +93,63 @@
 //! `2*(tR+tX)`; on two chips of one channel at `tR+tX` and `tR+2*tX`; on two
 //! channels both at `tR+tX`.
 
-use crate::config::Config;
 use crate::series::BusyByInterval;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
+
+/// Flash and controller timing (FAD Table I; bus from SSDsim's parameter file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimingConfig {
+    /// tR: page read (array to register).
+    pub read: Nanos,
+    /// tPROG: page program.
+    pub program: Nanos,
+    /// tBERS: block erase.
+    pub erase: Nanos,
+    /// Channel transfer time per byte in picoseconds (SSDsim t_RC = t_WC =
+    /// 25 ns on an 8-bit bus => 25_000 ps/byte, ~102 us per 4 KiB page).
+    pub transfer_ps_per_byte: u64,
+    /// Derived: one page over the channel bus.
+    pub page_transfer: Nanos,
+    /// Which waiting operation chips and buses serve next.
+    pub scheduling: Scheduling,
+    /// When a page program counts as done for its write request.
+    pub write_completion: WriteCompletion,
+    /// SSDsim's shortcut: a read of a physical page that already has a read
+    /// waiting on its channel completes 1 us after arriving.
+    pub duplicate_read_shortcut: bool,
+}
+
+/// What [`Timing::new`] needs: the channels and chips, the flash timing,
+/// the hash engines and whether GC migrates with copyback. Resolved from a
+/// configuration by `Config::timing_params`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimingParams {
+    /// `geometry.channels`.
+    pub channels: u32,
+    /// `geometry.chips_per_channel`.
+    pub chips_per_channel: u32,
+    /// `[timing]`.
+    pub timing: TimingConfig,
+    /// The hash engines (`dedup.fingerprint`, `dedup.hash_*`).
+    pub hash: HashParams,
+    /// `gc.copyback`: GC migrations stay inside the plane (no bus transfer).
+    pub copyback: bool,
+}
+
+/// The hash engines' parameters (`[dedup]`, FAD §IV-A).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct HashParams {
+    /// Fingerprint computation per written page (`dedup.fingerprint`).
+    pub fingerprint: Nanos,
+    /// Hash engines working in parallel (`dedup.hash_engines`).
+    pub engines: u32,
+    /// What one engine takes at a time (`dedup.hash_unit`).
+    pub unit: HashUnit,
+    /// Whether programs start as pages are hashed (`dedup.hash_overlap`).
+    pub overlap: HashOverlap,
+}
 
 /// Which waiting operation a chip and a bus serve next (`timing.scheduling`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -353,16 +405,16 @@ impl HashLoad {
 }
 
 impl Timing {
-    pub fn new(cfg: &Config) -> Timing {
-        let g = &cfg.geometry;
+    pub fn new(p: &TimingParams) -> Timing {
+        let g = p;
         let chips = (g.channels * g.chips_per_channel) as usize;
         let rules = Rules {
-            t_read: cfg.timing.read,
-            t_prog: cfg.timing.program,
-            t_xfer: cfg.timing.page_transfer,
-            scheduling: cfg.timing.scheduling,
-            completion: cfg.timing.write_completion,
-            shortcut: cfg.timing.duplicate_read_shortcut,
+            t_read: p.timing.read,
+            t_prog: p.timing.program,
+            t_xfer: p.timing.page_transfer,
+            scheduling: p.timing.scheduling,
+            completion: p.timing.write_completion,
+            shortcut: p.timing.duplicate_read_shortcut,
             late: false,
         };
         let channel = Channel {
@@ -377,16 +429,16 @@ impl Timing {
         };
         Timing {
             rules,
-            t_erase: cfg.timing.erase,
-            t_fp: cfg.dedup.fingerprint,
-            hash_unit: cfg.dedup.hash_unit,
-            hash_overlap: cfg.dedup.hash_overlap,
-            copyback: cfg.gc.copyback,
+            t_erase: p.timing.erase,
+            t_fp: p.hash.fingerprint,
+            hash_unit: p.hash.unit,
+            hash_overlap: p.hash.overlap,
+            copyback: p.copyback,
             channels: vec![channel; g.channels as usize],
             n_channels: g.channels,
             loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
-            hash_free: vec![Nanos::ZERO; cfg.dedup.hash_engines.max(1) as usize],
-            hash: HashLoad { engines: cfg.dedup.hash_engines.max(1), ..HashLoad::default() },
+            hash_free: vec![Nanos::ZERO; p.hash.engines.max(1) as usize],
+            hash: HashLoad { engines: p.hash.engines.max(1), ..HashLoad::default() },
             acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips], series: None },
             done: Vec::new(),
             shortcuts: 0,
@@ -1087,7 +1139,7 @@ mod tests {
         let mut cfg = Config::small_for_tests(2, 2, 16, 4);
         cfg.timing.scheduling = s;
         cfg.timing.write_completion = w;
-        Timing::new(&cfg)
+        Timing::new(&cfg.timing_params())
     }
 
     fn rp() -> Timing {
@@ -1161,14 +1213,14 @@ mod tests {
         // channel of 2 chips, the read on chip 0 senses until TR, its data
         // then takes the bus, and the write arriving at TR gets it only at
         // TR + TX (on chip 0, where the token points: its read is done).
-        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4));
+        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4).timing_params());
         t.submit(0, Nanos(0), OpKind::Read, 0);
         t.submit_unplaced(Nanos(TR), 1);
         assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 0, Nanos(TR + TX))));
         assert_eq!(run(&mut t), vec![TR + TX, TR + 2 * TX]);
         // The same write arriving at 0, during the sense: the bus is free
         // and chip 1 idle, so it goes at once and the read's data waits.
-        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4));
+        let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4).timing_params());
         t.submit(0, Nanos(0), OpKind::Read, 0);
         t.submit_unplaced(Nanos(0), 1);
         assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 1, Nanos(0))));
@@ -1248,7 +1300,7 @@ mod tests {
     fn duplicate_read_shortcut() {
         let mut cfg = Config::small_for_tests(2, 2, 16, 4);
         cfg.timing.duplicate_read_shortcut = true;
-        let mut t = Timing::new(&cfg);
+        let mut t = Timing::new(&cfg.timing_params());
         t.submit_read(0, Nanos(0), 7, 0);
         t.submit_read(0, Nanos(5_000), 7, 1); // first still sensing
         t.submit_read(0, Nanos(TR + 1_000), 7, 2); // first's data going out
@@ -1278,8 +1330,8 @@ mod tests {
             cfg.timing.write_completion =
                 if rng.gen_bool(0.5) { WriteCompletion::Transfer } else { WriteCompletion::Program };
             cfg.timing.duplicate_read_shortcut = rng.gen_bool(0.3);
-            let mut lazy = Timing::new(&cfg);
-            let mut each = Timing::new(&cfg);
+            let mut lazy = Timing::new(&cfg.timing_params());
+            let mut each = Timing::new(&cfg.timing_params());
             each.report_at_completion();
             let gap = [0u64, 1_000, 20_000, 100_000, 300_000][rng.gen_range(0..5)];
             let mut t = 0;
@@ -1357,7 +1409,7 @@ mod tests {
             cfg.dedup.hash_unit = unit;
             cfg.dedup.hash_overlap = overlap;
             cfg.dedup.hash_engines = engines;
-            let mut t = Timing::new(&cfg);
+            let mut t = Timing::new(&cfg.timing_params());
             let mut ready = Vec::new();
             t.fingerprint_request(Nanos(0), 4, &mut ready);
             assert_eq!(ready, a.map(Nanos), "{unit:?} {overlap:?} {engines} engines");

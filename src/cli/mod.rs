@@ -112,7 +112,7 @@ pub fn main() -> ExitCode {
         }
         Command::Policies => {
             let mut s = String::new();
-            for (n, d, _) in dedupsim::policy::REGISTRY {
+            for (n, d, _, _) in dedupsim::policy::REGISTRY {
                 s.push_str(&format!("{n:<18} {d}\n"));
             }
             common::out(&s)

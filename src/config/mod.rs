@@ -2,8 +2,11 @@
 //!
 //! A raw, serde-mirrored TOML document (presets in `presets/*.toml`, user
 //! files, `--set key=value` overrides) is validated into the resolved
-//! [`Config`] below, with derived geometry and units. Simulator constructors
-//! take `&Config`, never positional argument lists.
+//! [`Config`] below, with derived geometry and units. `Config` composes the
+//! lower modules' own parameter types (`geometry::GeometryConfig`,
+//! `timing::TimingConfig`, `ftl::GcConfig`, re-exported here) and resolves
+//! into what their constructors take (`setup.rs`): the simulator's modules
+//! never see `Config` (ARCHITECTURE.md, "Layers").
 //!
 //! Loading: [`Config::load`] takes a preset name or a file, and `--set
 //! key=value` overrides ([`apply_override`]) edit that document before it is
@@ -16,103 +19,29 @@
 mod error;
 pub mod import;
 mod overrides;
-mod parse;
 pub mod raw;
-pub mod unit_keys;
+mod setup;
 
+use crate::params::parse;
+pub use crate::params::parse_size;
+/// Parses a time string (`"20us"`, `"1.5ms"`, `"1s"`) to integer nanoseconds.
+pub use crate::params::parse_time_ns;
+/// Parameter tables with units in the value (moved to [`crate::params`]).
+pub use crate::params::unit_keys;
 pub use error::ConfigError;
 pub use overrides::apply_override;
-pub(crate) use parse::format_time_ns;
-pub use parse::parse_size;
-/// Parses a time string (`"20us"`, `"1.5ms"`, `"1s"`) to integer nanoseconds.
-pub use parse::parse_time_ns;
 pub use raw::RawConfig;
+pub use setup::{format_bytes, MemoryEstimate};
 
-pub use crate::timing::{HashOverlap, HashUnit, Scheduling, WriteCompletion};
+pub use crate::ftl::{FtlParams, GcConfig, GcRule};
+pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
+pub use crate::timing::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// The unit of parallelism used for allocation striping and for FAD's
-/// per-unit counters (FAD §II-C: "the same method can be applied to
-/// channels, dies, or planes"). Units are numbered in SSDsim's dynamic
-/// allocation order, channel fastest: see [`crate::geometry::Geometry`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ParallelUnit {
-    Channel,
-    #[default]
-    Chip,
-    Die,
-    Plane,
-}
-
-/// Flash array shape (FAD Table I by default).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GeometryConfig {
-    pub channels: u32,
-    pub chips_per_channel: u32,
-    pub dies_per_chip: u32,
-    pub planes_per_die: u32,
-    pub blocks_per_plane: u32,
-    pub pages_per_block: u32,
-    /// Flash page size in bytes (a multiple of 4096).
-    pub page_size: u32,
-}
-
-/// Flash and controller timing (FAD Table I; bus from SSDsim's parameter file).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TimingConfig {
-    /// tR: page read (array to register).
-    pub read: Nanos,
-    /// tPROG: page program.
-    pub program: Nanos,
-    /// tBERS: block erase.
-    pub erase: Nanos,
-    /// Channel transfer time per byte in picoseconds (SSDsim t_RC = t_WC =
-    /// 25 ns on an 8-bit bus => 25_000 ps/byte, ~102 us per 4 KiB page).
-    pub transfer_ps_per_byte: u64,
-    /// Derived: one page over the channel bus.
-    pub page_transfer: Nanos,
-    /// Which waiting operation chips and buses serve next.
-    pub scheduling: Scheduling,
-    /// When a page program counts as done for its write request.
-    pub write_completion: WriteCompletion,
-    /// SSDsim's shortcut: a read of a physical page that already has a read
-    /// waiting on its channel completes 1 us after arriving.
-    pub duplicate_read_shortcut: bool,
-}
-
-/// Garbage collection and wear levelling.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GcConfig {
-    /// GC runs in a plane when its free blocks fall below this many.
-    pub min_free_blocks: u32,
-    /// Migrate valid pages with copyback inside the plane (no bus transfer).
-    pub copyback: bool,
-    /// Wear levelling: prefer the free block with the lowest erase count,
-    /// and break greedy-victim ties toward the least-worn block.
-    pub wear_leveling: bool,
-    /// How much a plane below the threshold collects.
-    pub rule: GcRule,
-}
-
-/// How much GC collects in a plane below `gc.min_free_blocks` (`gc.rule`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GcRule {
-    /// One greedy victim per page write into the plane, skipped when no
-    /// block has an invalid page (SSDsim 2.1: `gc hard threshold` checked
-    /// after every page write). The threshold may exceed the spare blocks.
-    #[default]
-    OnePerWrite,
-    /// Greedy victims until the plane is back at the threshold; a victim
-    /// without invalid pages is a "device full" error.
-    UntilThreshold,
-}
 
 /// Where the pages of placement-free policies go (`allocation`).
 ///
@@ -203,86 +132,6 @@ impl<'de> Deserialize<'de> for Allocation {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Allocation, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// One dimension of the flash array, as a letter of a [`StaticOrder`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Dim {
-    /// `C`: the channel.
-    Channel,
-    /// `W`: the chip (way) within its channel.
-    Chip,
-    /// `D`: the die within its chip.
-    Die,
-    /// `P`: the plane within its die.
-    Plane,
-}
-
-/// The mixed-radix order of static allocation: the four dimensions, the
-/// one that varies fastest with the LPN first. With `order = [X0, X1, X2,
-/// X3]`, `X0 = lpn mod |X0|`, `X1 = (lpn / |X0|) mod |X1|`, and so on,
-/// exactly SSDsim 2.1's and MQSim's formulas. Written as four letters, MQSim's
-/// names (`CWDP`: channel fastest, then chip, die, plane). SSDsim's
-/// `static_allocation` modes 0-5 are `WDPC`, `CWDP`, `CPWD`, `CDWP`, `CPDW`
-/// and `CDPW` (docs/simulator.md, "Static allocation"). Default `CWDP`: MQSim's
-/// default scheme, SSDsim's mode 1, and the order of dedupsim's own
-/// round-robin (channel fastest).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct StaticOrder(pub [Dim; 4]);
-
-impl Default for StaticOrder {
-    fn default() -> StaticOrder {
-        StaticOrder([Dim::Channel, Dim::Chip, Dim::Die, Dim::Plane])
-    }
-}
-
-impl fmt::Display for StaticOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in self.0 {
-            f.write_str(match d {
-                Dim::Channel => "C",
-                Dim::Chip => "W",
-                Dim::Die => "D",
-                Dim::Plane => "P",
-            })?;
-        }
-        Ok(())
-    }
-}
-
-impl std::str::FromStr for StaticOrder {
-    type Err = String;
-    /// Four letters C, W, D, P, each once, in any case.
-    fn from_str(s: &str) -> Result<StaticOrder, String> {
-        let bad = || {
-            format!(
-                "static allocation order `{s}` must be the four letters C, W, D and P (channel, way = chip, die, \
-                 plane), each once, fastest first, e.g. `CWDP`"
-            )
-        };
-        let mut dims = [Dim::Channel; 4];
-        let mut seen = [false; 4];
-        let mut n = 0;
-        for ch in s.chars() {
-            let (d, i) = match ch.to_ascii_uppercase() {
-                'C' => (Dim::Channel, 0),
-                'W' => (Dim::Chip, 1),
-                'D' => (Dim::Die, 2),
-                'P' => (Dim::Plane, 3),
-                _ => return Err(bad()),
-            };
-            if n == 4 || seen[i] {
-                return Err(bad());
-            }
-            seen[i] = true;
-            dims[n] = d;
-            n += 1;
-        }
-        if n != 4 {
-            return Err(bad());
-        }
-        Ok(StaticOrder(dims))
     }
 }
 
@@ -879,7 +728,7 @@ impl Config {
         }
         raw::normalize_policy(self.policy.clone())?;
         raw::normalize_engine_tables(self.engine.clone())?;
-        crate::engine::validate(self)?;
+        self.validate_engines()?;
         Ok(())
     }
 
@@ -1067,125 +916,6 @@ impl Config {
         );
         s.push_str(&self.engine_parameters_shown());
         s
-    }
-
-    /// `config show`'s commented block of every dedup engine's parameters
-    /// as this config runs them, defaults filled in (an `[engine.NAME]`
-    /// table or `--set engine.NAME.KEY=VALUE` changes them).
-    fn engine_parameters_shown(&self) -> String {
-        let mut s = String::from(
-            "\n# ---- dedup engine parameters (defaults filled in; set with [engine.NAME] or \
-             --set engine.NAME.KEY=VALUE) ----\n",
-        );
-        for (name, table) in crate::engine::shown(self) {
-            let running = if name == self.dedup.engine { " (dedup.engine)" } else { "" };
-            s.push_str(&format!("# [engine.{name}]{running}\n"));
-            match table {
-                Ok(t) if t.is_empty() => s.push_str(
-                    "#   no parameters: its hash time is dedup.fingerprint, its hash engines dedup.hash_engines\n",
-                ),
-                Ok(t) => {
-                    for line in toml::to_string(&t).unwrap_or_default().lines() {
-                        s.push_str(&format!("#   {line}\n"));
-                    }
-                }
-                Err(e) => s.push_str(&format!("#   (invalid: {e})\n")),
-            }
-        }
-        s
-    }
-}
-
-/// The memory one simulation of a device may need, in bytes, table by
-/// table ([`Config::memory_estimate`]): the FTL's tables at their largest,
-/// i.e. once every logical page has been written. A simulation allocates
-/// them up front (untouched parts stay virtual), so a device too large for
-/// the machine is refused before anything is allocated rather than
-/// aborting in the allocator. Not counted: the workload (requests and page
-/// contents, shared by every run) and a few bytes per chip, channel or unit.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MemoryEstimate {
-    /// L2P table: one 4-byte slot per logical page.
-    pub l2p: u64,
-    /// Mapping entries (one per live physical copy, at most one per logical
-    /// page) and their free list.
-    pub entries: u64,
-    /// Reverse map: one 4-byte slot per physical page.
-    pub reverse_map: u64,
-    /// Block metadata and the planes' free-block pools.
-    pub blocks: u64,
-    /// Fingerprint index of deduplicating policies: one 4-byte slot per
-    /// distinct content, taken as one per logical page (a workload writing
-    /// more distinct contents than the device holds needs more).
-    pub fingerprint_index: u64,
-    /// `run --check`'s shadow map: one 4-byte slot per logical page.
-    pub check_shadow: u64,
-    /// The dedup engine's own tables (`dedup.engine`; 0 for `caftl`, which
-    /// is the fingerprint index above): [`crate::engine::memory_estimate`].
-    pub engine: u64,
-}
-
-impl MemoryEstimate {
-    /// Bytes of one simulation, with or without `--check`.
-    pub fn per_run(&self, check: bool) -> u64 {
-        let base = [self.l2p, self.entries, self.reverse_map, self.blocks, self.fingerprint_index, self.engine]
-            .iter()
-            .fold(0u64, |a, &b| a.saturating_add(b));
-        base.saturating_add(if check { self.check_shadow } else { 0 })
-    }
-
-    /// The tables, e.g. `L2P 64.0 MiB, entries 256.0 MiB, ...`.
-    pub fn breakdown(&self) -> String {
-        let engine =
-            if self.engine > 0 { format!(", dedup engine {}", format_bytes(self.engine)) } else { String::new() };
-        format!(
-            "L2P {}, entries {}, reverse map {}, blocks {}, fingerprint index {}{engine}",
-            format_bytes(self.l2p),
-            format_bytes(self.entries),
-            format_bytes(self.reverse_map),
-            format_bytes(self.blocks),
-            format_bytes(self.fingerprint_index)
-        )
-    }
-}
-
-/// A byte count for people: `512 B`, `1.5 KiB`, `98.3 GiB`, `1.20 TiB`.
-pub fn format_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
-
-impl Config {
-    /// What one simulation of this device may need ([`MemoryEstimate`]):
-    /// pure arithmetic on the geometry, safe on any validated config however
-    /// large (saturating).
-    pub fn memory_estimate(&self) -> MemoryEstimate {
-        let logical = self.logical_pages();
-        let raw = self.raw_pages();
-        let slot = 4u64; // u32 page numbers, entry ids and content ids
-        let entry = std::mem::size_of::<crate::ftl::Entry>() as u64 + slot;
-        // Block metadata (write pointer, valid count, erase count) and one
-        // free-pool slot per block.
-        let block = 8 + slot;
-        MemoryEstimate {
-            l2p: logical.saturating_mul(slot),
-            entries: logical.saturating_mul(entry),
-            reverse_map: raw.saturating_mul(slot),
-            blocks: self.blocks().saturating_mul(block),
-            fingerprint_index: logical.saturating_mul(slot),
-            check_shadow: logical.saturating_mul(slot),
-            engine: crate::engine::memory_estimate(self),
-        }
     }
 }
 

@@ -635,43 +635,9 @@ pub(crate) fn check_time_scale(s: f64) -> Result<(), ConfigError> {
     }
 }
 
-/// The `[policy.<table>]` parameter tables the registered policies read,
-/// each with the policies that read it, in registry order (e.g. `fad` is
-/// read by `fad-rpo`, ..., `fad`; `native` reads none).
-///
-/// Found by asking the registry rather than kept as a second list (adding a
-/// policy stays one file and one `REGISTRY` line): every registry name is
-/// tried as a table holding a key no policy has, and a policy reads that
-/// table when its constructor rejects the key (policy parameters are
-/// `deny_unknown_fields`, see [`crate::policy::params`]). Computed once.
-pub fn policy_tables() -> &'static [(&'static str, Vec<&'static str>)] {
-    static TABLES: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> = std::sync::OnceLock::new();
-    TABLES.get_or_init(|| {
-        use crate::policy::{PolicyError, REGISTRY};
-        let mut tables = Vec::new();
-        for &(table, _, _) in REGISTRY {
-            let mut probe = Config::fad_table1();
-            let mut params = toml::Table::new();
-            params.insert("dedupsim-probe-not-a-parameter".into(), toml::Value::Boolean(true));
-            probe.policy.insert(table.into(), toml::Value::Table(params));
-            let readers: Vec<&'static str> = REGISTRY
-                .iter()
-                .filter(
-                    |(_, _, build)| matches!(build(&probe), Err(PolicyError::Params { policy, .. }) if policy == table),
-                )
-                .map(|(name, _, _)| *name)
-                .collect();
-            if !readers.is_empty() {
-                tables.push((table, readers));
-            }
-        }
-        tables
-    })
-}
-
 /// Why `[policy.<name>]` is not a table any policy reads.
 fn unknown_policy_table(name: &str) -> ConfigError {
-    let tables = policy_tables();
+    let tables = super::setup::policy_tables();
     let list = tables.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
     let why = if let Some((t, _)) = tables.iter().find(|(_, readers)| readers.contains(&name)) {
         format!("policy `{name}` takes its parameters from [policy.{t}] (--set policy.{t}.<param>=<value>)")
@@ -692,7 +658,7 @@ fn unknown_policy_table(name: &str) -> ConfigError {
 /// the same as no section (the policy's defaults) and hashes the same.
 pub(crate) fn normalize_policy(policy: toml::Table) -> Result<toml::Table, ConfigError> {
     normalize_tables("policy", policy, |name| {
-        if policy_tables().iter().any(|(t, _)| *t == name) {
+        if super::setup::policy_tables().iter().any(|(t, _)| *t == name) {
             Ok(())
         } else {
             Err(unknown_policy_table(name))
@@ -872,10 +838,33 @@ mod tests {
         assert!(Config::from_toml_str_with_overrides("", "t.toml", &["policy.fad.rho=0.3".into()]).is_ok());
     }
 
-    /// The registry's parameter tables, found by probing the constructors.
+    /// The registry's parameter tables, declared as data; each declared
+    /// table is the one its policy reads (an unknown key in it is that
+    /// policy's error), and a policy without one ignores every table.
     #[test]
     fn policy_tables_are_found_in_the_registry() {
-        let t: Vec<(&str, Vec<&str>)> = policy_tables().to_vec();
+        use crate::policy::{build, PolicyError, REGISTRY};
+        let t: Vec<(&str, Vec<&str>)> = super::super::setup::policy_tables();
+        let probe = |table: &str| {
+            let mut cfg = Config::fad_table1();
+            let mut params = toml::Table::new();
+            params.insert("dedupsim-probe-not-a-parameter".into(), toml::Value::Boolean(true));
+            cfg.policy.insert(table.into(), toml::Value::Table(params));
+            cfg
+        };
+        for &(name, _, table, _) in REGISTRY {
+            match table {
+                Some(table) => assert!(
+                    matches!(build(name, &probe(table)), Err(PolicyError::Params { policy, .. }) if policy == table),
+                    "{name} does not read [policy.{table}]"
+                ),
+                None => {
+                    for &(other, _, _, _) in REGISTRY {
+                        assert!(build(name, &probe(other)).is_ok(), "{name} reads [policy.{other}]");
+                    }
+                }
+            }
+        }
         assert_eq!(
             t,
             [

@@ -6,8 +6,7 @@
 //! work. The index is the FTL's own ([`crate::ftl::Ftl::find_duplicate`]),
 //! which the simulator consults directly for this engine.
 
-use super::{Engine, EngineError, EngineIo, Verdict, WritePage};
-use crate::config::Config;
+use super::{Engine, EngineContext, EngineError, EngineIo, Verdict, WritePage};
 use crate::ftl::Ftl;
 
 /// The CAFTL-like engine. See the module doc.
@@ -17,8 +16,8 @@ pub struct Caftl;
 impl Caftl {
     /// The engine has no parameters: any key of `[engine.caftl]` is an
     /// error (its costs are `dedup.fingerprint` and `dedup.hash_engines`).
-    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-        let keys: Vec<String> = match cfg.engine.get("caftl") {
+    pub fn build(ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
+        let keys: Vec<String> = match ctx.tables.get("caftl") {
             None => Vec::new(),
             Some(toml::Value::Table(t)) => t.keys().map(|k| format!("`{k}`")).collect(),
             Some(v) => vec![format!("a {} value instead of a table", v.type_str())],

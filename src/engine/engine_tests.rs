@@ -2,7 +2,7 @@
 //! against the CAFTL fast path, and SmartDedup's published behaviours.
 
 use super::*;
-use crate::config::PreconditionRule;
+use crate::config::{Config, PreconditionRule};
 use crate::content::ContentModel;
 use crate::runner::{prepare, Prepared};
 use crate::sim::{RunOptions, RunOutput, Simulation};
@@ -68,7 +68,7 @@ fn smart(cfg: &Config, set: &[(&str, toml::Value)]) -> Box<dyn Engine> {
         t.insert(k.to_string(), v.clone());
     }
     cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
-    build_named("smartdedup", &cfg).unwrap()
+    build("smartdedup", &cfg.engine_context()).unwrap()
 }
 
 /// The generic engine path (lookup, commit, forget, preload) gives the
@@ -501,9 +501,9 @@ fn smartdedup_sequence_filter_needs_contiguous_copies() {
 #[test]
 fn smartdedup_default_capacity() {
     let cfg = Config::fad_table1();
-    let p: SmartDedupParams = params(&cfg, "smartdedup", super::smartdedup::UNIT_KEYS).unwrap();
+    let p: SmartDedupParams = params(&cfg.engine_context(), "smartdedup", super::smartdedup::UNIT_KEYS).unwrap();
     assert_eq!((p.memory_mb, p.prefix_bits), (3.0, None));
-    let e = build_named("smartdedup", &cfg).unwrap();
+    let e = build("smartdedup", &cfg.engine_context()).unwrap();
     let get = |e: &dyn Engine, k: &str| e.stats().iter().find(|(n, _)| *n == k).unwrap().1;
     assert_eq!(get(&*e, "engine_capacity_fps"), 98_304.0);
     assert_eq!(get(&*e, "engine_prefix_bits"), 14.0);
@@ -531,7 +531,7 @@ fn smartdedup_rejects_bad_prefix_and_memory() {
         let mut cfg = cfg.clone();
         let t: toml::Table = set.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
-        build_named("smartdedup", &cfg).err().expect("must fail").to_string()
+        build("smartdedup", &cfg.engine_context()).err().expect("must fail").to_string()
     };
     assert!(err(&[("prefix_bits", 0.into())]).contains("prefix_bits = 0"));
     assert!(err(&[("prefix_bits", 25.into())]).contains("prefix_bits = 25"));
@@ -551,7 +551,7 @@ fn light(cfg: &Config, set: &[(&str, toml::Value)]) -> Box<dyn Engine> {
         t.insert(k.to_string(), v.clone());
     }
     cfg.engine.insert("light-dedup".into(), toml::Value::Table(t));
-    build_named("light-dedup", &cfg).unwrap()
+    build("light-dedup", &cfg.engine_context()).unwrap()
 }
 
 /// A workload from (op, first LPN, contents or page count) steps, one

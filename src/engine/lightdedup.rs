@@ -128,10 +128,12 @@
 //! device ran Light-Dedup before), allocated in preload order with hints
 //! chained in that order, all on flash, cache cold.
 
-use super::{is_live_copy, mix64, params, Engine, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage};
-use crate::config::unit_keys::UnitKey;
-use crate::config::Config;
+use super::{
+    is_live_copy, mix64, params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp,
+    WritePage,
+};
 use crate::ftl::{EntryId, Ftl};
+use crate::params::unit_keys::UnitKey;
 use crate::units::{ContentId, Nanos};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -165,7 +167,7 @@ const NIL: u32 = u32::MAX;
 const RMAP_BASE: u64 = 1 << 40;
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
+/// ([`crate::params::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
 pub const UNIT_KEYS: &[UnitKey] = &[
     UnitKey::time("hash", "hash_us", crate::background::MAX_HASH_TIME_NS as u64, 1e3, "µs"),
     UnitKey::time("index_lookup", "index_lookup_us", crate::background::MAX_HASH_TIME_NS as u64, 1e3, "µs"),
@@ -526,17 +528,17 @@ pub struct LightDedup {
 }
 
 impl LightDedup {
-    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(Self::new(params(cfg, "light-dedup", UNIT_KEYS)?)?))
+    pub fn build(ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(Self::new(params(ctx, "light-dedup", UNIT_KEYS)?)?))
     }
 
     /// The engine's tables at a full device ([`super::memory_estimate`]):
     /// per logical page an LMT slot and its two hash-map entries
     /// (fingerprint -> slot, copy -> slot; 16 B each with their share of
     /// the table).
-    pub fn memory_estimate(cfg: &Config) -> u64 {
+    pub fn memory_estimate(ctx: &EngineContext) -> u64 {
         let per_page = std::mem::size_of::<Slot>() as u64 + 2 * 16;
-        cfg.logical_pages().saturating_mul(per_page)
+        ctx.logical_pages.saturating_mul(per_page)
     }
 
     pub fn new(p: LightDedupParams) -> Result<Self, EngineError> {

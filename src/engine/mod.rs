@@ -34,9 +34,8 @@ pub use caftl::Caftl;
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
 pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
 
-use crate::config::unit_keys::{self, UnitKey};
-use crate::config::{Config, ConfigError};
 use crate::ftl::{EntryId, Ftl};
+use crate::params::unit_keys::{self, UnitKey};
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
 use serde::de::DeserializeOwned;
 use thiserror::Error;
@@ -232,12 +231,27 @@ pub enum EngineError {
     Params { engine: String, reason: String },
 }
 
-pub type Builder = fn(&Config) -> Result<Box<dyn Engine>, EngineError>;
+/// What building an engine needs from the configuration, resolved by
+/// `Config::engine_context` (the engines never see `Config`).
+#[derive(Copy, Clone, Debug)]
+pub struct EngineContext<'a> {
+    /// Every `[engine.<name>]` parameter table; an engine reads the one
+    /// named after it.
+    pub tables: &'a toml::Table,
+    /// `geometry.page_size` (fingerprints per metadata page).
+    pub page_size: u32,
+    /// One flash page read: `timing.read` plus one page over the bus.
+    pub read_time: Nanos,
+    /// Host-visible pages (the memory estimate at a full device).
+    pub logical_pages: u64,
+}
+
+pub type Builder = fn(&EngineContext) -> Result<Box<dyn Engine>, EngineError>;
 
 /// An engine's parameter table as `config show` prints it: every parameter
 /// with its value in `cfg` (defaults filled in), unit-bearing names where
 /// the value is exact ([`shown_params`]).
-pub type Shown = fn(&Config) -> Result<toml::Table, EngineError>;
+pub type Shown = fn(&EngineContext) -> Result<toml::Table, EngineError>;
 
 /// Every engine: name, description, constructor, shown parameters. One
 /// line per engine.
@@ -267,11 +281,11 @@ pub const REGISTRY: &[(&str, &str, Builder, Shown)] = &[
 /// unit-bearing names ([`unit_keys::present`]). An unset optional
 /// parameter (`prefix_bits`) is left out.
 pub fn shown_params<P: DeserializeOwned + Default + serde::Serialize>(
-    cfg: &Config,
+    ctx: &EngineContext,
     name: &str,
     units: &[UnitKey],
 ) -> Result<toml::Table, EngineError> {
-    let p: P = params(cfg, name, units)?;
+    let p: P = params(ctx, name, units)?;
     let mut t = toml::Table::try_from(&p)
         .map_err(|e| EngineError::Params { engine: name.to_string(), reason: e.to_string() })?;
     unit_keys::present(&mut t, units);
@@ -280,33 +294,28 @@ pub fn shown_params<P: DeserializeOwned + Default + serde::Serialize>(
 
 /// Every engine's parameters under `cfg`, in registry order
 /// ([`Shown`]): what `config show` lists.
-pub fn shown(cfg: &Config) -> Vec<(&'static str, Result<toml::Table, EngineError>)> {
-    REGISTRY.iter().map(|(n, _, _, show)| (*n, show(cfg))).collect()
+pub fn shown(ctx: &EngineContext) -> Vec<(&'static str, Result<toml::Table, EngineError>)> {
+    REGISTRY.iter().map(|(n, _, _, show)| (*n, show(ctx))).collect()
 }
 
-/// Builds the engine `cfg.dedup.engine` names.
-pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-    build_named(&cfg.dedup.engine, cfg)
-}
-
-/// Builds an engine by registry name.
-pub fn build_named(name: &str, cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
+/// Builds an engine by registry name (`dedup.engine`).
+pub fn build(name: &str, ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
     REGISTRY
         .iter()
         .find(|(n, _, _, _)| *n == name)
-        .map(|(_, _, b, _)| b(cfg))
+        .map(|(_, _, b, _)| b(ctx))
         .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
 }
 
-/// What the engine `cfg.dedup.engine` allocates at most beside the FTL
-/// (bytes, saturating): its tables when every logical page holds a
-/// distinct content. Part of [`Config::memory_estimate`]; 0 for `caftl`
-/// (the FTL's index, counted there) and for parameters that do not
-/// validate (validation reports them).
-pub fn memory_estimate(cfg: &Config) -> u64 {
-    match cfg.dedup.engine.as_str() {
-        "smartdedup" => SmartDedup::memory_estimate(cfg),
-        "light-dedup" => LightDedup::memory_estimate(cfg),
+/// What the engine `name` allocates at most beside the FTL (bytes,
+/// saturating): its tables when every logical page holds a distinct
+/// content. Part of `Config::memory_estimate`; 0 for `caftl` (the FTL's
+/// index, counted there) and for parameters that do not validate
+/// (validation reports them).
+pub fn memory_estimate(name: &str, ctx: &EngineContext) -> u64 {
+    match name {
+        "smartdedup" => SmartDedup::memory_estimate(ctx),
+        "light-dedup" => LightDedup::memory_estimate(ctx),
         _ => 0,
     }
 }
@@ -316,24 +325,18 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
 }
 
-/// Checks `dedup.engine` and every `[engine.<name>]` table by building the
-/// engines they name (unknown names and parameters are errors).
-pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
-    build(cfg).map_err(|e| ConfigError::invalid("dedup.engine", e.to_string()))?;
-    for name in cfg.engine.keys() {
-        build_named(name, cfg).map_err(|e| ConfigError::invalid(format!("engine.{name}"), e.to_string()))?;
-    }
-    Ok(())
-}
-
 /// Parses an engine's parameter table `[engine.<name>]` into `P` (missing
 /// table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
 /// Unit-bearing keys (`memory = "3MiB"`) are first rewritten into their
 /// bare-number aliases (`memory_mb`), which `P` reads
-/// ([`crate::config::unit_keys`]).
-pub fn params<P: DeserializeOwned + Default>(cfg: &Config, name: &str, units: &[UnitKey]) -> Result<P, EngineError> {
+/// ([`crate::params::unit_keys`]).
+pub fn params<P: DeserializeOwned + Default>(
+    ctx: &EngineContext,
+    name: &str,
+    units: &[UnitKey],
+) -> Result<P, EngineError> {
     let bad = |reason: String| EngineError::Params { engine: name.to_string(), reason };
-    match cfg.engine.get(name) {
+    match ctx.tables.get(name) {
         None => Ok(P::default()),
         Some(v) => {
             unit_keys::resolve(v, units).map_err(bad)?.try_into().map_err(|e: toml::de::Error| bad(e.to_string()))
@@ -368,15 +371,16 @@ pub fn is_live_copy(ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     #[test]
     fn registry_builds_every_engine_with_defaults() {
         let cfg = Config::fad_table1();
         for name in names() {
-            let e = build_named(name, &cfg).unwrap();
+            let e = build(name, &cfg.engine_context()).unwrap();
             assert_eq!(e.name(), name);
         }
-        assert!(matches!(build_named("nope", &cfg), Err(EngineError::Unknown { .. })));
+        assert!(matches!(build("nope", &cfg.engine_context()), Err(EngineError::Unknown { .. })));
     }
 
     #[test]
@@ -385,7 +389,7 @@ mod tests {
         let mut t = toml::Table::new();
         t.insert("memroy_mb".into(), toml::Value::Float(3.0));
         cfg.engine.insert("smartdedup".into(), toml::Value::Table(t));
-        let e = validate(&cfg).unwrap_err().to_string();
+        let e = cfg.validate().unwrap_err().to_string();
         assert!(e.contains("memroy_mb"), "{e}");
     }
 

@@ -109,13 +109,12 @@
 //! under 0.5% of the write volume).
 
 use super::{
-    is_live_copy, mix64, params, Background, Engine, EngineError, EngineIo, FlashOp, IdleWindow, Remap, Verdict, When,
-    WriteOp, WritePage,
+    is_live_copy, mix64, params, Background, Engine, EngineContext, EngineError, EngineIo, FlashOp, IdleWindow, Remap,
+    Verdict, When, WriteOp, WritePage,
 };
 use crate::background::{check_time_param, Pacer, MAX_BACKGROUND_TIME_NS, MAX_HASH_TIME_NS};
-use crate::config::unit_keys::UnitKey;
-use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
+use crate::params::unit_keys::UnitKey;
 use crate::units::{short_f64, ContentId, Lpn, Nanos};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -153,7 +152,7 @@ pub fn prefix_bits_for(memory_mb: f64) -> u32 {
 }
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `memory = "3MiB"` is `memory_mb = 3`.
+/// ([`crate::params::unit_keys`]): `memory = "3MiB"` is `memory_mb = 3`.
 pub const UNIT_KEYS: &[UnitKey] = &[
     UnitKey::size("memory", "memory_mb", MB, "MiB"),
     UnitKey::size("skipped", "skipped_mb", MB, "MiB"),
@@ -378,8 +377,8 @@ impl SmartDedup {
     /// its capacity (node, group slot, LRU and refcount order), the
     /// skipped buffer, and per logical page an on-flash fingerprint plus
     /// its extent record (a hash-map entry, taken as 16 B).
-    pub fn memory_estimate(cfg: &Config) -> u64 {
-        let Ok(p) = params::<SmartDedupParams>(cfg, "smartdedup", UNIT_KEYS) else { return 0 };
+    pub fn memory_estimate(ctx: &EngineContext) -> u64 {
+        let Ok(p) = params::<SmartDedupParams>(ctx, "smartdedup", UNIT_KEYS) else { return 0 };
         if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 || !p.skipped_mb.is_finite() {
             return 0;
         }
@@ -390,7 +389,7 @@ impl SmartDedup {
         let groups = 1u64 << bits;
         let leaves = groups * LEAF_BYTES;
         let memory = p.memory_mb.max(0.0) * MB;
-        let logical = cfg.logical_pages();
+        let logical = ctx.logical_pages;
         let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / FP_BYTES as f64) as u64 } else { 0 };
         let node = std::mem::size_of::<Node>() as u64 + 4 + 48;
         let per_page = std::mem::size_of::<FlashFp>() as u64 + 16;
@@ -400,8 +399,8 @@ impl SmartDedup {
             .saturating_add(logical.saturating_mul(per_page))
     }
 
-    pub fn build(cfg: &Config) -> Result<Box<dyn Engine>, EngineError> {
-        let p: SmartDedupParams = params(cfg, "smartdedup", UNIT_KEYS)?;
+    pub fn build(ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
+        let p: SmartDedupParams = params(ctx, "smartdedup", UNIT_KEYS)?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
         if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 {
             return Err(bad(format!("memory_mb = {}: must be a positive number", p.memory_mb)));
@@ -450,8 +449,8 @@ impl SmartDedup {
             capacity,
             bits,
             skipped_bytes: (p.skipped_mb * MB) as u64,
-            per_page: (u64::from(cfg.geometry.page_size) / FLASH_FP_BYTES).max(1),
-            t_read: cfg.timing.read + cfg.timing.page_transfer,
+            per_page: (u64::from(ctx.page_size) / FLASH_FP_BYTES).max(1),
+            t_read: ctx.read_time,
             nodes: Vec::new(),
             free_nodes: Vec::new(),
             mem_count: 0,

@@ -166,7 +166,7 @@ fn detect_format(p: &Path) -> Option<String> {
 
 /// FAD's ρ in `cfg` (`[policy.fad] rho`, default 0.30).
 pub fn base_rho(cfg: &Config) -> Result<f64, ExperimentError> {
-    crate::policy::params::<FadParams>(cfg, "fad")
+    crate::policy::params_in::<FadParams>(&cfg.policy, "fad")
         .map(|p| p.rho)
         .map_err(|e| ExperimentError::Policy { policy: "fad".into(), reason: e.to_string() })
 }

@@ -60,10 +60,11 @@
 //! plane invalid in the same spirit).
 
 mod check;
+mod params;
 
 pub use check::InvariantViolation;
+pub use params::{FtlParams, GcConfig, GcRule};
 
-use crate::config::{Config, GcRule};
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
 use std::collections::BTreeMap;
@@ -264,12 +265,12 @@ pub struct Ftl {
 }
 
 impl Ftl {
-    pub fn new(cfg: &Config) -> Ftl {
+    pub fn new(cfg: &FtlParams) -> Ftl {
         let geo = Geometry::new(&cfg.geometry, cfg.alloc_unit);
-        let logical_pages = cfg.logical_pages() as u32;
+        let logical_pages = cfg.logical_pages as u32;
         let bpp = geo.blocks_per_plane;
         let mut blocks = vec![BlockMeta::default(); geo.blocks as usize];
-        let aged = aged_blocks(cfg.precondition.aged, bpp);
+        let aged = aged_blocks(cfg.aged, bpp);
         let planes = (0..geo.planes)
             .map(|q| {
                 let first = q * bpp;
@@ -917,6 +918,7 @@ impl Ftl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     fn tiny() -> Config {
         Config::small_for_tests(2, 1, 16, 4)
@@ -926,7 +928,7 @@ mod tests {
     /// it from the new page, the old page is invalid, the invariants hold.
     #[test]
     fn lookup_beyond_the_logical_capacity_is_unmapped() {
-        let mut ftl = Ftl::new(&tiny());
+        let mut ftl = Ftl::new(&tiny().ftl_params());
         let (e, _, _) = ftl.program(0, ContentId(1), true).unwrap();
         ftl.map_pinned(Lpn(0), e);
         let cap = ftl.l2p.len() as u32;
@@ -937,7 +939,7 @@ mod tests {
 
     #[test]
     fn relocation_moves_a_shared_copy_for_all_sharers() {
-        let mut ftl = Ftl::new(&tiny());
+        let mut ftl = Ftl::new(&tiny().ftl_params());
         let (e, old, _) = ftl.program(0, ContentId(7), true).unwrap();
         ftl.map_pinned(Lpn(0), e);
         for l in 1..4 {
@@ -976,7 +978,7 @@ mod tests {
         let mut cfg = tiny();
         cfg.geometry.planes_per_die = 2;
         cfg.validate().unwrap();
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let mut planes = Vec::new();
         for k in 0..3u32 {
             let (e, _, _) = ftl.program(0, ContentId(k), true).unwrap();
@@ -997,7 +999,7 @@ mod tests {
     /// must report "device full" instead of looping in GC.
     #[test]
     fn unfittable_live_data_is_an_error_not_a_loop() {
-        let mut ftl = Ftl::new(&tiny());
+        let mut ftl = Ftl::new(&tiny().ftl_params());
         let mut err = None;
         for l in 0..ftl.logical_pages() {
             match ftl.program(0, ContentId(l), false) {
@@ -1023,7 +1025,7 @@ mod tests {
         cfg.gc.rule = GcRule::OnePerWrite;
         cfg.precondition.aged = 0.5;
         assert_eq!(aged_blocks(0.5, 16), 8);
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         // Plane 0: 1 active + 8 aged + 7 free blocks.
         assert_eq!(ftl.free_blocks(0), 7);
         let mut erased = Vec::new();
@@ -1043,7 +1045,7 @@ mod tests {
         // Without invalid pages the rule never errors early: fill the plane.
         let mut cfg = tiny();
         cfg.gc.rule = GcRule::OnePerWrite;
-        let mut ftl = Ftl::new(&cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let mut last = Ok(());
         for l in 0..ftl.logical_pages() {
             match ftl.program(0, ContentId(l), false) {
@@ -1073,7 +1075,7 @@ mod tests {
         cfg.gc.min_free_blocks = 6;
         cfg.precondition.aged = 0.5;
         let run = |pref: Option<GcPreference>| {
-            let mut ftl = Ftl::new(&cfg);
+            let mut ftl = Ftl::new(&cfg.ftl_params());
             assert_eq!((ftl.free_blocks(0), ftl.free_blocks(1)), (7, 7));
             ftl.set_gc_preference(pref);
             let mut gcs = Vec::new();
@@ -1105,7 +1107,7 @@ mod tests {
     /// Overwrites force GC; every LPN keeps its content and the invariants hold.
     #[test]
     fn gc_keeps_every_mapping() {
-        let mut ftl = Ftl::new(&tiny());
+        let mut ftl = Ftl::new(&tiny().ftl_params());
         let n = ftl.logical_pages();
         let mut gcs = 0;
         for round in 0..20u32 {
@@ -1127,7 +1129,7 @@ mod tests {
     /// drops it from the fingerprint index.
     #[test]
     fn reference_counts_and_index_follow_sharers() {
-        let mut ftl = Ftl::new(&tiny());
+        let mut ftl = Ftl::new(&tiny().ftl_params());
         let (e, _, _) = ftl.program(0, ContentId(7), true).unwrap();
         ftl.map_pinned(Lpn(0), e);
         assert_eq!(ftl.find_duplicate(ContentId(7)), Some(e));

@@ -40,8 +40,7 @@
 //! existing copy) and places the new pages with the hints: the paper's
 //! drives do not deduplicate, the combination shows the hint under dedup.
 
-use super::{params, Action, Cyclic, Dup, ExplicitHint, PageInfo, PageLayout, Policy, PolicyError};
-use crate::config::Config;
+use super::{params, Action, Cyclic, Dup, ExplicitHint, PageInfo, PageLayout, Policy, PolicyContext, PolicyError};
 use serde::Deserialize;
 
 /// Where `die-hint` takes its hints from (`[policy.die-hint] hints`).
@@ -85,8 +84,8 @@ impl DieHint {
     }
 
     /// Builds from `[policy.die-hint]` (both policies read it).
-    pub fn build(dedup: bool, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
-        let p: DieHintParams = params(cfg, "die-hint")?;
+    pub fn build(dedup: bool, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
+        let p: DieHintParams = params(ctx)?;
         Ok(Box::new(DieHint::with_source(dedup, p.hints)))
     }
 

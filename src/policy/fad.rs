@@ -75,7 +75,6 @@
 //! | `wstl_unique` | false | one WSTL entry per unit (not §III-F/G: every skip is recorded) |
 
 use super::{Action, Cyclic, Dup, GcHint, PageInfo, Policy, PolicyError};
-use crate::config::Config;
 use crate::ftl::EntryId;
 use serde::Deserialize;
 use std::collections::VecDeque;
@@ -303,8 +302,12 @@ impl Fad {
     }
 
     /// Builds a registered variant; parameters come from `[policy.fad]`.
-    pub fn build(name: &'static str, modules: FadModules, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
-        let params: FadParams = super::params(cfg, "fad")?;
+    pub fn build(
+        name: &'static str,
+        modules: FadModules,
+        ctx: &super::PolicyContext,
+    ) -> Result<Box<dyn Policy>, PolicyError> {
+        let params: FadParams = super::params(ctx)?;
         if !(0.0..=1.0).contains(&params.rho) {
             return Err(PolicyError::Params {
                 policy: "fad".into(),

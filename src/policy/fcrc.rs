@@ -111,8 +111,7 @@
 //! maximum), `threshold_mean` (original: mean flexible CNRC threshold over
 //! segments), `segments` (original).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
-use crate::config::Config;
+use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyContext, PolicyError};
 use crate::units::ContentId;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -256,9 +255,9 @@ impl Fcrc {
     }
 
     /// Registry constructor: parses `[policy.fcrc]`.
-    pub fn build(cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
-        let p: FcrcParams = params(cfg, "fcrc")?;
-        Ok(Box::new(Fcrc::new(p, cfg.geometry.pages_per_block)?))
+    pub fn build(ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
+        let p: FcrcParams = params(ctx)?;
+        Ok(Box::new(Fcrc::new(p, ctx.pages_per_block)?))
     }
 
     /// (written, deduplicated, unique, rewritten) pages so far.

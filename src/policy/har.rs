@@ -100,8 +100,7 @@
 //! hard guard was exhausted), `repeat_denied` (sparse duplicates whose content
 //! was already rewritten in the epoch).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyError};
-use crate::config::Config;
+use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyContext, PolicyError};
 use crate::units::{ContentId, Ppn};
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -197,9 +196,9 @@ impl Har {
     }
 
     /// Registry constructor: parses `[policy.har]`.
-    pub fn build(cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
-        let p: HarParams = params(cfg, "har")?;
-        Ok(Box::new(Har::new(p, cfg.geometry.pages_per_block)?))
+    pub fn build(ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
+        let p: HarParams = params(ctx)?;
+        Ok(Box::new(Har::new(p, ctx.pages_per_block)?))
     }
 
     /// Page group (container) of a physical page.

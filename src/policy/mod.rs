@@ -30,7 +30,6 @@ pub use native::Native;
 pub use reodedup::{ReoDedup, ReoDedupParams};
 
 use crate::background::IdleWindow;
-use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::reodedup::Algorithm;
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
@@ -252,73 +251,129 @@ pub enum PolicyError {
     Params { policy: String, reason: String },
 }
 
-/// Constructor signature of a registered policy.
-pub type Builder = fn(&Config) -> Result<Box<dyn Policy>, PolicyError>;
+/// What building a policy needs from the configuration, resolved by
+/// `Config::policy_setup` (the policies never see `Config`).
+#[derive(Copy, Clone, Debug)]
+pub struct PolicySetup<'a> {
+    /// Every `[policy.<table>]` parameter table.
+    pub tables: &'a toml::Table,
+    /// `geometry.pages_per_block` (HAR's and FCRC's page groups).
+    pub pages_per_block: u32,
+    /// One flash page read: `timing.read` plus one page over the bus.
+    pub read_time: Nanos,
+}
 
-/// Every policy: name, one-line description, constructor.
-pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("native", "no deduplication, round-robin allocation (FAD's Native)", |_| Ok(Box::new(Native::default()))),
-    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", |_| {
+/// What a registered policy's constructor gets: the one parameter table it
+/// declares in [`REGISTRY`] (so the registry says, as data, which table
+/// each policy reads) and the device values policies use.
+#[derive(Copy, Clone, Debug)]
+pub struct PolicyContext<'a> {
+    /// The declared table's name (`fad` for every FAD variant), if any.
+    pub table_name: Option<&'static str>,
+    /// `[policy.<table_name>]`, if the configuration sets it.
+    pub table: Option<&'a toml::Value>,
+    /// `geometry.pages_per_block`.
+    pub pages_per_block: u32,
+    /// `timing.read` plus one page transfer.
+    pub read_time: Nanos,
+}
+
+/// Constructor signature of a registered policy.
+pub type Builder = fn(&PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
+
+/// Every policy: name, one-line description, the `[policy.<table>]` it
+/// reads (`None`: no parameters), constructor.
+pub const REGISTRY: &[(&str, &str, Option<&str>, Builder)] = &[
+    ("native", "no deduplication, round-robin allocation (FAD's Native)", None, |_| Ok(Box::new(Native::default()))),
+    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |_| {
         Ok(Box::new(Dedup::default()))
     }),
-    ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Har::build),
+    ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
     (
         "fcrc",
-        "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)",
+        "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)", Some("fcrc"),
         Fcrc::build,
     ),
-    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", |c| DieHint::build(false, c)),
-    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", |c| DieHint::build(true, c)),
-    ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", |c| {
+    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", Some("die-hint"), |c| DieHint::build(false, c)),
+    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", Some("die-hint"), |c| DieHint::build(true, c)),
+    ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", Some("fad"), |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", |c| {
+    ("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", Some("fad"), |c| {
         Fad::build("fad-rwpo", FadModules { wstl: true, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", |c| {
+    ("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", Some("fad"), |c| {
         Fad::build("fad-rwpo-rewrite", FadModules { wstl: true, rewrite: true, gc_hint: false }, c)
     }),
-    ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", |c| {
+    ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", Some("fad"), |c| {
         Fad::build("fad", FadModules { wstl: true, rewrite: true, gc_hint: true }, c)
     }),
-    ("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", |c| ReoDedup::build(Algorithm::Csr, c)),
-    ("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", |c| ReoDedup::build(Algorithm::Atr, c)),
+    ("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", Some("reodedup-csr"), |c| ReoDedup::build(Algorithm::Csr, c)),
+    ("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", Some("reodedup-atr"), |c| ReoDedup::build(Algorithm::Atr, c)),
 ];
 
-/// Builds a policy by registry name.
-pub fn build(name: &str, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+impl<'a> From<&PolicySetup<'a>> for PolicySetup<'a> {
+    fn from(s: &PolicySetup<'a>) -> PolicySetup<'a> {
+        *s
+    }
+}
+
+/// Builds a policy by registry name, giving it its declared table. `setup`
+/// is a [`PolicySetup`] or anything that resolves into one (a `&Config`:
+/// the configuration layer provides the conversion, this module does not
+/// know it).
+pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dyn Policy>, PolicyError> {
+    let setup = setup.into();
     REGISTRY
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, b)| b(cfg))
+        .find(|(n, _, _, _)| *n == name)
+        .map(|&(_, _, table_name, b)| {
+            b(&PolicyContext {
+                table_name,
+                table: table_name.and_then(|t| setup.tables.get(t)),
+                pages_per_block: setup.pages_per_block,
+                read_time: setup.read_time,
+            })
+        })
         .unwrap_or_else(|| Err(PolicyError::Unknown { name: name.to_string(), available: names().join(", ") }))
 }
 
 /// Names of all registered policies, in registry order.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _, _)| *n).collect()
+    REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
 }
 
-/// Parses a policy's parameter table `[policy.<table>]` into `P`
-/// (missing table = all defaults). Use `#[serde(default, deny_unknown_fields)]`.
-pub fn params<P: DeserializeOwned + Default>(cfg: &Config, table: &str) -> Result<P, PolicyError> {
-    params_with_units(cfg, table, &[])
+/// Parses a policy's declared parameter table into `P` (missing table =
+/// all defaults). Use `#[serde(default, deny_unknown_fields)]`.
+pub fn params<P: DeserializeOwned + Default>(ctx: &PolicyContext) -> Result<P, PolicyError> {
+    params_with_units(ctx, &[])
 }
 
 /// [`params`] for a table with unit-bearing keys (`idle = "1ms"`), which
 /// are first rewritten into their bare-number aliases (`idle_ms`) that `P`
-/// reads ([`crate::config::unit_keys`]).
+/// reads ([`crate::params::unit_keys`]).
 pub fn params_with_units<P: DeserializeOwned + Default>(
-    cfg: &Config,
-    table: &str,
-    units: &[crate::config::unit_keys::UnitKey],
+    ctx: &PolicyContext,
+    units: &[crate::params::unit_keys::UnitKey],
 ) -> Result<P, PolicyError> {
+    let table = ctx.table_name.unwrap_or_default();
     let bad = |reason: String| PolicyError::Params { policy: table.to_string(), reason };
-    match cfg.policy.get(table) {
+    match ctx.table {
         None => Ok(P::default()),
-        Some(v) => crate::config::unit_keys::resolve(v, units)
+        Some(v) => crate::params::unit_keys::resolve(v, units)
             .map_err(bad)?
             .try_into()
             .map_err(|e: toml::de::Error| bad(e.to_string())),
     }
+}
+
+/// Parses `[policy.<table>]` of `tables` into `P` outside a build (e.g.
+/// FAD's ρ for the reproduction's sweep).
+pub fn params_in<P: DeserializeOwned + Default>(tables: &toml::Table, table: &'static str) -> Result<P, PolicyError> {
+    params(&PolicyContext {
+        table_name: Some(table),
+        table: tables.get(table),
+        pages_per_block: 0,
+        read_time: Nanos::ZERO,
+    })
 }

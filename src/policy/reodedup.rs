@@ -117,7 +117,6 @@
 
 use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
-use crate::config::Config;
 use crate::ftl::{EntryId, Ftl};
 use crate::reodedup::{atr, csr_greedy, Algorithm, ChunkId, Layout};
 use crate::units::{ContentId, Lpn, Nanos};
@@ -125,16 +124,16 @@ use serde::Deserialize;
 use std::collections::{HashMap, VecDeque};
 
 /// The unit-bearing parameters and their old bare-number names
-/// ([`crate::config::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
-pub const UNIT_KEYS: &[crate::config::unit_keys::UnitKey] = &[
-    crate::config::unit_keys::UnitKey::time(
+/// ([`crate::params::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
+pub const UNIT_KEYS: &[crate::params::unit_keys::UnitKey] = &[
+    crate::params::unit_keys::UnitKey::time(
         "idle",
         "idle_ms",
         crate::background::MAX_BACKGROUND_TIME_NS as u64,
         1e6,
         "ms",
     ),
-    crate::config::unit_keys::UnitKey::time(
+    crate::params::unit_keys::UnitKey::time(
         "period",
         "period_ms",
         crate::background::MAX_BACKGROUND_TIME_NS as u64,
@@ -221,13 +220,13 @@ pub struct ReoDedup {
 
 impl ReoDedup {
     /// Builds `reodedup-csr` or `reodedup-atr` from its parameter table.
-    pub fn build(algorithm: Algorithm, cfg: &Config) -> Result<Box<dyn Policy>, PolicyError> {
+    pub fn build(algorithm: Algorithm, ctx: &super::PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
         let name = match algorithm {
             Algorithm::Csr => "reodedup-csr",
             Algorithm::Atr => "reodedup-atr",
         };
-        let p: ReoDedupParams = super::params_with_units(cfg, name, UNIT_KEYS)?;
-        Ok(Box::new(ReoDedup::new(name, algorithm, &p, cfg.timing.read + cfg.timing.page_transfer)?))
+        let p: ReoDedupParams = super::params_with_units(ctx, UNIT_KEYS)?;
+        Ok(Box::new(ReoDedup::new(name, algorithm, &p, ctx.read_time)?))
     }
 
     /// A policy named `name` running `algorithm`; `t_read_out` is a page
@@ -497,6 +496,7 @@ impl Policy for ReoDedup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::reodedup::LayoutStats;
 
     #[test]
@@ -522,7 +522,7 @@ mod tests {
     /// stripe and not held by the chunks ahead); the others stay.
     #[test]
     fn the_stripe_rule_moves_only_conflicting_chunks() {
-        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
         assert_eq!(ftl.geometry().unit_count(), 4);
         let mut order = Vec::new();
         for (k, unit) in [0, 0, 1, 2].into_iter().enumerate() {
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(r.files.len(), 2);
         assert_eq!(r.stats.files_dropped, 1);
         assert!(r.wants_idle());
-        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8));
+        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
         let mut rel = Vec::new();
         r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
         // Nothing of the window is mapped in this FTL: nothing to relocate.

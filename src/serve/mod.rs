@@ -169,7 +169,8 @@ type Outcome = Result<Vec<u8>, u32>;
 impl Device {
     pub fn new(cfg: &Config, o: &ServeOptions) -> Result<Device, ServeError> {
         let p = policy::build(&o.policy, cfg).map_err(RunError::from)?;
-        let e = engine::build(cfg).map_err(|e| RunError::from(SimError::from(e)))?;
+        let e =
+            engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(|e| RunError::from(SimError::from(e)))?;
         let mut sim = Simulation::streaming(cfg, p, e, o.check.clone()).map_err(RunError::from)?;
         if let Some(interval) = o.series {
             sim.record_series(interval);

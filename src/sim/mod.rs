@@ -472,7 +472,7 @@ impl<'w> Simulation<'w> {
         policy: Box<dyn Policy>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
-        let engine = engine::build(cfg)?;
+        let engine = engine::build(&cfg.dedup.engine, &cfg.engine_context())?;
         Self::with_engine(cfg, workload, policy, engine, opts)
     }
 
@@ -498,7 +498,7 @@ impl<'w> Simulation<'w> {
         opts: RunOptions,
     ) -> Result<Self, SimError> {
         let streaming = workload.is_none();
-        let mut ftl = Ftl::new(cfg);
+        let mut ftl = Ftl::new(&cfg.ftl_params());
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
         if wants_layout {
@@ -567,7 +567,7 @@ impl<'w> Simulation<'w> {
             tag: 0,
             stream: stream::StreamState::default(),
             timing: {
-                let mut t = Timing::new(cfg);
+                let mut t = Timing::new(&cfg.timing_params());
                 // The closed loop bounds unreported completions by the next event.
                 if streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                     t.report_at_completion();

@@ -283,7 +283,7 @@ mod tests {
     /// outstanding, at the latest completion handed out so far.
     fn stream_closed_loop(cfg: &Config, w: &crate::workload::Workload, policy: &str, depth: u64) -> String {
         let p = crate::policy::build(policy, cfg).unwrap();
-        let e = crate::engine::build(cfg).unwrap();
+        let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
         let mut sim = Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500 }).unwrap();
         let mut now = Nanos::ZERO;
         for (k, r) in w.timed().iter().enumerate() {
@@ -336,7 +336,7 @@ mod tests {
     fn submit_checks_its_request() {
         let cfg = Config::preset("tiny").unwrap();
         let p = crate::policy::build("dedup", &cfg).unwrap();
-        let e = crate::engine::build(&cfg).unwrap();
+        let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
         let mut sim = Simulation::streaming(&cfg, p, e, RunOptions::default()).unwrap();
         let pages = sim.logical_pages() as u32;
         let req = |lpn, n, contents| StreamRequest {

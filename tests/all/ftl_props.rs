@@ -340,7 +340,7 @@ fn the_tiny_geometry_exercises_gc() {
 #[test]
 fn soft_gc_stops_at_a_fully_valid_victim() {
     let cfg = Config::load(Some("tiny"), &[]).expect("tiny preset");
-    let mut ftl = Ftl::new(&cfg);
+    let mut ftl = Ftl::new(&cfg.ftl_params());
     assert_eq!(ftl.geometry().unit_planes(0), &[0]);
     let write = |ftl: &mut Ftl, lpn: u32, content: u32| {
         let (e, _, gc) = ftl.program(0, ContentId(content), true).unwrap();

@@ -14,6 +14,7 @@ mod config;
 mod config_import;
 mod ftl_props;
 mod har_fcrc;
+mod layers;
 mod outputs;
 mod plot_fromfiles;
 mod reproduce;

@@ -392,9 +392,12 @@ fn wstl_options_are_parameters() {
         &["policy.fad.backfill_advances=true".to_string(), "policy.fad.wstl_unique=true".to_string()],
     )
     .unwrap();
-    let p: FadParams = crate::policy::params(&cfg, "fad").unwrap();
+    let p: FadParams = crate::policy::params_in(&cfg.policy, "fad").unwrap();
     assert!(p.backfill_advances && p.wstl_unique);
-    assert_eq!(FadParams::default(), crate::policy::params(&crate::config::Config::fad_table1(), "fad").unwrap());
+    assert_eq!(
+        FadParams::default(),
+        crate::policy::params_in(&crate::config::Config::fad_table1().policy, "fad").unwrap()
+    );
     assert!(!FadParams::default().backfill_advances && !FadParams::default().wstl_unique);
 }
 
@@ -407,7 +410,7 @@ fn gc_hint_modes_are_parameters() {
         &["policy.fad.gc_hint=early".to_string(), "policy.fad.gc_soft_margin=3".to_string()],
     )
     .unwrap();
-    let p: FadParams = crate::policy::params(&cfg, "fad").unwrap();
+    let p: FadParams = crate::policy::params_in(&cfg.policy, "fad").unwrap();
     assert_eq!((p.gc_hint, p.gc_defer_blocks), (GcHintMode::Early, 8));
     // Two files [duplicate on chip 0, new] on 2 chips: chip 0 skipped twice.
     let file = [dup_page(0, 0, 1), new_page(1)];
@@ -427,6 +430,6 @@ fn gc_hint_modes_are_parameters() {
     assert_eq!(prefer.gc_hint_of(), Some(GcHint::Prefer { unit: 0, defer: 8, margin: 8 }));
     assert_eq!(ablation.gc_hint_of(), None);
     if let Ok(c) = crate::config::Config::load(Some("fad-table1"), &["policy.fad.gc_hint=idle".to_string()]) {
-        assert!(crate::policy::params::<FadParams>(&c, "fad").is_err(), "unknown gc_hint mode accepted");
+        assert!(crate::policy::params_in::<FadParams>(&c.policy, "fad").is_err(), "unknown gc_hint mode accepted");
     }
 }
