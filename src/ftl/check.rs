@@ -1,6 +1,7 @@
 //! Full-state invariant checks for the FTL (used by `--check` and tests).
 
 use super::{EntryId, Ftl};
+use crate::units::Ppn;
 use thiserror::Error;
 
 /// A broken FTL invariant: a simulator bug, never a user error.
@@ -43,10 +44,10 @@ impl Ftl {
             if ent.refs > 0 {
                 live += 1;
                 ensure!(
-                    self.p2e[ent.ppn.0 as usize] == e as u32 + 1,
+                    self.p2e.owner(ent.ppn) == e as u32 + 1,
                     "entry {e} claims page {} but the page belongs to {}",
                     ent.ppn.0,
-                    self.p2e[ent.ppn.0 as usize] as i64 - 1
+                    self.p2e.owner(ent.ppn) as i64 - 1
                 );
             }
         }
@@ -81,7 +82,7 @@ impl Ftl {
             let base = b as u32 * ppb;
             let mut valid = 0u32;
             for p in base..base + ppb {
-                let e = self.p2e[p as usize];
+                let e = self.p2e.owner(Ppn(p));
                 if e == 0 {
                     continue;
                 }

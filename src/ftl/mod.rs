@@ -60,12 +60,14 @@
 //! plane invalid in the same spirit).
 
 mod check;
+mod revmap;
 
 pub use check::InvariantViolation;
 
 use crate::config::{Config, GcRule};
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
+use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -99,9 +101,10 @@ fn prefetch<T>(p: &T) {
 /// delays even the simulator's prefetches. On Linux with THP in `madvise`
 /// mode (a common default) this hint gives those tables 2 MiB pages; in
 /// `always` mode it changes nothing, in `never` mode or on other systems it
-/// is a no-op. Only tables touched nearly everywhere anyway are advised
-/// (the reverse map is not: huge pages would make all of it resident). It
-/// never changes a result. Measured in BENCHMARKS.md.
+/// is a no-op. Only tables whose touched part is dense are advised: the
+/// L2P, the entries and the index, touched nearly everywhere anyway, and
+/// the reverse map, whose layout keeps the blocks a run uses in one dense
+/// prefix (`revmap`). It never changes a result. Measured in BENCHMARKS.md.
 fn advise_huge_pages<T>(v: &[T]) {
     #[cfg(target_os = "linux")]
     {
@@ -241,7 +244,7 @@ pub struct Ftl {
     l2p: Vec<u32>,
     entries: Vec<Entry>,
     free_entries: Vec<EntryId>,
-    p2e: Vec<u32>,
+    p2e: ReverseMap,
     index: Vec<u32>,
     blocks: Vec<BlockMeta>,
     planes: Vec<Plane>,
@@ -310,7 +313,7 @@ impl Ftl {
             l2p,
             entries,
             free_entries: Vec::new(),
-            p2e: vec![0; geo.total_pages as usize],
+            p2e: ReverseMap::new(&geo),
             index: Vec::new(),
             blocks,
             planes,
@@ -387,7 +390,7 @@ impl Ftl {
         for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 if e.refs == 1 {
-                    if let Some(p) = self.p2e.get(e.ppn.0 as usize) {
+                    if let Some(p) = self.p2e.get(e.ppn) {
                         prefetch(p);
                     }
                     if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn) as usize) {
@@ -533,7 +536,7 @@ impl Ftl {
         }
         if ent.refs == 0 {
             let ent = *ent;
-            self.p2e[ent.ppn.0 as usize] = 0;
+            self.p2e.set(ent.ppn, 0);
             let b = self.geo.block_of(ent.ppn) as usize;
             self.blocks[b].valid -= 1;
             if !self.plane_live.is_empty() {
@@ -595,7 +598,7 @@ impl Ftl {
             }
         };
         self.live_entries += 1;
-        self.p2e[ppn.0 as usize] = e + 1;
+        self.p2e.set(ppn, e + 1);
         if index {
             let c = content.0 as usize;
             if c >= self.index.len() {
@@ -631,13 +634,13 @@ impl Ftl {
         // The same reduced pointer as `program`'s (which indexes with it).
         *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
         let new = self.alloc_page(plane)?;
-        self.p2e[old.0 as usize] = 0;
+        self.p2e.set(old, 0);
         let b = self.geo.block_of(old) as usize;
         self.blocks[b].valid -= 1;
         if !self.plane_live.is_empty() {
             self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
         }
-        self.p2e[new.0 as usize] = e + 1;
+        self.p2e.set(new, e + 1);
         self.entries[e as usize].ppn = new;
         let gc =
             if self.planes[plane as usize].free.len() < self.min_free { self.collect_triggered(plane)? } else { None };
@@ -822,13 +825,13 @@ impl Ftl {
             // Migrate valid pages inside the plane.
             let base = victim * ppb;
             for p in base..base + ppb {
-                let e = self.p2e[p as usize];
+                let e = self.p2e.owner(Ppn(p));
                 if e == 0 {
                     continue;
                 }
                 let new = self.alloc_page(plane)?;
-                self.p2e[p as usize] = 0;
-                self.p2e[new.0 as usize] = e;
+                self.p2e.set(Ppn(p), 0);
+                self.p2e.set(new, e);
                 let ent = &mut self.entries[(e - 1) as usize];
                 ent.ppn = new;
                 work.moved += 1;
