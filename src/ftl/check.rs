@@ -100,9 +100,8 @@ impl Ftl {
                 ensure!(m.written == 0, "free block {b} is not erased");
             }
         }
-        let bpp = self.geo.blocks_per_plane as usize;
         for (plane, &live) in self.plane_live.iter().enumerate() {
-            let want: u32 = self.blocks[plane * bpp..(plane + 1) * bpp].iter().map(|m| u32::from(m.valid)).sum();
+            let want: u32 = self.blocks.plane(plane as u32).iter().map(|m| u32::from(m.valid)).sum();
             ensure!(live == want, "plane {plane} counts {live} live pages, has {want}");
         }
         for (c, &m) in self.index.iter().enumerate() {

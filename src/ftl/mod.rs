@@ -59,6 +59,7 @@
 //! that GC runs on short traces (SSDsim's `aged` flag makes part of every
 //! plane invalid in the same spirit).
 
+mod blocks;
 mod check;
 mod revmap;
 
@@ -67,6 +68,7 @@ pub use check::InvariantViolation;
 use crate::config::{Config, GcRule};
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
+use blocks::BlockTable;
 use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -153,15 +155,6 @@ pub struct Entry {
 /// Identifier of an [`Entry`].
 pub type EntryId = u32;
 
-#[derive(Copy, Clone, Debug, Default)]
-struct BlockMeta {
-    /// Pages programmed since the last erase (the write pointer).
-    written: u16,
-    /// Pages still valid.
-    valid: u16,
-    erase_count: u32,
-}
-
 /// A plane's free (erased) blocks, bucketed by wear key (the erase count
 /// with wear levelling, else 0). `pop` takes from the least-worn bucket;
 /// within a bucket the most recently freed block comes first (initially the
@@ -246,7 +239,7 @@ pub struct Ftl {
     free_entries: Vec<EntryId>,
     p2e: ReverseMap,
     index: Vec<u32>,
-    blocks: Vec<BlockMeta>,
+    blocks: BlockTable,
     planes: Vec<Plane>,
     unit_ptr: Vec<u32>,
     /// Live (valid) pages per plane, kept only when
@@ -271,7 +264,7 @@ impl Ftl {
         let geo = Geometry::new(&cfg.geometry, cfg.alloc_unit);
         let logical_pages = cfg.logical_pages() as u32;
         let bpp = geo.blocks_per_plane;
-        let mut blocks = vec![BlockMeta::default(); geo.blocks as usize];
+        let mut blocks = BlockTable::new(geo.planes, bpp);
         let aged = aged_blocks(cfg.precondition.aged, bpp);
         let planes = (0..geo.planes)
             .map(|q| {
@@ -393,7 +386,7 @@ impl Ftl {
                     if let Some(p) = self.p2e.get(e.ppn) {
                         prefetch(p);
                     }
-                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn) as usize) {
+                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn)) {
                         prefetch(b);
                     }
                     if let Some(i) = self.index.get(e.content.0 as usize) {
@@ -657,10 +650,8 @@ impl Ftl {
     /// Keeps a live-page count per plane from now on (counted from the
     /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
     pub fn track_plane_live(&mut self) {
-        let (bpp, planes) = (self.geo.blocks_per_plane, self.planes.len() as u32);
-        self.plane_live = (0..planes)
-            .map(|p| (p * bpp..(p + 1) * bpp).map(|b| u32::from(self.blocks[b as usize].valid)).sum())
-            .collect();
+        let planes = self.planes.len() as u32;
+        self.plane_live = (0..planes).map(|p| self.blocks.plane(p).iter().map(|m| u32::from(m.valid)).sum()).collect();
     }
 
     /// Whether the plane that the next page programmed on `unit` goes to
@@ -755,8 +746,7 @@ impl Ftl {
 
     fn full_error(&self, plane: u32) -> FtlError {
         let bpp = self.geo.blocks_per_plane;
-        let first = plane * bpp;
-        let live = (first..first + bpp).map(|b| self.blocks[b as usize].valid as u64).sum();
+        let live = self.blocks.plane(plane).iter().map(|m| m.valid as u64).sum();
         FtlError::DeviceFull { plane, live, blocks: bpp }
     }
 
@@ -784,12 +774,13 @@ impl Ftl {
         let ppb = self.geo.pages_per_block;
         let first = plane * bpp;
         let active = self.planes[plane as usize].active;
+        let metas = self.blocks.plane(plane);
         let mut best: Option<(u32, u32)> = None;
         for b in first..first + bpp {
             if b == active {
                 continue;
             }
-            let m = &self.blocks[b as usize];
+            let m = &metas[(b - first) as usize];
             if m.written as u32 != ppb {
                 continue; // free (erased) block
             }
@@ -798,7 +789,9 @@ impl Ftl {
                 None => true,
                 Some((bi, bb)) => {
                     invalid > bi
-                        || (invalid == bi && self.wear_leveling && m.erase_count < self.blocks[bb as usize].erase_count)
+                        || (invalid == bi
+                            && self.wear_leveling
+                            && m.erase_count < metas[(bb - first) as usize].erase_count)
                 }
             };
             if better {
