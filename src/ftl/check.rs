@@ -77,6 +77,12 @@ impl Ftl {
             }
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
+            ensure!(
+                pl.written == u32::from(self.blocks[pl.active as usize].written),
+                "plane {q}'s copy of its active block's write pointer is {}, the block's is {}",
+                pl.written,
+                self.blocks[pl.active as usize].written
+            );
         }
         for (b, m) in self.blocks.iter().enumerate() {
             let base = b as u32 * ppb;

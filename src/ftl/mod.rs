@@ -193,6 +193,12 @@ struct Plane {
     free: FreePool,
     /// The block currently being programmed.
     active: u32,
+    /// The active block's write pointer, a copy of its `BlockMeta::written`
+    /// kept here, in the line that names the block: the next page's address
+    /// then does not wait for a load of the block's metadata, which the
+    /// random accesses of the other tables have usually evicted from the
+    /// first-level cache by the time the plane writes again (BENCHMARKS.md).
+    written: u32,
     /// Free blocks the plane had when its GC trigger was served on a
     /// preferred unit instead ([`Ftl::set_gc_preference`]); 0 = none. The
     /// plane does not trigger again until it has fewer; reset when a
@@ -281,7 +287,7 @@ impl Ftl {
                         blocks[b as usize].written = geo.pages_per_block as u16;
                     }
                 }
-                Plane { free, active: first, served_at: 0 }
+                Plane { free, active: first, written: u32::from(blocks[first as usize].written), served_at: 0 }
             })
             .collect();
         // The tables read at random on every page get huge pages (see
@@ -722,21 +728,22 @@ impl Ftl {
     fn alloc_page(&mut self, plane: u32) -> Result<Ppn, FtlError> {
         let ppb = self.geo.pages_per_block;
         let pl = &mut self.planes[plane as usize];
-        let mut b = pl.active;
-        if self.blocks[b as usize].written as u32 == ppb {
+        if pl.written == ppb {
             match pl.free.pop() {
                 Some(nb) => {
                     pl.active = nb;
-                    b = nb;
+                    pl.written = u32::from(self.blocks[nb as usize].written);
                 }
                 None => {
                     return Err(self.full_error(plane));
                 }
             }
         }
+        let (b, w) = (pl.active, pl.written);
+        pl.written = w + 1;
+        let ppn = Ppn(b * ppb + w);
         let meta = &mut self.blocks[b as usize];
-        let ppn = Ppn(b * ppb + meta.written as u32);
-        meta.written += 1;
+        meta.written = (w + 1) as u16;
         meta.valid += 1;
         if let Some(l) = self.plane_live.get_mut(plane as usize) {
             *l += 1;
