@@ -77,14 +77,9 @@ impl Ftl {
             }
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
-            ensure!(
-                pl.written == u32::from(self.blocks[pl.active as usize].written),
-                "plane {q}'s copy of its active block's write pointer is {}, the block's is {}",
-                pl.written,
-                self.blocks[pl.active as usize].written
-            );
         }
-        for (b, m) in self.blocks.iter().enumerate() {
+        for b in 0..self.blocks.len() {
+            let m = self.block_meta(b as u32);
             let base = b as u32 * ppb;
             let mut valid = 0u32;
             for p in base..base + ppb {
@@ -107,7 +102,7 @@ impl Ftl {
             }
         }
         for (plane, &live) in self.plane_live.iter().enumerate() {
-            let want: u32 = self.blocks.plane(plane as u32).iter().map(|m| u32::from(m.valid)).sum();
+            let want = self.plane_valid(plane as u32) as u32;
             ensure!(live == want, "plane {plane} counts {live} live pages, has {want}");
         }
         for (c, &m) in self.index.iter().enumerate() {

@@ -68,7 +68,7 @@ pub use check::InvariantViolation;
 use crate::config::{Config, GcRule};
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
-use blocks::BlockTable;
+use blocks::{BlockMeta, BlockTable};
 use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -193,12 +193,18 @@ struct Plane {
     free: FreePool,
     /// The block currently being programmed.
     active: u32,
-    /// The active block's write pointer, a copy of its `BlockMeta::written`
-    /// kept here, in the line that names the block: the next page's address
-    /// then does not wait for a load of the block's metadata, which the
-    /// random accesses of the other tables have usually evicted from the
-    /// first-level cache by the time the plane writes again (BENCHMARKS.md).
+    /// The active block's write pointer, kept here, in the line that names
+    /// the block, instead of in its `BlockMeta`: a page write then touches
+    /// no block metadata, which the random accesses of the other tables
+    /// have usually evicted from the first-level cache by the time the
+    /// plane writes again (BENCHMARKS.md). While a block is active its
+    /// `BlockMeta` holds the write pointer it had when it became active and
+    /// its valid count less the `programmed` pages (modulo 2^16: a release
+    /// may take it below 0); both are added in when it is replaced
+    /// ([`Ftl::block_meta`] reads the sum).
     written: u32,
+    /// Pages programmed into the active block since it became active.
+    programmed: u16,
     /// Free blocks the plane had when its GC trigger was served on a
     /// preferred unit instead ([`Ftl::set_gc_preference`]); 0 = none. The
     /// plane does not trigger again until it has fewer; reset when a
@@ -287,7 +293,13 @@ impl Ftl {
                         blocks[b as usize].written = geo.pages_per_block as u16;
                     }
                 }
-                Plane { free, active: first, written: u32::from(blocks[first as usize].written), served_at: 0 }
+                Plane {
+                    free,
+                    active: first,
+                    written: u32::from(blocks[first as usize].written),
+                    programmed: 0,
+                    served_at: 0,
+                }
             })
             .collect();
         // The tables read at random on every page get huge pages (see
@@ -537,7 +549,8 @@ impl Ftl {
             let ent = *ent;
             self.p2e.set(ent.ppn, 0);
             let b = self.geo.block_of(ent.ppn) as usize;
-            self.blocks[b].valid -= 1;
+            // Wrapping: an active block's count excludes its programmed pages.
+            self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
             if !self.plane_live.is_empty() {
                 self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
             }
@@ -635,7 +648,7 @@ impl Ftl {
         let new = self.alloc_page(plane)?;
         self.p2e.set(old, 0);
         let b = self.geo.block_of(old) as usize;
-        self.blocks[b].valid -= 1;
+        self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
         if !self.plane_live.is_empty() {
             self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
         }
@@ -657,7 +670,7 @@ impl Ftl {
     /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
     pub fn track_plane_live(&mut self) {
         let planes = self.planes.len() as u32;
-        self.plane_live = (0..planes).map(|p| self.blocks.plane(p).iter().map(|m| u32::from(m.valid)).sum()).collect();
+        self.plane_live = (0..planes).map(|p| self.plane_valid(p) as u32).collect();
     }
 
     /// Whether the plane that the next page programmed on `unit` goes to
@@ -731,8 +744,13 @@ impl Ftl {
         if pl.written == ppb {
             match pl.free.pop() {
                 Some(nb) => {
+                    // The full block's counts go back to its metadata.
+                    let old = &mut self.blocks[pl.active as usize];
+                    old.written = ppb as u16;
+                    old.valid = old.valid.wrapping_add(pl.programmed);
                     pl.active = nb;
                     pl.written = u32::from(self.blocks[nb as usize].written);
+                    pl.programmed = 0;
                 }
                 None => {
                     return Err(self.full_error(plane));
@@ -741,19 +759,35 @@ impl Ftl {
         }
         let (b, w) = (pl.active, pl.written);
         pl.written = w + 1;
+        pl.programmed += 1;
         let ppn = Ppn(b * ppb + w);
-        let meta = &mut self.blocks[b as usize];
-        meta.written = (w + 1) as u16;
-        meta.valid += 1;
         if let Some(l) = self.plane_live.get_mut(plane as usize) {
             *l += 1;
         }
         Ok(ppn)
     }
 
+    /// Block `b`'s metadata with its plane's counts of an active block
+    /// added in (see `Plane::written`).
+    fn block_meta(&self, b: u32) -> BlockMeta {
+        let mut m = self.blocks[b as usize];
+        let pl = &self.planes[self.geo.plane_of_block(b) as usize];
+        if pl.active == b {
+            m.written = pl.written as u16;
+            m.valid = m.valid.wrapping_add(pl.programmed);
+        }
+        m
+    }
+
+    /// Valid pages in plane `plane`'s blocks.
+    fn plane_valid(&self, plane: u32) -> u64 {
+        let first = plane * self.geo.blocks_per_plane;
+        (first..first + self.geo.blocks_per_plane).map(|b| u64::from(self.block_meta(b).valid)).sum()
+    }
+
     fn full_error(&self, plane: u32) -> FtlError {
         let bpp = self.geo.blocks_per_plane;
-        let live = self.blocks.plane(plane).iter().map(|m| m.valid as u64).sum();
+        let live = self.plane_valid(plane);
         FtlError::DeviceFull { plane, live, blocks: bpp }
     }
 
