@@ -78,7 +78,7 @@ impl Ftl {
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
         }
-        for b in 0..self.blocks.len() {
+        for (b, &free) in is_free.iter().enumerate() {
             let m = self.block_meta(b as u32);
             let base = b as u32 * ppb;
             let mut valid = 0u32;
@@ -97,7 +97,7 @@ impl Ftl {
                 valid += 1;
             }
             ensure!(valid == m.valid as u32, "block {b} counts {} valid pages, has {valid}", m.valid);
-            if is_free[b] {
+            if free {
                 ensure!(m.written == 0, "free block {b} is not erased");
             }
         }
