@@ -1,6 +1,7 @@
 //! Full-state invariant checks for the FTL (used by `--check` and tests).
 
 use super::{EntryId, Ftl};
+use crate::units::Ppn;
 use thiserror::Error;
 
 /// A broken FTL invariant: a simulator bug, never a user error.
@@ -43,10 +44,10 @@ impl Ftl {
             if ent.refs > 0 {
                 live += 1;
                 ensure!(
-                    self.p2e[ent.ppn.0 as usize] == e as u32 + 1,
+                    self.p2e.owner(ent.ppn) == e as u32 + 1,
                     "entry {e} claims page {} but the page belongs to {}",
                     ent.ppn.0,
-                    self.p2e[ent.ppn.0 as usize] as i64 - 1
+                    self.p2e.owner(ent.ppn) as i64 - 1
                 );
             }
         }
@@ -77,11 +78,12 @@ impl Ftl {
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
         }
-        for (b, m) in self.blocks.iter().enumerate() {
+        for (b, &free) in is_free.iter().enumerate() {
+            let m = self.block_meta(b as u32);
             let base = b as u32 * ppb;
             let mut valid = 0u32;
             for p in base..base + ppb {
-                let e = self.p2e[p as usize];
+                let e = self.p2e.owner(Ppn(p));
                 if e == 0 {
                     continue;
                 }
@@ -95,13 +97,12 @@ impl Ftl {
                 valid += 1;
             }
             ensure!(valid == m.valid as u32, "block {b} counts {} valid pages, has {valid}", m.valid);
-            if is_free[b] {
+            if free {
                 ensure!(m.written == 0, "free block {b} is not erased");
             }
         }
-        let bpp = self.geo.blocks_per_plane as usize;
         for (plane, &live) in self.plane_live.iter().enumerate() {
-            let want: u32 = self.blocks[plane * bpp..(plane + 1) * bpp].iter().map(|m| u32::from(m.valid)).sum();
+            let want = self.plane_valid(plane as u32) as u32;
             ensure!(live == want, "plane {plane} counts {live} live pages, has {want}");
         }
         for (c, &m) in self.index.iter().enumerate() {

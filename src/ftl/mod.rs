@@ -59,14 +59,18 @@
 //! that GC runs on short traces (SSDsim's `aged` flag makes part of every
 //! plane invalid in the same spirit).
 
+mod blocks;
 mod check;
 mod params;
+mod revmap;
 
 pub use check::InvariantViolation;
 pub use params::{FtlParams, GcConfig, GcRule};
 
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
+use blocks::{BlockMeta, BlockTable};
+use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -100,9 +104,10 @@ fn prefetch<T>(p: &T) {
 /// delays even the simulator's prefetches. On Linux with THP in `madvise`
 /// mode (a common default) this hint gives those tables 2 MiB pages; in
 /// `always` mode it changes nothing, in `never` mode or on other systems it
-/// is a no-op. Only tables touched nearly everywhere anyway are advised
-/// (the reverse map is not: huge pages would make all of it resident). It
-/// never changes a result. Measured in BENCHMARKS.md.
+/// is a no-op. Only tables whose touched part is dense are advised: the
+/// L2P, the entries and the index, touched nearly everywhere anyway, and
+/// the reverse map, whose layout keeps the blocks a run uses in one dense
+/// prefix (`revmap`). It never changes a result. Measured in BENCHMARKS.md.
 fn advise_huge_pages<T>(v: &[T]) {
     #[cfg(target_os = "linux")]
     {
@@ -151,15 +156,6 @@ pub struct Entry {
 /// Identifier of an [`Entry`].
 pub type EntryId = u32;
 
-#[derive(Copy, Clone, Debug, Default)]
-struct BlockMeta {
-    /// Pages programmed since the last erase (the write pointer).
-    written: u16,
-    /// Pages still valid.
-    valid: u16,
-    erase_count: u32,
-}
-
 /// A plane's free (erased) blocks, bucketed by wear key (the erase count
 /// with wear levelling, else 0). `pop` takes from the least-worn bucket;
 /// within a bucket the most recently freed block comes first (initially the
@@ -198,6 +194,18 @@ struct Plane {
     free: FreePool,
     /// The block currently being programmed.
     active: u32,
+    /// The active block's write pointer, kept here, in the line that names
+    /// the block, instead of in its `BlockMeta`: a page write then touches
+    /// no block metadata, which the random accesses of the other tables
+    /// have usually evicted from the first-level cache by the time the
+    /// plane writes again (BENCHMARKS.md). While a block is active its
+    /// `BlockMeta` holds the write pointer it had when it became active and
+    /// its valid count less the `programmed` pages (modulo 2^16: a release
+    /// may take it below 0); both are added in when it is replaced
+    /// ([`Ftl::block_meta`] reads the sum).
+    written: u32,
+    /// Pages programmed into the active block since it became active.
+    programmed: u16,
     /// Free blocks the plane had when its GC trigger was served on a
     /// preferred unit instead ([`Ftl::set_gc_preference`]); 0 = none. The
     /// plane does not trigger again until it has fewer; reset when a
@@ -242,9 +250,9 @@ pub struct Ftl {
     l2p: Vec<u32>,
     entries: Vec<Entry>,
     free_entries: Vec<EntryId>,
-    p2e: Vec<u32>,
+    p2e: ReverseMap,
     index: Vec<u32>,
-    blocks: Vec<BlockMeta>,
+    blocks: BlockTable,
     planes: Vec<Plane>,
     unit_ptr: Vec<u32>,
     /// Live (valid) pages per plane, kept only when
@@ -269,7 +277,7 @@ impl Ftl {
         let geo = Geometry::new(&cfg.geometry, cfg.alloc_unit);
         let logical_pages = cfg.logical_pages as u32;
         let bpp = geo.blocks_per_plane;
-        let mut blocks = vec![BlockMeta::default(); geo.blocks as usize];
+        let mut blocks = BlockTable::new(geo.planes, bpp);
         let aged = aged_blocks(cfg.aged, bpp);
         let planes = (0..geo.planes)
             .map(|q| {
@@ -286,7 +294,13 @@ impl Ftl {
                         blocks[b as usize].written = geo.pages_per_block as u16;
                     }
                 }
-                Plane { free, active: first, served_at: 0 }
+                Plane {
+                    free,
+                    active: first,
+                    written: u32::from(blocks[first as usize].written),
+                    programmed: 0,
+                    served_at: 0,
+                }
             })
             .collect();
         // The tables read at random on every page get huge pages (see
@@ -311,7 +325,7 @@ impl Ftl {
             l2p,
             entries,
             free_entries: Vec::new(),
-            p2e: vec![0; geo.total_pages as usize],
+            p2e: ReverseMap::new(&geo),
             index: Vec::new(),
             blocks,
             planes,
@@ -388,10 +402,10 @@ impl Ftl {
         for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 if e.refs == 1 {
-                    if let Some(p) = self.p2e.get(e.ppn.0 as usize) {
+                    if let Some(p) = self.p2e.get(e.ppn) {
                         prefetch(p);
                     }
-                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn) as usize) {
+                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn)) {
                         prefetch(b);
                     }
                     if let Some(i) = self.index.get(e.content.0 as usize) {
@@ -534,9 +548,10 @@ impl Ftl {
         }
         if ent.refs == 0 {
             let ent = *ent;
-            self.p2e[ent.ppn.0 as usize] = 0;
+            self.p2e.set(ent.ppn, 0);
             let b = self.geo.block_of(ent.ppn) as usize;
-            self.blocks[b].valid -= 1;
+            // Wrapping: an active block's count excludes its programmed pages.
+            self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
             if !self.plane_live.is_empty() {
                 self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
             }
@@ -596,7 +611,7 @@ impl Ftl {
             }
         };
         self.live_entries += 1;
-        self.p2e[ppn.0 as usize] = e + 1;
+        self.p2e.set(ppn, e + 1);
         if index {
             let c = content.0 as usize;
             if c >= self.index.len() {
@@ -632,13 +647,13 @@ impl Ftl {
         // The same reduced pointer as `program`'s (which indexes with it).
         *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
         let new = self.alloc_page(plane)?;
-        self.p2e[old.0 as usize] = 0;
+        self.p2e.set(old, 0);
         let b = self.geo.block_of(old) as usize;
-        self.blocks[b].valid -= 1;
+        self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
         if !self.plane_live.is_empty() {
             self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
         }
-        self.p2e[new.0 as usize] = e + 1;
+        self.p2e.set(new, e + 1);
         self.entries[e as usize].ppn = new;
         let gc =
             if self.planes[plane as usize].free.len() < self.min_free { self.collect_triggered(plane)? } else { None };
@@ -655,10 +670,8 @@ impl Ftl {
     /// Keeps a live-page count per plane from now on (counted from the
     /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
     pub fn track_plane_live(&mut self) {
-        let (bpp, planes) = (self.geo.blocks_per_plane, self.planes.len() as u32);
-        self.plane_live = (0..planes)
-            .map(|p| (p * bpp..(p + 1) * bpp).map(|b| u32::from(self.blocks[b as usize].valid)).sum())
-            .collect();
+        let planes = self.planes.len() as u32;
+        self.plane_live = (0..planes).map(|p| self.plane_valid(p) as u32).collect();
     }
 
     /// Whether the plane that the next page programmed on `unit` goes to
@@ -729,32 +742,53 @@ impl Ftl {
     fn alloc_page(&mut self, plane: u32) -> Result<Ppn, FtlError> {
         let ppb = self.geo.pages_per_block;
         let pl = &mut self.planes[plane as usize];
-        let mut b = pl.active;
-        if self.blocks[b as usize].written as u32 == ppb {
+        if pl.written == ppb {
             match pl.free.pop() {
                 Some(nb) => {
+                    // The full block's counts go back to its metadata.
+                    let old = &mut self.blocks[pl.active as usize];
+                    old.written = ppb as u16;
+                    old.valid = old.valid.wrapping_add(pl.programmed);
                     pl.active = nb;
-                    b = nb;
+                    pl.written = u32::from(self.blocks[nb as usize].written);
+                    pl.programmed = 0;
                 }
                 None => {
                     return Err(self.full_error(plane));
                 }
             }
         }
-        let meta = &mut self.blocks[b as usize];
-        let ppn = Ppn(b * ppb + meta.written as u32);
-        meta.written += 1;
-        meta.valid += 1;
+        let (b, w) = (pl.active, pl.written);
+        pl.written = w + 1;
+        pl.programmed += 1;
+        let ppn = Ppn(b * ppb + w);
         if let Some(l) = self.plane_live.get_mut(plane as usize) {
             *l += 1;
         }
         Ok(ppn)
     }
 
+    /// Block `b`'s metadata with its plane's counts of an active block
+    /// added in (see `Plane::written`).
+    fn block_meta(&self, b: u32) -> BlockMeta {
+        let mut m = self.blocks[b as usize];
+        let pl = &self.planes[self.geo.plane_of_block(b) as usize];
+        if pl.active == b {
+            m.written = pl.written as u16;
+            m.valid = m.valid.wrapping_add(pl.programmed);
+        }
+        m
+    }
+
+    /// Valid pages in plane `plane`'s blocks.
+    fn plane_valid(&self, plane: u32) -> u64 {
+        let first = plane * self.geo.blocks_per_plane;
+        (first..first + self.geo.blocks_per_plane).map(|b| u64::from(self.block_meta(b).valid)).sum()
+    }
+
     fn full_error(&self, plane: u32) -> FtlError {
         let bpp = self.geo.blocks_per_plane;
-        let first = plane * bpp;
-        let live = (first..first + bpp).map(|b| self.blocks[b as usize].valid as u64).sum();
+        let live = self.plane_valid(plane);
         FtlError::DeviceFull { plane, live, blocks: bpp }
     }
 
@@ -782,12 +816,13 @@ impl Ftl {
         let ppb = self.geo.pages_per_block;
         let first = plane * bpp;
         let active = self.planes[plane as usize].active;
+        let metas = self.blocks.plane(plane);
         let mut best: Option<(u32, u32)> = None;
         for b in first..first + bpp {
             if b == active {
                 continue;
             }
-            let m = &self.blocks[b as usize];
+            let m = &metas[(b - first) as usize];
             if m.written as u32 != ppb {
                 continue; // free (erased) block
             }
@@ -796,7 +831,9 @@ impl Ftl {
                 None => true,
                 Some((bi, bb)) => {
                     invalid > bi
-                        || (invalid == bi && self.wear_leveling && m.erase_count < self.blocks[bb as usize].erase_count)
+                        || (invalid == bi
+                            && self.wear_leveling
+                            && m.erase_count < metas[(bb - first) as usize].erase_count)
                 }
             };
             if better {
@@ -823,13 +860,13 @@ impl Ftl {
             // Migrate valid pages inside the plane.
             let base = victim * ppb;
             for p in base..base + ppb {
-                let e = self.p2e[p as usize];
+                let e = self.p2e.owner(Ppn(p));
                 if e == 0 {
                     continue;
                 }
                 let new = self.alloc_page(plane)?;
-                self.p2e[p as usize] = 0;
-                self.p2e[new.0 as usize] = e;
+                self.p2e.set(Ppn(p), 0);
+                self.p2e.set(new, e);
                 let ent = &mut self.entries[(e - 1) as usize];
                 ent.ppn = new;
                 work.moved += 1;
