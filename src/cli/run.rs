@@ -62,6 +62,55 @@ pub struct RunArgs {
     observe: ObserveArgs,
     #[command(flatten)]
     memory: MemoryArgs,
+    /// With --trace: load the whole trace before the replay, instead of reading it as it
+    /// replays (twice: a first pass for preconditioning and counts; docs/streaming.md).
+    #[arg(long, requires = "trace")]
+    load_whole: bool,
+}
+
+/// Whether `run` reads its trace as it replays it ([`runner::run_streamed`]):
+/// one policy on a trace file, files as requests, no observers; the held
+/// path otherwise (docs/streaming.md).
+fn streams(a: &RunArgs, policies: &[String]) -> bool {
+    a.workload.trace.is_some()
+        && !a.load_whole
+        && policies.len() == 1
+        && a.workload.files == dedupsim::workload::FileRule::Request
+        && a.workload.dedup_rate.is_none()
+        && !a.observe.any()
+}
+
+/// `run --trace FILE -p POLICY` read as it replays: the report, and the
+/// requests replayed; `None` when this trace needs the held path.
+fn run_streamed(
+    a: &RunArgs,
+    cfg: &Config,
+    policy: &str,
+    opts: &RunOptions,
+    quiet: bool,
+) -> Result<Option<(RunReport, u64)>> {
+    let path = a.workload.trace.as_deref().expect("streams() checked --trace");
+    let load = common::trace_load_options(&a.workload, cfg);
+    let bar: std::cell::RefCell<Option<Progress>> = std::cell::RefCell::new(None);
+    let mut requests = 0;
+    let mut scanned = |s: &runner::Scanned<'_>| {
+        if !quiet {
+            common::print_load_warnings(&s.end.warnings, s.end.bad_lines);
+        }
+        requests = s.requests;
+        *bar.borrow_mut() = Some(Progress::new(s.requests, "simulating", quiet));
+    };
+    let mut progress = |done: u64, _total: u64| {
+        if let Some(b) = bar.borrow_mut().as_mut() {
+            b.set(done);
+        }
+    };
+    let report = runner::run_streamed(cfg, path, &load, &a.workload.content, policy, opts, &mut scanned, &mut progress)
+        .with_context(|| format!("policy {policy}"))?;
+    if let Some(b) = bar.borrow().as_ref() {
+        b.finish();
+    }
+    Ok(report.map(|r| (r, requests)))
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -209,16 +258,23 @@ pub fn run(a: RunArgs) -> Result<()> {
     a.observe.check(&policies)?;
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
-    let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
-    // Contents are drawn only if some policy reads them (not for `-p native`).
-    let need = runner::need_content(&cfg, &policies)?;
-    let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
-    let reports = if a.observe.any() {
-        a.observe.check_span(&cfg, &prepared)?;
-        a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
-    } else {
-        run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+    let streamed = if streams(&a, &policies) { run_streamed(&a, &cfg, &policies[0], &opts, a.quiet)? } else { None };
+    let (reports, requests) = match streamed {
+        Some((report, requests)) => (vec![report], requests),
+        None => {
+            let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
+            // Contents are drawn only if some policy reads them (not for `-p native`).
+            let need = runner::need_content(&cfg, &policies)?;
+            let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
+            let reports = if a.observe.any() {
+                a.observe.check_span(&cfg, &prepared)?;
+                a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+            } else {
+                run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+            };
+            (reports, prepared.workload.timed().len() as u64)
+        }
     };
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
     // A printed table carries its run's warnings; the comparison does not.
@@ -251,7 +307,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             r0.dedupsim_version,
             r0.workload.name,
             r0.workload.source,
-            prepared.workload.timed().len(),
+            requests,
             r0.config_name,
             r0.config_hash,
             r0.seed,

@@ -100,8 +100,8 @@ mod observe;
 mod replay;
 mod stream;
 pub use observe::{RequestRecord, RequestSink};
-pub use replay::{ReplayBatch, ReplayPlan};
 use replay::ReplayState;
+pub use replay::{ReplayBatch, ReplayPlan};
 use stream::Fingerprints;
 pub use stream::StreamRequest;
 

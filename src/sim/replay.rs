@@ -207,7 +207,12 @@ impl<'w> Simulation<'w> {
     }
 
     /// The timed requests of `w` from index `from` on.
-    fn timed_requests(&mut self, w: &Workload, from: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<(), SimError> {
+    fn timed_requests(
+        &mut self,
+        w: &Workload,
+        from: usize,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), SimError> {
         if !self.replay_state.timed {
             self.begin_timed();
         }
