@@ -340,8 +340,9 @@ pub struct BenchArgs {
     /// Content model for the benchmark's writes.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
     content: ContentModel,
-    /// Time end to end on this trace file instead (load + prepare + replay per policy,
-    /// as `run --trace FILE -p POLICY` does them), beside the replay alone.
+    /// Time end to end on this trace file instead, as `run --trace FILE -p POLICY` does it
+    /// (streamed: a first pass, then the replay reading the file again) and loading it whole
+    /// first (held): requests/s and peak memory per million requests.
     #[arg(long, short = 't', value_name = "FILE", conflicts_with = "parsers")]
     trace: Option<PathBuf>,
     /// With --trace: its format (default: auto-detect).
@@ -357,14 +358,6 @@ pub struct BenchArgs {
     memory: MemoryArgs,
 }
 
-/// Peak resident memory of this process (Linux), in MiB.
-fn peak_rss_mib() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
-}
-
 pub fn bench(a: BenchArgs) -> Result<()> {
     let cfg = a.cfg.load()?;
     let policies = policy_list(&a.policy)?;
@@ -374,7 +367,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             Some(path) => super::bench::trace_file(&cfg, path, a.format, &policies, &a.content, a.repeat)?,
             None => super::bench::parsers(&cfg, a.requests, &a.content, a.repeat)?,
         };
-        if let Some(m) = peak_rss_mib() {
+        if let Some(m) = super::bench::peak_rss_mib() {
             let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
         }
         return common::out(&o);
@@ -444,7 +437,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             best[i] / best[0]
         );
     }
-    if let Some(m) = peak_rss_mib() {
+    if let Some(m) = super::bench::peak_rss_mib() {
         let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
     }
     common::out(&o)
