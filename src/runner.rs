@@ -323,7 +323,8 @@ impl Distinct {
     }
 }
 
-/// `run --trace FILE -p POLICY` without holding the trace: the file is
+/// `run --trace FILE -p POLICY` without holding the trace (a run of several
+/// policies calls [`run_streamed_drawing`] once per policy): the file is
 /// read twice, in batches ([`crate::trace::stream`]). The first pass
 /// gathers what the replay must know before its first request (the
 /// preconditioning writes by `rule`: a bitmap of pages seen and the writes
@@ -348,9 +349,29 @@ pub fn run_streamed(
     scanned: &mut dyn FnMut(&Scanned<'_>),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<RunReport>, RunError> {
+    let need = policy::build(policy, cfg)?.deduplicates();
+    run_streamed_drawing(cfg, path, load, model, policy, need, opts, scanned, progress)
+}
+
+/// [`run_streamed`] drawing contents when `need_content` (whether any
+/// policy of the run deduplicates, [`need_content`]: a run of several
+/// policies draws them for every policy, as [`prepare_for`] does on the
+/// workload they share).
+#[allow(clippy::too_many_arguments)]
+pub fn run_streamed_drawing(
+    cfg: &Config,
+    path: &Path,
+    load: &LoadOptions,
+    model: &ContentModel,
+    policy: &str,
+    need_content: bool,
+    opts: &RunOptions,
+    scanned: &mut dyn FnMut(&Scanned<'_>),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<RunReport>, RunError> {
     let seed = cfg.seed;
     let p = policy::build(policy, cfg)?;
-    let need = p.deduplicates();
+    let need = need_content || p.deduplicates();
     if crate::content::ContentDrawer::new(model, seed, 0, 0)?.is_none() {
         return Ok(None);
     }

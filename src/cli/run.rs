@@ -69,48 +69,92 @@ pub struct RunArgs {
 }
 
 /// Whether `run` reads its trace as it replays it ([`runner::run_streamed`]):
-/// one policy on a trace file, files as requests, no observers; the held
-/// path otherwise (docs/streaming.md).
-fn streams(a: &RunArgs, policies: &[String]) -> bool {
+/// a trace file, files as requests, no observers; the held path otherwise
+/// (docs/streaming.md). Several policies each read the file themselves.
+fn streams(a: &RunArgs) -> bool {
     a.workload.trace.is_some()
         && !a.load_whole
-        && policies.len() == 1
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
         && !a.observe.any()
 }
 
-/// `run --trace FILE -p POLICY` read as it replays: the report, and the
-/// requests replayed; `None` when this trace needs the held path.
+/// `run --trace FILE -p POLICIES` read as it replays, each policy reading
+/// the file on its own thread (`-j`): the reports, and the requests
+/// replayed; `None` when this trace needs the held path.
 fn run_streamed(
     a: &RunArgs,
     cfg: &Config,
-    policy: &str,
+    policies: &[String],
     opts: &RunOptions,
     quiet: bool,
-) -> Result<Option<(RunReport, u64)>> {
+) -> Result<Option<(Vec<RunReport>, u64)>> {
     let path = a.workload.trace.as_deref().expect("streams() checked --trace");
     let load = common::trace_load_options(&a.workload, cfg);
-    let bar: std::cell::RefCell<Option<Progress>> = std::cell::RefCell::new(None);
-    let mut requests = 0;
-    let mut scanned = |s: &runner::Scanned<'_>| {
-        if !quiet {
-            common::print_load_warnings(&s.end.warnings, s.end.bad_lines);
+    // Contents are drawn for every policy if one deduplicates (the held
+    // path's shared workload).
+    let need = runner::need_content(cfg, policies)?;
+    let bar: Mutex<Option<Progress>> = Mutex::new(None);
+    let requests = std::sync::atomic::AtomicU64::new(0);
+    let threads = common::runs_at_once(a.jobs, policies.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
+    let results: Vec<Result<Option<RunReport>>> = pool.install(|| {
+        policies
+            .par_iter()
+            .map(|p| {
+                let mut scanned = |s: &runner::Scanned<'_>| {
+                    if let Ok(mut b) = bar.lock() {
+                        // The first policy through its first pass warns and
+                        // starts the bar.
+                        if b.is_none() {
+                            if !quiet {
+                                common::print_load_warnings(&s.end.warnings, s.end.bad_lines);
+                            }
+                            requests.store(s.requests, std::sync::atomic::Ordering::Relaxed);
+                            *b = Some(Progress::new(s.requests * policies.len() as u64, "simulating", quiet));
+                        }
+                    }
+                };
+                let mut last = 0;
+                let mut progress = |done: u64, _total: u64| {
+                    if let Ok(mut b) = bar.lock() {
+                        if let Some(b) = b.as_mut() {
+                            b.inc(done - last);
+                        }
+                    }
+                    last = done;
+                };
+                runner::run_streamed_drawing(
+                    cfg,
+                    path,
+                    &load,
+                    &a.workload.content,
+                    p,
+                    need,
+                    opts,
+                    &mut scanned,
+                    &mut progress,
+                )
+                .with_context(|| format!("policy {p}"))
+            })
+            .collect()
+    });
+    if let Ok(b) = bar.lock() {
+        if let Some(b) = b.as_ref() {
+            b.finish();
         }
-        requests = s.requests;
-        *bar.borrow_mut() = Some(Progress::new(s.requests, "simulating", quiet));
-    };
-    let mut progress = |done: u64, _total: u64| {
-        if let Some(b) = bar.borrow_mut().as_mut() {
-            b.set(done);
-        }
-    };
-    let report = runner::run_streamed(cfg, path, &load, &a.workload.content, policy, opts, &mut scanned, &mut progress)
-        .with_context(|| format!("policy {policy}"))?;
-    if let Some(b) = bar.borrow().as_ref() {
-        b.finish();
     }
-    Ok(report.map(|r| (r, requests)))
+    let mut reports = Vec::with_capacity(policies.len());
+    for r in results {
+        match r? {
+            Some(r) => reports.push(r),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((reports, requests.load(std::sync::atomic::Ordering::Relaxed))))
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -259,9 +303,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
-    let streamed = if streams(&a, &policies) { run_streamed(&a, &cfg, &policies[0], &opts, a.quiet)? } else { None };
+    let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
     let (reports, requests) = match streamed {
-        Some((report, requests)) => (vec![report], requests),
+        Some(done) => done,
         None => {
             let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
             // Contents are drawn only if some policy reads them (not for `-p native`).
