@@ -70,9 +70,10 @@ pub struct RunArgs {
 
 /// Whether `run` reads its trace as it replays it ([`runner::run_streamed`]):
 /// a trace file, files as requests, no observers; the held path otherwise
-/// (docs/streaming.md). Several policies each read the file themselves.
+/// (docs/streaming.md). Several policies each read the file themselves, so
+/// it must be a regular file (a pipe, `<(zcat t.gz)`, reads once: held).
 fn streams(a: &RunArgs) -> bool {
-    a.workload.trace.is_some()
+    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
