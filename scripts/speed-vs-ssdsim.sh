@@ -45,11 +45,12 @@ ln -s "$trace" "$work/ssd/trace"
 requests=$(wc -l < "$trace")
 echo "trace $trace ($requests lines, $(du -h "$trace" | cut -f1)), $ROUNDS rounds, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| round | dedupsim CPU (s) | dedupsim peak (MiB) | SSDsim 2.1 CPU (s) | SSDsim peak (MiB) | SSDsim / dedupsim |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| round | dedupsim CPU (s) | dedupsim requests/s | dedupsim peak (MiB) | SSDsim 2.1 CPU (s) | SSDsim peak (MiB) | SSDsim / dedupsim |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 # GNU time's last line (a non-zero exit adds a line before it).
 cpu() { tail -n 1 "$1" | awk '{printf "%.2f", $1 + $2}'; }
 mib() { tail -n 1 "$1" | awk '{printf "%.1f", $3 / 1024}'; }
+ratios=
 for r in $(seq 1 "$ROUNDS"); do
   /usr/bin/time -f "%U %S %M" -o "$work/d.time" "$bin" run -q -p native --trace "$trace" --format ssdsim > /dev/null
   # SSDsim ends with status 1 after a complete run (peers/README.md).
@@ -59,7 +60,11 @@ for r in $(seq 1 "$ROUNDS"); do
   d=$(cpu "$work/d.time")
   s=$(cpu "$work/s.time")
   ratio=$(awk -v s="$s" -v d="$d" 'BEGIN {printf "%.1f", s / d}')
-  echo "| $r | $d | $(mib "$work/d.time") | $s | $(mib "$work/s.time") | ${ratio}x |"
+  rps=$(awk -v n="$requests" -v d="$d" 'BEGIN {printf "%.0f", n / d}')
+  ratios="$ratios $ratio"
+  echo "| $r | $d | $rps | $(mib "$work/d.time") | $s | $(mib "$work/s.time") | ${ratio}x |"
 done
+echo
+echo "SSDsim / dedupsim CPU time:$(echo "$ratios" | sed 's/ \([0-9.]*\)/ \1x/g') (median $(echo $ratios | tr ' ' '\n' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')x)"
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -470,27 +470,9 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
             }
         }
     }
-    let iid = total - copied;
 
     // 2. Size of the id space.
-    let n: u64 = match *model {
-        ContentModel::Unique => total,
-        ContentModel::Zipf { n: ZipfN::Fraction(f), .. } => ((f * total as f64).ceil().max(1.0) as u64).min(id_room),
-        ContentModel::Zipf { a, n: ZipfN::TargetDedup(t), .. } => {
-            if iid == 0 {
-                1
-            } else {
-                let target = (1.0 - t) * total as f64;
-                let n = solve_zipf_n(iid, a, target, id_room);
-                if n == id_room {
-                    // Clamped at the top (or just solved there): is the
-                    // target within reach at all?
-                    check_reachable(model, iid, total, copied, target, id_room)?;
-                }
-                n
-            }
-        }
-    };
+    let n = population(model, total, copied, id_room)?;
 
     // 3. Draw.
     let zipf = match *model {
@@ -562,6 +544,120 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
         model: model.to_string(),
         error: None,
     })
+}
+
+/// The size `N` of the id space `model` draws `total` pages from, `copied`
+/// of them copies, with `id_room` ids left ([`try_assign_content`]).
+fn population(model: &ContentModel, total: u64, copied: u64, id_room: u64) -> Result<u64, ContentError> {
+    let iid = total - copied;
+    Ok(match *model {
+        ContentModel::Unique => total,
+        ContentModel::Zipf { n: ZipfN::Fraction(f), .. } => ((f * total as f64).ceil().max(1.0) as u64).min(id_room),
+        ContentModel::Zipf { a, n: ZipfN::TargetDedup(t), .. } => {
+            if iid == 0 {
+                1
+            } else {
+                let target = (1.0 - t) * total as f64;
+                let n = solve_zipf_n(iid, a, target, id_room);
+                if n == id_room {
+                    // Clamped at the top (or just solved there): is the
+                    // target within reach at all?
+                    check_reachable(model, iid, total, copied, target, id_room)?;
+                }
+                n
+            }
+        }
+    })
+}
+
+/// [`try_assign_content`]'s draws one write at a time, for a model without
+/// copies (`copy = 0`), so that a streamed replay draws each write's
+/// contents as it replays it: the same ids, in the same order, as
+/// [`try_assign_content`] gives the same pages held in one workload (a
+/// test). Sparse populations (`N` above the pages drawn) are renumbered in
+/// order of first appearance as they are drawn, which is the order
+/// [`try_assign_content`] renumbers them in.
+#[derive(Clone, Debug)]
+pub struct ContentDrawer {
+    zipf: Option<ZipfSampler>,
+    rng: Xoshiro256PlusPlus,
+    base: u64,
+    /// Ids are `base + rank - 1` (`N` at most the pages drawn).
+    dense: bool,
+    next_unique: u64,
+    /// Sparse: rank - 1 -> dense id - base.
+    renumber: HashMap<u32, u32>,
+    n: u64,
+    total: u64,
+}
+
+impl ContentDrawer {
+    /// For `total` pages drawn by `model` with `seed`, after the ids below
+    /// `base`; `None` when the model copies (`copy > 0`: the copies need
+    /// every earlier write's contents).
+    pub fn new(model: &ContentModel, seed: u64, base: u32, total: u64) -> Result<Option<ContentDrawer>, ContentError> {
+        model.validate()?;
+        if matches!(model, ContentModel::Zipf { copy, .. } if *copy > 0.0) {
+            return Ok(None);
+        }
+        let base = u64::from(base);
+        let id_room = u32::MAX as u64 - base;
+        if let ContentModel::Unique = model {
+            if total > id_room {
+                return Err(ContentError::Overflow(format!(
+                    "{total} unique pages do not fit the {id_room} remaining content ids"
+                )));
+            }
+        }
+        if id_room == 0 && total > 0 {
+            return Err(ContentError::Overflow("no content ids left".into()));
+        }
+        let n = if total == 0 { 0 } else { population(model, total, 0, id_room)? };
+        let zipf = match *model {
+            ContentModel::Zipf { a, .. } if total > 0 => Some(ZipfSampler::new(n, a)),
+            _ => None,
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ SEED_SALT);
+        rng.jump();
+        Ok(Some(ContentDrawer {
+            zipf,
+            rng,
+            base,
+            dense: n <= total,
+            next_unique: base,
+            renumber: HashMap::new(),
+            n,
+            total,
+        }))
+    }
+
+    /// Appends the contents of a write of `pages` pages to `out`.
+    pub fn draw(&mut self, pages: u32, out: &mut Vec<ContentId>) {
+        for _ in 0..pages {
+            let id = match &self.zipf {
+                Some(z) => {
+                    let r = z.sample(&mut self.rng) - 1;
+                    if self.dense {
+                        self.base + r
+                    } else {
+                        let next = self.renumber.len() as u32;
+                        self.base + u64::from(*self.renumber.entry(r as u32).or_insert(next))
+                    }
+                }
+                None => {
+                    self.next_unique += 1;
+                    self.next_unique - 1
+                }
+            };
+            out.push(ContentId(id as u32));
+        }
+    }
+
+    /// Content ids drawn are below this: `base + N`, or `base + pages` for
+    /// a sparse population.
+    pub fn space_bound(&self) -> u32 {
+        (self.base + self.n.min(self.total)) as u32
+    }
 }
 
 /// How far (in dedup rate) the expected rate with the whole id space may

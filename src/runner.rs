@@ -14,8 +14,11 @@ use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::series::TimeSeries;
 use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
+use crate::trace::stream::{stream, StreamEnd};
+use crate::trace::{LoadOptions, TraceError};
 use crate::units::{ContentId, Nanos, Op};
-use crate::workload::{PreconditionRule, Provenance, Workload, NO_CONTENT};
+use crate::workload::{PreconditionRule, Preconditioner, Provenance, Workload, NO_CONTENT};
+use std::path::Path;
 use thiserror::Error;
 
 /// Errors of a run.
@@ -27,6 +30,9 @@ pub enum RunError {
     Sim(#[from] SimError),
     #[error("content model: {0}")]
     Content(#[from] ContentError),
+    /// A trace read as it is replayed ([`run_streamed`]).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     /// A deduplicating policy on a workload prepared without contents
     /// ([`prepare_for`] with `need_content = false`).
     #[error("policy {0} deduplicates, but the workload was prepared without page contents")]
@@ -201,6 +207,11 @@ pub fn run_observed(
         prepared.content_model.clone(),
         prepared.content_dedup_rate,
     );
+    Ok((report_of(cfg, policy, meta, out)?, series))
+}
+
+/// A run's report, refused when its clock saturated.
+fn report_of(cfg: &Config, policy: &str, meta: RunMeta, out: crate::sim::RunOutput) -> Result<RunReport, RunError> {
     let report = RunReport::new(meta, out);
     if report.summary.duration_s >= SATURATED_SPAN_S {
         return Err(RunError::ClockSaturated {
@@ -209,7 +220,7 @@ pub fn run_observed(
             culprits: time_culprits(cfg),
         });
     }
-    Ok((report, series))
+    Ok(report)
 }
 
 /// What a report says of a run's configuration and workload besides what
@@ -228,6 +239,257 @@ pub fn run_meta(cfg: &Config, workload: Provenance, content_model: String, conte
         content_dedup_rate,
         page_size: cfg.geometry.page_size,
     }
+}
+
+/// What the first pass of [`run_streamed`] learned of a trace.
+#[derive(Debug)]
+pub struct Scanned<'a> {
+    /// The pass's account: warnings, bad lines, volumes, provenance.
+    pub end: &'a StreamEnd,
+    /// Requests to replay, and preconditioning writes.
+    pub requests: u64,
+    pub precondition: u64,
+}
+
+/// The first pass's counts (docs/streaming.md).
+struct Scan {
+    pre: Preconditioner,
+    timed: u64,
+    first: Option<Nanos>,
+    last: Nanos,
+    read_pages: u64,
+    hinted: bool,
+    writes: u64,
+    /// Writes carrying the trace's contents, and the pages of the others.
+    writes_with: u64,
+    pages_without: u64,
+    longest_write: u32,
+}
+
+impl Scan {
+    fn visit(&mut self, batch: &Workload) {
+        self.hinted |= !batch.hints.is_empty();
+        for r in &batch.requests {
+            self.pre.visit(r);
+            self.timed += 1;
+            self.first.get_or_insert(r.arrival);
+            self.last = r.arrival;
+            match r.op {
+                Op::Read => self.read_pages += u64::from(r.pages),
+                Op::Write => {
+                    self.writes += 1;
+                    self.longest_write = self.longest_write.max(r.pages);
+                    if r.content == NO_CONTENT {
+                        self.pages_without += u64::from(r.pages);
+                    } else {
+                        self.writes_with += 1;
+                    }
+                }
+                Op::Trim => {}
+            }
+        }
+    }
+}
+
+/// Distinct content ids among pages counted (a growable bitmap).
+#[derive(Default)]
+struct Distinct {
+    bits: Vec<u64>,
+    pages: u64,
+    distinct: u64,
+}
+
+impl Distinct {
+    fn add(&mut self, ids: &[ContentId]) {
+        for c in ids {
+            let (w, b) = (c.0 as usize / 64, 1u64 << (c.0 % 64));
+            if self.bits.len() <= w {
+                self.bits.resize((w + 1).max(self.bits.len() * 2), 0);
+            }
+            if self.bits[w] & b == 0 {
+                self.bits[w] |= b;
+                self.distinct += 1;
+            }
+        }
+        self.pages += ids.len() as u64;
+    }
+
+    fn rate(&self) -> f64 {
+        if self.pages == 0 {
+            0.0
+        } else {
+            1.0 - self.distinct as f64 / self.pages as f64
+        }
+    }
+}
+
+/// `run --trace FILE -p POLICY` without holding the trace (a run of several
+/// policies calls [`run_streamed_drawing`] once per policy): the file is
+/// read twice, in batches ([`crate::trace::stream`]). The first pass
+/// gathers what the replay must know before its first request (the
+/// preconditioning writes by `rule`: a bitmap of pages seen and the writes
+/// chosen; the counts and spans of [`crate::sim::ReplayPlan`]; the content
+/// hashes of a trace that carries them); the second replays each batch as
+/// it is read ([`Simulation::replaying`]), drawing contents with `model`
+/// write by write. The report is the one [`prepare_for`] and [`run_one`]
+/// give on the loaded trace, byte for byte. `scanned` sees the first
+/// pass's account (warnings) before the replay starts.
+///
+/// `Ok(None)`: this trace or model needs the held path (a content model
+/// that copies earlier writes, or a trace whose writes carry contents only
+/// in part); nothing was run. docs/streaming.md lists what streams.
+#[allow(clippy::too_many_arguments)]
+pub fn run_streamed(
+    cfg: &Config,
+    path: &Path,
+    load: &LoadOptions,
+    model: &ContentModel,
+    policy: &str,
+    opts: &RunOptions,
+    scanned: &mut dyn FnMut(&Scanned<'_>),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<RunReport>, RunError> {
+    let need = policy::build(policy, cfg)?.deduplicates();
+    run_streamed_drawing(cfg, path, load, model, policy, need, opts, scanned, progress)
+}
+
+/// [`run_streamed`] drawing contents when `need_content` (whether any
+/// policy of the run deduplicates, [`need_content`]: a run of several
+/// policies draws them for every policy, as [`prepare_for`] does on the
+/// workload they share).
+#[allow(clippy::too_many_arguments)]
+pub fn run_streamed_drawing(
+    cfg: &Config,
+    path: &Path,
+    load: &LoadOptions,
+    model: &ContentModel,
+    policy: &str,
+    need_content: bool,
+    opts: &RunOptions,
+    scanned: &mut dyn FnMut(&Scanned<'_>),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<RunReport>, RunError> {
+    let seed = cfg.seed;
+    let p = policy::build(policy, cfg)?;
+    let need = need_content || p.deduplicates();
+    if crate::content::ContentDrawer::new(model, seed, 0, 0)?.is_none() {
+        return Ok(None);
+    }
+    // Pass 1 (twice for a trace with several volumes on their own ranges).
+    let new_scan = || Scan {
+        pre: Preconditioner::new(cfg.precondition.rule, 0),
+        timed: 0,
+        first: None,
+        last: Nanos::ZERO,
+        read_pages: 0,
+        hinted: false,
+        writes: 0,
+        writes_with: 0,
+        pages_without: 0,
+        longest_write: 0,
+    };
+    let mut scan = new_scan();
+    let mut end = stream::<RunError>(path, load, None, &mut |b| {
+        scan.visit(b);
+        Ok(())
+    })?;
+    if let Some(carry) = end.rescan.take() {
+        scan = new_scan();
+        end = stream::<RunError>(path, load, Some(carry), &mut |b| {
+            scan.visit(b);
+            Ok(())
+        })?;
+    }
+    let Scan { pre, timed, first, last, read_pages, hinted, writes, writes_with, pages_without, longest_write } = scan;
+    if writes_with > 0 && pages_without > 0 {
+        return Ok(None);
+    }
+    let mut pre = Workload { requests: pre.finish(), ..Workload::default() };
+    scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64 });
+
+    // What prepare_for decides on the whole workload.
+    let drawn = need || writes_with > 0;
+    let pre_pages: u64 = pre.requests.iter().map(|r| u64::from(r.pages)).sum();
+    let mut drawer = None;
+    let (content_space, content_model, longest) = if !drawn {
+        let longest = pre.requests.iter().map(|r| r.pages).max().unwrap_or(0).max(longest_write);
+        (u32::from(longest > 0), CONTENTS_NOT_DRAWN.to_string(), longest)
+    } else {
+        let had_content = writes > 0 && writes_with == writes;
+        let total = pre_pages + pages_without;
+        let d = crate::content::ContentDrawer::new(model, seed, end.content_space, total)?
+            .expect("a model without copies draws write by write");
+        let space = if total == 0 { end.content_space } else { d.space_bound() };
+        drawer = Some(d);
+        let name =
+            if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
+        (space, name, 0)
+    };
+    let zeros = vec![ContentId(0); longest as usize];
+    // Gives every write of `b` its contents, as prepare_for does.
+    let fill = |b: &mut Workload, drawer: &mut Option<crate::content::ContentDrawer>| {
+        if !drawn {
+            b.contents.clear();
+            b.contents.extend_from_slice(&zeros);
+            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write) {
+                r.content = 0;
+            }
+        } else if let Some(d) = drawer.as_mut() {
+            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write && r.content == NO_CONTENT) {
+                r.content = b.contents.len() as u32;
+                d.draw(r.pages, &mut b.contents);
+            }
+        }
+    };
+
+    let plan = crate::sim::ReplayPlan {
+        timed,
+        first_arrival: first.unwrap_or(Nanos::ZERO),
+        last_arrival: last,
+        lpn_span: end.lpn_span,
+        content_space,
+        read_pages,
+        hinted,
+    };
+    if need && !drawn {
+        return Err(RunError::NoContents(policy.to_string()));
+    }
+    let mut sim =
+        Simulation::replaying(cfg, &plan, p, crate::engine::build(cfg).map_err(SimError::from)?, opts.clone())?;
+    fill(&mut pre, &mut drawer);
+    let (mut timed_rate, mut pre_rate) = (Distinct::default(), Distinct::default());
+    if drawn {
+        for r in &pre.requests {
+            pre_rate.add(pre.content_of(r));
+        }
+    }
+    sim.replay_precondition(&pre)?;
+    drop(pre);
+    // Pass 2: the replay.
+    let carry = std::mem::take(&mut end.carry);
+    let end2 = stream::<RunError>(path, load, Some(carry), &mut |b| {
+        fill(b, &mut drawer);
+        if drawn {
+            for r in b.requests.iter().filter(|r| r.op == Op::Write) {
+                timed_rate.add(b.content_of(r));
+            }
+        }
+        sim.replay_batch(b, progress)?;
+        Ok(())
+    })?;
+    if end2.requests != timed {
+        return Err(SimError::Order("the trace changed between its two passes").into());
+    }
+    let out = sim.replay_end(progress)?;
+    let rate = if !drawn {
+        0.0
+    } else if timed_rate.pages > 0 {
+        timed_rate.rate()
+    } else {
+        pre_rate.rate()
+    };
+    let meta = run_meta(cfg, end.provenance.clone(), content_model, rate);
+    report_of(cfg, policy, meta, out).map(Some)
 }
 
 #[cfg(test)]

@@ -125,6 +125,76 @@ pub enum Hint {
     Overwrite,
 }
 
+/// [`Workload::add_precondition_with`]'s rule fed one request at a time
+/// (a streamed replay's first pass): keeps a bitmap of the logical pages
+/// seen and the preconditioning writes chosen so far.
+#[derive(Clone, Debug)]
+pub struct Preconditioner {
+    /// `None`: no preconditioning.
+    rule: PreconditionRule,
+    seen: Vec<u64>,
+    pre: Vec<Request>,
+}
+
+impl Preconditioner {
+    /// For `rule`, with room for `lpn_span` pages to begin with (it grows).
+    pub fn new(rule: PreconditionRule, lpn_span: u64) -> Preconditioner {
+        let words = if rule == PreconditionRule::None { 0 } else { (lpn_span as usize).div_ceil(64) };
+        Preconditioner { rule, seen: vec![0u64; words], pre: Vec::new() }
+    }
+
+    /// The next request of the workload, in order.
+    pub fn visit(&mut self, r: &Request) {
+        if self.rule == PreconditionRule::None {
+            return;
+        }
+        // Whether writes and trims count as "seen" (only pages read before
+        // they are written are preconditioned) or not (every page read).
+        let writes_count = self.rule == PreconditionRule::ReadsBeforeWrites;
+        let (a, b) = (r.lpn as usize, r.lpn as usize + r.pages as usize);
+        if self.seen.len() < b.div_ceil(64) {
+            self.seen.resize(b.div_ceil(64), 0);
+        }
+        let seen = &mut self.seen;
+        match r.op {
+            Op::Write | Op::Trim if writes_count => {
+                for l in a..b {
+                    seen[l / 64] |= 1 << (l % 64);
+                }
+            }
+            Op::Write | Op::Trim => {}
+            Op::Read => {
+                let mut run: Option<u32> = None;
+                for l in a..=b {
+                    let unseen = l < b && seen[l / 64] & (1 << (l % 64)) == 0;
+                    match (unseen, run) {
+                        (true, None) => run = Some(l as u32),
+                        (false, Some(s)) => {
+                            self.pre.push(Request {
+                                arrival: Nanos::ZERO,
+                                op: Op::Write,
+                                lpn: s,
+                                pages: l as u32 - s,
+                                content: NO_CONTENT,
+                            });
+                            run = None;
+                        }
+                        _ => {}
+                    }
+                    if l < b {
+                        seen[l / 64] |= 1 << (l % 64);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The preconditioning writes, in order.
+    pub fn finish(self) -> Vec<Request> {
+        self.pre
+    }
+}
+
 impl Workload {
     /// Builds a workload with no content from requests; computes the span.
     pub fn from_requests(provenance: Provenance, requests: Vec<Request>) -> Self {
@@ -241,45 +311,9 @@ impl Workload {
         if self.precondition > 0 || rule == PreconditionRule::None {
             return;
         }
-        // Whether writes and trims count as "seen" (only pages read before
-        // they are written are preconditioned) or not (every page read).
-        let writes_count = rule == PreconditionRule::ReadsBeforeWrites;
-        let mut seen = vec![0u64; (self.lpn_span as usize).div_ceil(64)];
-        let mut pre = Vec::new();
-        for r in &self.requests {
-            let (a, b) = (r.lpn as usize, r.lpn as usize + r.pages as usize);
-            match r.op {
-                Op::Write | Op::Trim if writes_count => {
-                    for l in a..b {
-                        seen[l / 64] |= 1 << (l % 64);
-                    }
-                }
-                Op::Write | Op::Trim => {}
-                Op::Read => {
-                    let mut run: Option<u32> = None;
-                    for l in a..=b {
-                        let unseen = l < b && seen[l / 64] & (1 << (l % 64)) == 0;
-                        match (unseen, run) {
-                            (true, None) => run = Some(l as u32),
-                            (false, Some(s)) => {
-                                pre.push(Request {
-                                    arrival: Nanos::ZERO,
-                                    op: Op::Write,
-                                    lpn: s,
-                                    pages: l as u32 - s,
-                                    content: NO_CONTENT,
-                                });
-                                run = None;
-                            }
-                            _ => {}
-                        }
-                        if l < b {
-                            seen[l / 64] |= 1 << (l % 64);
-                        }
-                    }
-                }
-            }
-        }
+        let mut p = Preconditioner::new(rule, self.lpn_span);
+        self.requests.iter().for_each(|r| p.visit(r));
+        let mut pre = p.finish();
         self.precondition = pre.len() as u32;
         pre.append(&mut self.requests);
         self.requests = pre;

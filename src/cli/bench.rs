@@ -53,30 +53,80 @@ fn best_median(t: &[f64]) -> (f64, f64) {
     (s[0], s[s.len() / 2])
 }
 
-/// What `run --trace FILE --format F -p POLICY` does, timed per phase:
-/// load (read, parse, page-align), prepare (preconditioning; content only
-/// if the policy deduplicates) and the replay with its report. Returns
-/// (load, prepare, replay) seconds and the timed requests.
+/// Peak resident memory of this process since the last [`reset_peak_rss`]
+/// (Linux: VmHWM), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Resets the peak of [`peak_rss_mib`] to the current resident memory
+/// (Linux 4.0 and later: `5` to /proc/self/clear_refs); false if it could
+/// not.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// One end-to-end round: the two phases' seconds, the requests replayed,
+/// the peak resident memory (MiB) if known.
+struct Round {
+    phases: [f64; 2],
+    requests: u64,
+    peak_mib: Option<f64>,
+}
+
+/// What `run --trace FILE --format F -p POLICY` does: streamed (`held` =
+/// false: a first pass over the file, then the replay reading it again,
+/// [`runner::run_streamed`]) or held (`--load-whole`: load, prepare, replay
+/// the held workload). Phases: first pass (held: load + prepare), replay.
 fn end_to_end(
     cfg: &Config,
     path: &Path,
     opts: &LoadOptions,
     content: &ContentModel,
     policy: &str,
-) -> Result<([f64; 3], usize)> {
+    held: bool,
+) -> Result<Round> {
+    let reset = reset_peak_rss();
     let t0 = clock();
+    let ro = RunOptions::default();
+    if !held {
+        let mut t1 = None;
+        let mut requests = 0;
+        let streamed = runner::run_streamed(
+            cfg,
+            path,
+            opts,
+            content,
+            policy,
+            &ro,
+            &mut |s| {
+                t1 = Some(clock());
+                requests = s.requests;
+            },
+            &mut |_, _| {},
+        )?;
+        if streamed.is_some() {
+            let (t1, t2) = (t1.unwrap_or(t0), clock());
+            let peak_mib = if reset { peak_rss_mib() } else { None };
+            return Ok(Round { phases: [t1 - t0, t2 - t1], requests, peak_mib });
+        }
+    }
     let loaded = trace::load(path, opts)?;
-    let t1 = clock();
     let need = runner::need_content(cfg, &[policy.to_string()])?;
     let prepared = runner::prepare_for(loaded.workload, content, cfg.seed, cfg.precondition.rule, need)?;
+    let t1 = clock();
+    runner::run_one(cfg, &prepared, policy, &ro, &mut |_, _| {})?;
     let t2 = clock();
-    runner::run_one(cfg, &prepared, policy, &RunOptions::default(), &mut |_, _| {})?;
-    let t3 = clock();
-    Ok(([t1 - t0, t2 - t1, t3 - t2], prepared.workload.timed().len()))
+    let peak_mib = if reset { peak_rss_mib() } else { None };
+    Ok(Round { phases: [t1 - t0, t2 - t1], requests: prepared.workload.timed().len() as u64, peak_mib })
 }
 
-/// `bench --trace FILE`: end-to-end time per policy (load + prepare +
-/// replay, as `run` does them in one process), beside the replay alone.
+/// `bench --trace FILE`: end-to-end time and peak memory per policy, as
+/// `run` reads the trace (streamed) and, for comparison, loading it whole
+/// first (held), in interleaved rounds.
 pub fn trace_file(
     cfg: &Config,
     path: &Path,
@@ -92,20 +142,21 @@ pub fn trace_file(
         ..LoadOptions::default()
     };
     let bytes = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?.len();
-    let mut times: Vec<Vec<[f64; 3]>> = vec![Vec::new(); policies.len()];
-    let mut requests = 0;
+    let entries: Vec<(&String, bool)> = policies.iter().flat_map(|p| [(p, false), (p, true)]).collect();
+    let mut times: Vec<Vec<Round>> = entries.iter().map(|_| Vec::new()).collect();
     for _ in 0..rounds.max(1) {
-        for (i, p) in policies.iter().enumerate() {
-            let (t, n) = end_to_end(cfg, path, &opts, content, p)?;
-            times[i].push(t);
-            requests = n;
+        for (i, &(p, held)) in entries.iter().enumerate() {
+            times[i].push(end_to_end(cfg, path, &opts, content, p, held)?);
         }
     }
+    let requests = times[0][0].requests;
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "end to end on {} ({:.1} MB, {requests} requests): load (read + parse + align), prepare \
-         (preconditioning; content only for deduplicating policies), replay; {}, best and median of {} rounds\n",
+        "end to end on {} ({:.1} MB, {requests} requests), as `run --trace` does it: streamed (first pass: \
+         preconditioning and counts; then the replay reading the file again) and held (`--load-whole`: \
+         load + prepare, then the replay); {}, best and median of {} interleaved rounds; peak resident \
+         memory (VmHWM, reset before each round) of the best round\n",
         path.display(),
         bytes as f64 / 1e6,
         clock_name(),
@@ -113,19 +164,25 @@ pub fn trace_file(
     );
     let _ = writeln!(
         o,
-        "| policy | end to end best (s) | median (s) | load (s) | prepare (s) | replay (s) | requests/s end to end |"
+        "| policy | path | end to end best (s) | median (s) | first pass (s) | replay (s) | requests/s end to end | \
+         peak (MiB) | MiB per M requests |"
     );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
-    for (i, p) in policies.iter().enumerate() {
-        let total: Vec<f64> = times[i].iter().map(|t| t.iter().sum()).collect();
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, &(p, held)) in entries.iter().enumerate() {
+        let total: Vec<f64> = times[i].iter().map(|t| t.phases.iter().sum()).collect();
         let (best, median) = best_median(&total);
-        let phase = |k: usize| best_median(&times[i].iter().map(|t| t[k]).collect::<Vec<_>>()).0;
+        let phase = |k: usize| best_median(&times[i].iter().map(|t| t.phases[k]).collect::<Vec<_>>()).0;
+        let best_round = total.iter().position(|&t| t == best).unwrap_or(0);
+        let (peak, per_m) = match times[i][best_round].peak_mib {
+            Some(m) => (format!("{m:.1}"), format!("{:.1}", m / (requests as f64 / 1e6))),
+            None => ("n/a".to_string(), "n/a".to_string()),
+        };
         let _ = writeln!(
             o,
-            "| {p} | {best:.3} | {median:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
+            "| {p} | {} | {best:.3} | {median:.3} | {:.3} | {:.3} | {:.0} | {peak} | {per_m} |",
+            if held { "held" } else { "streamed" },
             phase(0),
             phase(1),
-            phase(2),
             requests as f64 / best
         );
     }

@@ -422,27 +422,36 @@ pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Work
     Ok(w)
 }
 
+/// How `--trace` is read for a device configured by `cfg`.
+pub fn trace_load_options(a: &WorkloadArgs, cfg: &Config) -> LoadOptions {
+    LoadOptions {
+        format: a.format,
+        page_size: cfg.geometry.page_size,
+        volume: a.volume,
+        skip_bad_lines: a.skip_bad_lines,
+        wrap_to_pages: a.wrap.then(|| cfg.logical_pages()),
+        capacity_pages: Some(cfg.logical_pages()),
+        max_requests: a.max_requests,
+        ..LoadOptions::default()
+    }
+}
+
+/// A loaded trace's warnings, on standard error.
+pub fn print_load_warnings(warnings: &[String], bad_lines: u64) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    if bad_lines > 0 {
+        eprintln!("warning: skipped {bad_lines} malformed lines");
+    }
+}
+
 fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
     match (&a.trace, &a.replica) {
         (Some(path), _) => {
-            let opts = LoadOptions {
-                format: a.format,
-                page_size: cfg.geometry.page_size,
-                volume: a.volume,
-                skip_bad_lines: a.skip_bad_lines,
-                wrap_to_pages: a.wrap.then(|| cfg.logical_pages()),
-                capacity_pages: Some(cfg.logical_pages()),
-                max_requests: a.max_requests,
-                ..LoadOptions::default()
-            };
-            let loaded = trace::load(path, &opts)?;
+            let loaded = trace::load(path, &trace_load_options(a, cfg))?;
             if !quiet {
-                for w in &loaded.warnings {
-                    eprintln!("warning: {w}");
-                }
-                if loaded.bad_lines > 0 {
-                    eprintln!("warning: skipped {} malformed lines", loaded.bad_lines);
-                }
+                print_load_warnings(&loaded.warnings, loaded.bad_lines);
             }
             Ok(loaded.workload)
         }

@@ -62,6 +62,100 @@ pub struct RunArgs {
     observe: ObserveArgs,
     #[command(flatten)]
     memory: MemoryArgs,
+    /// With --trace: load the whole trace before the replay, instead of reading it as it
+    /// replays (twice: a first pass for preconditioning and counts; docs/streaming.md).
+    #[arg(long, requires = "trace")]
+    load_whole: bool,
+}
+
+/// Whether `run` reads its trace as it replays it ([`runner::run_streamed`]):
+/// a trace file, files as requests, no observers; the held path otherwise
+/// (docs/streaming.md). Several policies each read the file themselves, so
+/// it must be a regular file (a pipe, `<(zcat t.gz)`, reads once: held).
+fn streams(a: &RunArgs) -> bool {
+    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
+        && !a.load_whole
+        && a.workload.files == dedupsim::workload::FileRule::Request
+        && a.workload.dedup_rate.is_none()
+        && !a.observe.any()
+}
+
+/// `run --trace FILE -p POLICIES` read as it replays, each policy reading
+/// the file on its own thread (`-j`): the reports, and the requests
+/// replayed; `None` when this trace needs the held path.
+fn run_streamed(
+    a: &RunArgs,
+    cfg: &Config,
+    policies: &[String],
+    opts: &RunOptions,
+    quiet: bool,
+) -> Result<Option<(Vec<RunReport>, u64)>> {
+    let path = a.workload.trace.as_deref().expect("streams() checked --trace");
+    let load = common::trace_load_options(&a.workload, cfg);
+    // Contents are drawn for every policy if one deduplicates (the held
+    // path's shared workload).
+    let need = runner::need_content(cfg, policies)?;
+    let bar: Mutex<Option<Progress>> = Mutex::new(None);
+    let requests = std::sync::atomic::AtomicU64::new(0);
+    let threads = common::runs_at_once(a.jobs, policies.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
+    let results: Vec<Result<Option<RunReport>>> = pool.install(|| {
+        policies
+            .par_iter()
+            .map(|p| {
+                let mut scanned = |s: &runner::Scanned<'_>| {
+                    if let Ok(mut b) = bar.lock() {
+                        // The first policy through its first pass warns and
+                        // starts the bar.
+                        if b.is_none() {
+                            if !quiet {
+                                common::print_load_warnings(&s.end.warnings, s.end.bad_lines);
+                            }
+                            requests.store(s.requests, std::sync::atomic::Ordering::Relaxed);
+                            *b = Some(Progress::new(s.requests * policies.len() as u64, "simulating", quiet));
+                        }
+                    }
+                };
+                let mut last = 0;
+                let mut progress = |done: u64, _total: u64| {
+                    if let Ok(mut b) = bar.lock() {
+                        if let Some(b) = b.as_mut() {
+                            b.inc(done - last);
+                        }
+                    }
+                    last = done;
+                };
+                runner::run_streamed_drawing(
+                    cfg,
+                    path,
+                    &load,
+                    &a.workload.content,
+                    p,
+                    need,
+                    opts,
+                    &mut scanned,
+                    &mut progress,
+                )
+                .with_context(|| format!("policy {p}"))
+            })
+            .collect()
+    });
+    if let Ok(b) = bar.lock() {
+        if let Some(b) = b.as_ref() {
+            b.finish();
+        }
+    }
+    let mut reports = Vec::with_capacity(policies.len());
+    for r in results {
+        match r? {
+            Some(r) => reports.push(r),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((reports, requests.load(std::sync::atomic::Ordering::Relaxed))))
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -209,16 +303,23 @@ pub fn run(a: RunArgs) -> Result<()> {
     a.observe.check(&policies)?;
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
-    let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
-    // Contents are drawn only if some policy reads them (not for `-p native`).
-    let need = runner::need_content(&cfg, &policies)?;
-    let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
-    let reports = if a.observe.any() {
-        a.observe.check_span(&cfg, &prepared)?;
-        a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
-    } else {
-        run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+    let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
+    let (reports, requests) = match streamed {
+        Some(done) => done,
+        None => {
+            let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
+            // Contents are drawn only if some policy reads them (not for `-p native`).
+            let need = runner::need_content(&cfg, &policies)?;
+            let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
+            let reports = if a.observe.any() {
+                a.observe.check_span(&cfg, &prepared)?;
+                a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+            } else {
+                run_policies(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
+            };
+            (reports, prepared.workload.timed().len() as u64)
+        }
     };
     write_outputs(&reports, a.json.as_ref(), a.csv.as_ref())?;
     // A printed table carries its run's warnings; the comparison does not.
@@ -251,7 +352,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             r0.dedupsim_version,
             r0.workload.name,
             r0.workload.source,
-            prepared.workload.timed().len(),
+            requests,
             r0.config_name,
             r0.config_hash,
             r0.seed,
@@ -284,8 +385,9 @@ pub struct BenchArgs {
     /// Content model for the benchmark's writes.
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
     content: ContentModel,
-    /// Time end to end on this trace file instead (load + prepare + replay per policy,
-    /// as `run --trace FILE -p POLICY` does them), beside the replay alone.
+    /// Time end to end on this trace file instead, as `run --trace FILE -p POLICY` does it
+    /// (streamed: a first pass, then the replay reading the file again) and loading it whole
+    /// first (held): requests/s and peak memory per million requests.
     #[arg(long, short = 't', value_name = "FILE", conflicts_with = "parsers")]
     trace: Option<PathBuf>,
     /// With --trace: its format (default: auto-detect).
@@ -301,14 +403,6 @@ pub struct BenchArgs {
     memory: MemoryArgs,
 }
 
-/// Peak resident memory of this process (Linux), in MiB.
-fn peak_rss_mib() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
-}
-
 pub fn bench(a: BenchArgs) -> Result<()> {
     let cfg = a.cfg.load()?;
     let policies = policy_list(&a.policy)?;
@@ -318,7 +412,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             Some(path) => super::bench::trace_file(&cfg, path, a.format, &policies, &a.content, a.repeat)?,
             None => super::bench::parsers(&cfg, a.requests, &a.content, a.repeat)?,
         };
-        if let Some(m) = peak_rss_mib() {
+        if let Some(m) = super::bench::peak_rss_mib() {
             let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
         }
         return common::out(&o);
@@ -388,7 +482,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             best[i] / best[0]
         );
     }
-    if let Some(m) = peak_rss_mib() {
+    if let Some(m) = super::bench::peak_rss_mib() {
         let _ = writeln!(o, "\npeak resident memory (VmHWM): {m:.1} MiB");
     }
     common::out(&o)

@@ -97,8 +97,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use thiserror::Error;
 
 mod observe;
+mod replay;
 mod stream;
 pub use observe::{RequestRecord, RequestSink};
+use replay::ReplayState;
+pub use replay::{ReplayBatch, ReplayPlan};
 use stream::Fingerprints;
 pub use stream::StreamRequest;
 
@@ -227,6 +230,11 @@ impl FadSsdsimModel {
 /// Errors that stop a simulation.
 #[derive(Debug, Error)]
 pub enum SimError {
+    /// A batch-fed replay ([`Simulation::replaying`]) got its requests out
+    /// of order, or not as many as its plan announced (a trace file that
+    /// changed between its two passes).
+    #[error("replay: {0}")]
+    Order(&'static str),
     #[error(transparent)]
     Ftl(#[from] FtlError),
     #[error(transparent)]
@@ -318,8 +326,11 @@ pub struct RunOutput {
 /// One simulation. See the module doc.
 pub struct Simulation<'w> {
     /// The workload [`Simulation::run`] replays; `None` for a streaming
-    /// simulation ([`Simulation::streaming`]), fed request by request.
+    /// simulation ([`Simulation::streaming`]), fed request by request, and
+    /// for a replay fed in batches ([`Simulation::replaying`]).
     workload: Option<&'w Workload>,
+    /// The replay's clock ([`replay`]).
+    replay_state: ReplayState,
     /// Content ids are below this (sizes the in-file duplicate table).
     content_space: u32,
     /// Tag of the request being processed ([`Inflight::tag`]).
@@ -485,19 +496,24 @@ impl<'w> Simulation<'w> {
         engine: Box<dyn Engine>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
-        Self::build(cfg, Some(workload), policy, engine, opts)
+        let plan = ReplayPlan::of(workload);
+        let mut sim = Self::build(cfg, Some(&plan), policy, engine, opts)?;
+        sim.workload = Some(workload);
+        Ok(sim)
     }
 
-    /// The one constructor: over a workload to replay, or (`None`) for
-    /// requests streamed in one by one ([`Simulation::streaming`]).
+    /// The one constructor: for a replay of a workload described by `plan`
+    /// (held, [`Simulation::new`], or fed in batches,
+    /// [`Simulation::replaying`]), or (`None`) for requests streamed in one
+    /// by one ([`Simulation::streaming`]).
     fn build(
         cfg: &Config,
-        workload: Option<&'w Workload>,
+        plan: Option<&ReplayPlan>,
         policy: Box<dyn Policy>,
         engine: Box<dyn Engine>,
         opts: RunOptions,
     ) -> Result<Self, SimError> {
-        let streaming = workload.is_none();
+        let streaming = plan.is_none();
         let mut ftl = Ftl::new(&cfg.ftl_params());
         let ftl_index = engine.uses_ftl_index();
         let wants_layout = policy.wants_layout();
@@ -524,7 +540,7 @@ impl<'w> Simulation<'w> {
                 return Err(SimError::DynamicAllocation { why });
             }
         }
-        let content_space = workload.map_or(0, |w| w.content_space);
+        let content_space = plan.map_or(0, |p| p.content_space);
         if policy.deduplicates() {
             if ftl_index {
                 ftl.reserve_index(content_space);
@@ -535,21 +551,18 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        if let Some(workload) = workload {
-            if workload.timed().is_empty() {
+        if let Some(plan) = plan {
+            if plan.timed == 0 {
                 return Err(SimError::Empty);
             }
-            if workload.lpn_span > ftl.logical_pages() as u64 {
-                return Err(SimError::TooLarge { span: workload.lpn_span, capacity: ftl.logical_pages() as u64 });
+            if plan.lpn_span > ftl.logical_pages() as u64 {
+                return Err(SimError::TooLarge { span: plan.lpn_span, capacity: ftl.logical_pages() as u64 });
             }
         }
         // Simulated time must not saturate (latencies would read 0): the
         // replayed span, scaled, must leave ample headroom below 2^64 ns.
-        let timed = workload.map_or(&[][..], |w| w.timed());
-        if let (ReplayConfig::OpenLoop { time_scale }, Some(first), Some(last)) =
-            (&cfg.replay, timed.first(), timed.last())
-        {
-            let span = (last.arrival - first.arrival).0 as f64 * time_scale;
+        if let (ReplayConfig::OpenLoop { time_scale }, Some(plan)) = (&cfg.replay, plan) {
+            let span = (plan.last_arrival - plan.first_arrival).0 as f64 * time_scale;
             if span > MAX_SPAN_NS as f64 {
                 return Err(SimError::TimeRange {
                     span_s: span / 1e9,
@@ -562,7 +575,8 @@ impl<'w> Simulation<'w> {
         let fad_ssdsim = cfg.experiment.fad_ssdsim_model.then(|| Box::new(FadSsdsimModel::new(cfg, &ftl)));
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
-            workload,
+            workload: None,
+            replay_state: ReplayState::default(),
             content_space,
             tag: 0,
             stream: stream::StreamState::default(),
@@ -575,8 +589,7 @@ impl<'w> Simulation<'w> {
                 if cfg.allocation == Allocation::Dynamic {
                     // SSDsim's pre-processing counts a program per page of
                     // every read request of the trace.
-                    let reads = timed.iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages));
-                    t.set_programs_before(reads.sum());
+                    t.set_programs_before(plan.map_or(0, |p| p.read_pages));
                 }
                 t
             },
@@ -698,154 +711,6 @@ impl<'w> Simulation<'w> {
                 o.touch(slot, chip, at, cost);
             }
         }
-    }
-
-    /// Replays the whole workload. `progress(done, total)` is called every
-    /// 65,536 requests (the caller may draw a progress bar).
-    pub fn run(self, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, SimError> {
-        self.run_keep(progress).map(|(out, _)| out)
-    }
-
-    /// Overlaps the mapping-table misses of the requests after `reqs[k]`
-    /// with `reqs[k]`'s work: each distance prefetches one more link of
-    /// their dependent chains (L2P slot, then entry and index slot, then
-    /// reverse map, block metadata and the duplicate's entry). Hints only:
-    /// no effect on any result.
-    #[inline]
-    fn prefetch_ahead(&self, w: &Workload, reqs: &[Request], k: usize) {
-        if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
-            self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
-        }
-        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
-            self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
-            if n.op == Op::Write && self.dedup {
-                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                    self.ftl.prefetch_index(c);
-                }
-            }
-        }
-        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
-            if n.op != Op::Read {
-                self.ftl.prefetch_release(n.lpn, n.pages.min(PREFETCH_PAGES));
-            }
-            if n.op == Op::Write && self.dedup {
-                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                    self.ftl.prefetch_duplicate(c);
-                }
-            }
-        }
-    }
-
-    /// Like [`Simulation::run`], also returning the final FTL state (tests).
-    pub fn run_keep(mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
-        let w = self.workload.ok_or(SimError::Empty)?;
-        let pre = w.precondition as usize;
-        for (i, r) in w.requests[..pre].iter().enumerate() {
-            self.prefetch_ahead(w, &w.requests[..pre], i);
-            match self.precondition_placement {
-                PreconditionPlacement::Policy => {
-                    self.write(i, r, w.content_of(r), RequestHint::of(w, i), Nanos::ZERO, false)?
-                }
-                PreconditionPlacement::RoundRobin => self.precondition_round_robin(i, r, w.content_of(r))?,
-            }
-            self.metrics.counters.precondition_requests += 1;
-        }
-        // Policy statistics count the timed writes only.
-        self.policy.begin_replay();
-        if self.dynamic {
-            // Each channel's chip token where SSDsim's pre-processing leaves
-            // it: its pages modulo its chips. Round-robin preconditioning put
-            // page i on unit i mod units.
-            let geo = self.ftl.geometry();
-            let (n, units) = (u64::from(self.precondition_next), u64::from(self.units));
-            let mut per_channel = vec![0u64; geo.channels as usize];
-            for u in 0..self.units {
-                let pages = n / units + u64::from(u64::from(u) < n % units);
-                per_channel[geo.channel_of_chip(self.unit_chip[u as usize]) as usize] += pages;
-            }
-            let chips = u64::from(geo.chips_per_channel);
-            self.timing.set_chip_tokens(per_channel.into_iter().map(|p| (p % chips) as u32));
-        }
-        let timed = &w.requests[pre..];
-        let total = timed.len() as u64;
-        let mut outstanding: u32 = 0;
-        let mut last_issue = Nanos::ZERO;
-        let base = timed[0].arrival;
-        for (k, r) in timed.iter().enumerate() {
-            self.prefetch_ahead(w, timed, k);
-            let issue = match self.replay {
-                ReplayConfig::OpenLoop { time_scale } => {
-                    let rel = (r.arrival - base).0;
-                    let t = if time_scale == 1.0 { Nanos(rel) } else { Nanos((rel as f64 * time_scale) as u64) };
-                    t.max(last_issue)
-                }
-                ReplayConfig::ClosedLoop { queue_depth } => {
-                    while outstanding >= queue_depth {
-                        // A slot frees at the earliest completion.
-                        let Some((_, c)) = self.certain_completion() else { break };
-                        outstanding -= 1;
-                        last_issue = last_issue.max(c);
-                    }
-                    last_issue
-                }
-            };
-            if k > 0 {
-                self.offer_idle(last_issue, Some(issue))?;
-            }
-            // SSDsim decides after each arrival, so a write that arrived at
-            // this same instant, one request earlier, is served before this
-            // request arrives; one that arrived earlier is served at this
-            // instant only after it (arrival, then decisions).
-            let same_instant = k > 0 && last_issue == issue;
-            last_issue = issue;
-            outstanding += 1;
-            if k == 0 {
-                self.metrics.first_issue = issue;
-            }
-            if self.dynamic {
-                self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
-            }
-            self.drain_until(issue);
-            if issue >= self.series_check {
-                self.settle_series(issue);
-            }
-            self.tag = k as u64;
-            match r.op {
-                Op::Read => self.read(r, issue)?,
-                Op::Write => self.write(pre + k, r, w.content_of(r), RequestHint::of(w, pre + k), issue, true)?,
-                Op::Trim => {
-                    self.trim(r);
-                    self.finish(issue, k as u64);
-                    if let Some(s) = self.series.as_deref_mut() {
-                        s.request(Op::Trim, r.pages, issue, issue);
-                    }
-                    if let Some(o) = self.observer.as_mut() {
-                        o.sink.record(&RequestRecord {
-                            index: k as u64,
-                            op: Op::Trim,
-                            lpn: r.lpn,
-                            pages: r.pages,
-                            arrival: issue,
-                            completion: issue,
-                            dup_pages: 0,
-                            chips: 0,
-                            channels: 0,
-                            gc_wait: false,
-                        });
-                    }
-                }
-            }
-            if self.opts.check && self.opts.check_every > 0 && (k as u64 + 1) % self.opts.check_every == 0 {
-                self.ftl.check_invariants()?;
-                self.checks += 1;
-            }
-            if k % 65_536 == 65_535 {
-                progress(k as u64 + 1, total);
-            }
-        }
-        let out = self.conclude(last_issue)?;
-        progress(total, total);
-        Ok(out)
     }
 
     /// Ends a run after its last arrival at `last_issue`: the idle time

@@ -218,28 +218,10 @@ impl Simulation<'_> {
         self.stream.last = at;
         self.stream.floor = at;
         self.stream.submitted += 1;
-        self.drain_until(at);
-        if at >= self.series_check {
-            self.settle_series(at);
-        }
-        self.tag = req.tag;
         // `content` only has to differ from NO_CONTENT: the ids come along.
         let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0 };
-        match req.op {
-            Op::Read => self.read(&r, at)?,
-            Op::Write => {
-                let index = self.stream.submitted as usize - 1;
-                self.write(index, &r, req.contents, req.hint, at, true)?
-            }
-            Op::Trim => {
-                self.trim(&r);
-                self.finish(at, req.tag);
-            }
-        }
-        if self.opts.check && self.opts.check_every > 0 && self.stream.submitted % self.opts.check_every == 0 {
-            self.ftl.check_invariants()?;
-            self.checks += 1;
-        }
+        let n = self.stream.submitted;
+        self.arrive(req.tag, n, n as usize - 1, &r, req.contents, req.hint, at, false)?;
         Ok(at)
     }
 

@@ -128,7 +128,7 @@ impl Default for LoadOptions {
 }
 
 impl LoadOptions {
-    fn validate(&self) -> Result<(), TraceError> {
+    pub(super) fn validate(&self) -> Result<(), TraceError> {
         let bad = |m: String| Err(TraceError::InvalidOptions(m));
         if !self.page_size.is_power_of_two() || self.page_size < 512 {
             return bad(format!("page size {} is not a power of two of at least 512 bytes", self.page_size));
@@ -235,24 +235,24 @@ fn fast_parser(format: TraceFormat) -> Option<FastParse> {
 /// million requests holds half the memory (and causes half the page
 /// faults) between parsing and [`build_workload`].
 #[derive(Copy, Clone, Debug)]
-struct Rec {
-    time: Nanos,
-    offset: u64,
-    size: u64,
+pub(super) struct Rec {
+    pub(super) time: Nanos,
+    pub(super) offset: u64,
+    pub(super) size: u64,
     /// The line the record starts on.
-    line: u64,
+    pub(super) line: u64,
     /// The record's volume, as an index into [`Records::volumes`].
-    slot: u32,
-    op: Op,
+    pub(super) slot: u32,
+    pub(super) op: Op,
     /// Whether the record's content and hint are in [`Records::extras`].
-    extra: bool,
+    pub(super) extra: bool,
 }
 
 /// The content and hint of a record that has either (see [`Rec`]).
 #[derive(Debug)]
-struct Extra {
-    content: Option<Vec<PageHash>>,
-    hint: Option<TraceHint>,
+pub(super) struct Extra {
+    pub(super) content: Option<Vec<PageHash>>,
+    pub(super) hint: Option<TraceHint>,
 }
 
 /// Records in trace order in compact form, with what [`build_workload`]
@@ -260,7 +260,7 @@ struct Extra {
 /// volume's first line and highest end byte, gathered as records arrive so
 /// that building takes one pass.
 #[derive(Debug, Default)]
-struct Records {
+pub(super) struct Records {
     recs: Vec<Rec>,
     /// Content and hints of the records marked `extra`, in trace order.
     extras: Vec<Extra>,
@@ -269,6 +269,9 @@ struct Records {
     volumes: Vec<(u32, u64, u64)>,
     /// The slot of each volume.
     slots: HashMap<u32, u32>,
+    /// Records pushed so far (a streaming reader takes `recs` away in
+    /// batches: [`RecordReader::take`]).
+    pushed: u64,
 }
 
 impl Records {
@@ -299,6 +302,7 @@ impl Records {
         };
         let v = &mut self.volumes[slot as usize];
         v.2 = v.2.max(end);
+        self.pushed += 1;
         let extra = r.content.is_some() || r.hint.is_some();
         if extra {
             self.extras.push(Extra { content: r.content, hint: r.hint });
@@ -348,7 +352,7 @@ struct Driver<'a> {
 
 impl Driver<'_> {
     fn full(&self) -> bool {
-        self.opts.max_requests.is_some_and(|m| self.out.len() as u64 >= m)
+        self.opts.max_requests.is_some_and(|m| self.out.pushed >= m)
     }
 
     fn line(&mut self, line_no: u64, text: &str) -> Result<(), TraceError> {
@@ -425,97 +429,157 @@ pub fn read_records<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> R
 /// [`read_records`] with the records in compact form, apart from the
 /// (then empty) `records` of the [`ParsedTrace`].
 fn parse<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<(ParsedTrace, Records), TraceError> {
-    let line_err = |e| match e {
-        LineError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
-        LineError::TooLong { line, limit } => TraceError::LineTooLong { path: path.to_path_buf(), line, limit },
-    };
-    let mut lines = LineReader::new(reader);
-    if opts.format == Some(TraceFormat::Native) {
-        lines.set_limit(MAX_NATIVE_LINE);
-    }
-    let mut head: Vec<(u64, String)> = Vec::new();
-    while head.len() < DETECT_LINES {
-        match lines.next_line().map_err(line_err)?.map(|(n, t)| (n, t.into_owned())) {
-            Some((n, t)) if !t.trim().is_empty() => {
-                // Native lines carry content lists: allow them their length
-                // as soon as the header says what the file is.
-                if head.is_empty() && opts.format.is_none() && t.trim_start().starts_with(native::HEADER_PREFIX) {
-                    lines.set_limit(MAX_NATIVE_LINE);
+    let mut rr = RecordReader::open(reader, path, opts)?;
+    rr.fill(usize::MAX)?;
+    Ok(rr.finish())
+}
+
+/// A trace's records parsed as they are read: format detection on
+/// [`RecordReader::open`], then [`RecordReader::fill`] parses lines until
+/// a number of records wait (or the file ends), and
+/// [`RecordReader::finish`] gives the parse's account. [`parse`] reads the
+/// whole file at once; [`super::stream`] in batches.
+pub(super) struct RecordReader<'a, R> {
+    lines: LineReader<R>,
+    head: std::vec::IntoIter<(u64, String)>,
+    d: Driver<'a>,
+    format: TraceFormat,
+    eof: bool,
+}
+
+impl<'a, R: BufRead> RecordReader<'a, R> {
+    /// Detects the format (unless given) from the first lines.
+    pub(super) fn open(reader: R, path: &'a Path, opts: &'a LoadOptions) -> Result<Self, TraceError> {
+        let line_err = |e| match e {
+            LineError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
+            LineError::TooLong { line, limit } => TraceError::LineTooLong { path: path.to_path_buf(), line, limit },
+        };
+        let mut lines = LineReader::new(reader);
+        if opts.format == Some(TraceFormat::Native) {
+            lines.set_limit(MAX_NATIVE_LINE);
+        }
+        let mut head: Vec<(u64, String)> = Vec::new();
+        while head.len() < DETECT_LINES {
+            match lines.next_line().map_err(line_err)?.map(|(n, t)| (n, t.into_owned())) {
+                Some((n, t)) if !t.trim().is_empty() => {
+                    // Native lines carry content lists: allow them their length
+                    // as soon as the header says what the file is.
+                    if head.is_empty() && opts.format.is_none() && t.trim_start().starts_with(native::HEADER_PREFIX) {
+                        lines.set_limit(MAX_NATIVE_LINE);
+                    }
+                    head.push((n, t));
                 }
-                head.push((n, t));
+                Some(_) => {}
+                None => break,
             }
-            Some(_) => {}
-            None => break,
         }
-    }
-    let format = match opts.format {
-        Some(f) => f,
-        None => {
-            let texts: Vec<&str> = head.iter().map(|(_, t)| t.as_str()).collect();
-            let name = path.file_name().map(|n| n.to_string_lossy());
-            match detect(&texts, name.as_deref()) {
-                Some(f) => f,
-                None => {
-                    return Err(match head.iter().find(|(_, t)| !t.trim_start().starts_with('#')) {
-                        Some((n, t)) => TraceError::Undetected {
-                            path: path.to_path_buf(),
-                            line: *n,
-                            text: quote(t.trim()),
-                            known: TraceFormat::names(),
-                        },
-                        None => TraceError::Empty { path: path.to_path_buf(), detail: String::new() },
-                    })
+        let format = match opts.format {
+            Some(f) => f,
+            None => {
+                let texts: Vec<&str> = head.iter().map(|(_, t)| t.as_str()).collect();
+                let name = path.file_name().map(|n| n.to_string_lossy());
+                match detect(&texts, name.as_deref()) {
+                    Some(f) => f,
+                    None => {
+                        return Err(match head.iter().find(|(_, t)| !t.trim_start().starts_with('#')) {
+                            Some((n, t)) => TraceError::Undetected {
+                                path: path.to_path_buf(),
+                                line: *n,
+                                text: quote(t.trim()),
+                                known: TraceFormat::names(),
+                            },
+                            None => TraceError::Empty { path: path.to_path_buf(), detail: String::new() },
+                        })
+                    }
                 }
             }
+        };
+        let d = Driver {
+            parser: make_parser(format, opts),
+            fast: fast_parser(format),
+            path,
+            opts,
+            scratch: Vec::new(),
+            out: Records::default(),
+            bad: 0,
+            zero_len: 0,
+            warnings: Vec::new(),
+            seen: HashSet::new(),
+            volumes: Vec::new(),
+        };
+        Ok(RecordReader { lines, head: head.into_iter(), d, format, eof: false })
+    }
+
+    /// Parses lines until at least `want` records wait or the trace ends
+    /// (then the parser's last records are added too); `false` once the
+    /// trace has ended.
+    pub(super) fn fill(&mut self, want: usize) -> Result<bool, TraceError> {
+        if self.eof {
+            return Ok(false);
         }
-    };
-    let mut d = Driver {
-        parser: make_parser(format, opts),
-        fast: fast_parser(format),
-        path,
-        opts,
-        scratch: Vec::new(),
-        out: Records::default(),
-        bad: 0,
-        zero_len: 0,
-        warnings: Vec::new(),
-        seen: HashSet::new(),
-        volumes: Vec::new(),
-    };
-    for (n, text) in head {
-        if d.full() {
-            break;
+        let path = self.d.path;
+        let line_err = |e| match e {
+            LineError::Io(source) => TraceError::Io { path: path.to_path_buf(), source },
+            LineError::TooLong { line, limit } => TraceError::LineTooLong { path: path.to_path_buf(), line, limit },
+        };
+        while self.d.out.len() < want && !self.d.full() {
+            if let Some((n, text)) = self.head.next() {
+                self.d.line(n, &text)?;
+                continue;
+            }
+            let Some((n, bytes)) = self.lines.next_bytes().map_err(line_err)? else { break };
+            self.d.line_bytes(n, bytes)?;
         }
-        d.line(n, &text)?;
+        if self.d.out.len() >= want && !self.d.full() {
+            return Ok(true);
+        }
+        self.d.parser.finish(&mut self.d.scratch);
+        self.d.drain();
+        self.eof = true;
+        Ok(false)
     }
-    while !d.full() {
-        let Some((n, bytes)) = lines.next_bytes().map_err(line_err)? else { break };
-        d.line_bytes(n, bytes)?;
+
+    pub(super) fn format(&self) -> TraceFormat {
+        self.format
     }
-    d.parser.finish(&mut d.scratch);
-    d.drain();
-    let parser_warnings = d.parser.warnings();
-    d.warnings.extend(parser_warnings);
-    if d.bad > QUOTED_BAD_LINES {
-        d.warnings.push(format!("... and {} more bad lines", d.bad - QUOTED_BAD_LINES));
+
+    /// The records parsed since the last call, with their extras.
+    pub(super) fn take(&mut self) -> (Vec<Rec>, Vec<Extra>) {
+        (std::mem::take(&mut self.d.out.recs), std::mem::take(&mut self.d.out.extras))
     }
-    if d.bad > 0 {
-        d.warnings.push(format!("skipped {} bad lines in total", d.bad));
+
+    /// The volumes seen so far: per slot (volume, first line, highest end byte).
+    pub(super) fn volume_table(&self) -> &[(u32, u64, u64)] {
+        &self.d.out.volumes
     }
-    if d.zero_len > 0 {
-        d.warnings.push(format!("ignored {} zero-length requests", d.zero_len));
+
+    /// The parse's account (warnings, counts), and the records not taken.
+    pub(super) fn finish(self) -> (ParsedTrace, Records) {
+        let format = self.format;
+        let mut d = self.d;
+        let parser_warnings = d.parser.warnings();
+        d.warnings.extend(parser_warnings);
+        if d.bad > QUOTED_BAD_LINES {
+            d.warnings.push(format!("... and {} more bad lines", d.bad - QUOTED_BAD_LINES));
+        }
+        if d.bad > 0 {
+            d.warnings.push(format!("skipped {} bad lines in total", d.bad));
+        }
+        if d.zero_len > 0 {
+            d.warnings.push(format!("ignored {} zero-length requests", d.zero_len));
+        }
+        let description = d.parser.description();
+        let parsed = ParsedTrace {
+            format,
+            records: Vec::new(),
+            bad_lines: d.bad,
+            zero_length: d.zero_len,
+            warnings: d.warnings,
+            volumes: d.volumes,
+            description,
+        };
+        (parsed, d.out)
     }
-    let description = d.parser.description();
-    let parsed = ParsedTrace {
-        format,
-        records: Vec::new(),
-        bad_lines: d.bad,
-        zero_length: d.zero_len,
-        warnings: d.warnings,
-        volumes: d.volumes,
-        description,
-    };
-    Ok((parsed, d.out))
 }
 
 /// A volume number as the user spells it: FIU and blkparse devices as
@@ -594,51 +658,102 @@ fn page_hashes(c: &[PageHash], offset: u64, size: u64, ps: u64) -> Option<Vec<Pa
 /// traces FAD uses span hours to days, so more than 60 days, or thousands of
 /// requests within a millisecond, usually means a unit was misread (e.g.
 /// microseconds parsed as seconds, or a format forced with `--format`).
+#[cfg(test)]
 fn implausible_duration(requests: &[Request], format: TraceFormat) -> Option<String> {
-    let last = requests.last()?.arrival;
-    let d = last.as_secs_f64();
-    if d > 60.0 * 86_400.0 {
-        Some(format!(
-            "the trace spans {:.0} days as read with the {format} format's time unit; \
-             if that is implausible, check --format (replay with --time-scale to compress it)",
-            d / 86_400.0
-        ))
-    } else if requests.len() >= 1000 && last < Nanos::from_ms(1) {
-        Some(format!(
-            "{} requests arrive within {last}, as read with the {format} format's time unit; \
-             if that is implausible, check --format",
-            requests.len()
-        ))
-    } else {
-        None
+    let mut c = DurationCheck::default();
+    requests.iter().for_each(|r| c.add(r.arrival));
+    c.warning(format)
+}
+
+/// [`implausible_duration`] fed one arrival at a time.
+#[derive(Clone, Debug, Default)]
+struct DurationCheck {
+    n: u64,
+    last: Nanos,
+}
+
+impl DurationCheck {
+    fn add(&mut self, t: Nanos) {
+        self.n += 1;
+        self.last = t;
+    }
+
+    fn warning(&self, format: TraceFormat) -> Option<String> {
+        if self.n == 0 {
+            return None;
+        }
+        let last = self.last;
+        let d = last.as_secs_f64();
+        if d > 60.0 * 86_400.0 {
+            Some(format!(
+                "the trace spans {:.0} days as read with the {format} format's time unit; \
+                 if that is implausible, check --format (replay with --time-scale to compress it)",
+                d / 86_400.0
+            ))
+        } else if self.n >= 1000 && last < Nanos::from_ms(1) {
+            Some(format!(
+                "{} requests arrive within {last}, as read with the {format} format's time unit; \
+                 if that is implausible, check --format",
+                self.n
+            ))
+        } else {
+            None
+        }
     }
 }
 
 /// A warning when every arrival time is a whole second (Tencent CBS, or any
 /// trace logged at 1 s resolution) and requests pile up on the same second:
 /// an open-loop replay then issues each second's requests as one burst.
+#[cfg(test)]
 fn coarse_timestamps(requests: &[Request]) -> Option<String> {
+    let mut c = CoarseCheck::default();
+    requests.iter().for_each(|r| c.add(r.arrival));
+    c.warning()
+}
+
+/// [`coarse_timestamps`] fed one arrival at a time.
+#[derive(Clone, Debug, Default)]
+struct CoarseCheck {
+    n: u64,
+    /// An arrival was not a whole second.
+    fine: bool,
+    prev: Nanos,
+    distinct: u64,
+    burst: u64,
+    run: u64,
+}
+
+impl CoarseCheck {
     const SECOND: u64 = 1_000_000_000;
-    if requests.len() < 100 || requests.iter().any(|r| r.arrival.0 % SECOND != 0) {
-        return None;
-    }
-    let (mut distinct, mut burst, mut run) = (0u64, 0u64, 0u64);
-    for (i, r) in requests.iter().enumerate() {
-        if i == 0 || r.arrival != requests[i - 1].arrival {
-            distinct += 1;
-            run = 0;
+
+    fn add(&mut self, t: Nanos) {
+        if t.0 % Self::SECOND != 0 {
+            self.fine = true;
         }
-        run += 1;
-        burst = burst.max(run);
+        if self.n == 0 || t != self.prev {
+            self.distinct += 1;
+            self.run = 0;
+        }
+        self.n += 1;
+        self.prev = t;
+        self.run += 1;
+        self.burst = self.burst.max(self.run);
     }
-    let n = requests.len() as u64;
-    (n >= 2 * distinct).then(|| {
-        format!(
-            "timestamps have 1 s resolution: {n} requests arrive at {distinct} distinct times (up to {burst} \
-             at once), so an open-loop replay issues each second's requests as one burst; \
-             --set replay.mode=closed-loop ignores the timestamps"
-        )
-    })
+
+    fn warning(&self) -> Option<String> {
+        if self.n < 100 || self.fine {
+            return None;
+        }
+        let (n, distinct, burst) = (self.n, self.distinct, self.burst);
+        (n >= 2 * distinct).then(|| {
+            format!(
+                "timestamps have 1 s resolution: {n} requests arrive at {distinct} distinct times (up to {burst} \
+                 at once), so an open-loop replay issues each second's requests as one burst; \
+                 --set replay.mode=closed-loop ignores the timestamps"
+            )
+        })
+    }
 }
 
 /// Aligns parsed records to pages, maps volumes, rebases time, interns
@@ -682,9 +797,72 @@ pub fn build_workload(mut parsed: ParsedTrace, path: &Path, opts: &LoadOptions) 
 /// [`build_workload`] on compact records (`parsed.records` is ignored).
 fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     opts.validate()?;
-    let ParsedTrace { format, bad_lines, zero_length, mut warnings, volumes: seen, description, .. } = parsed;
-    let pb = || path.to_path_buf();
     if records.is_empty() {
+        return Err(empty_error(&parsed, path, opts));
+    }
+    let bases = volume_bases(&records.volumes, path, opts)?;
+    let ParsedTrace { format, bad_lines, mut warnings, description, .. } = parsed;
+    let mut b = Builder::new(format, path, opts, bases);
+    let mut extras = records.extras.into_iter();
+    for r in &records.recs {
+        let extra = if r.extra { extras.next() } else { None };
+        b.add(r, extra)?;
+    }
+    let built = b.finish(&mut warnings);
+    let workload = Workload {
+        provenance: provenance(path, format, description),
+        requests: built.requests,
+        contents: built.contents,
+        content_space: built.content_space,
+        lpn_span: built.lpn_span,
+        hints: built.hints,
+        ..Workload::default()
+    };
+    let volumes = records.volumes.iter().zip(&built.bases).map(|(&(v, _, _), &b)| (v, b)).collect();
+    Ok(Loaded { workload, bad_lines, format, warnings, volumes })
+}
+
+/// Where a trace's workload came from.
+pub(super) fn provenance(path: &Path, format: TraceFormat, description: Option<String>) -> Provenance {
+    Provenance {
+        name: trace_name(path),
+        source: match description {
+            Some(d) => format!("trace: {} ({format}), written from {d}", path.display()),
+            None => format!("trace: {} ({format})", path.display()),
+        },
+    }
+}
+
+/// The first logical page of each volume (by slot): see [`build_workload`], 1.
+pub(super) fn volume_bases(
+    volumes: &[(u32, u64, u64)],
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<Vec<u64>, TraceError> {
+    let ps = u64::from(opts.page_size);
+    let mut bases: Vec<u64> = Vec::with_capacity(volumes.len());
+    let mut next = 0u64;
+    let merge = opts.volume == VolumeSelect::Merge;
+    for &(v, line, max_end) in volumes {
+        bases.push(next);
+        if merge {
+            continue;
+        }
+        next = next.checked_add(max_end.div_ceil(ps)).ok_or_else(|| TraceError::AddressOverflow {
+            path: path.to_path_buf(),
+            line,
+            reason: format!("volume {v}'s page range overflows 64 bits"),
+        })?;
+    }
+    Ok(bases)
+}
+
+/// The error of a trace with no record to replay.
+pub(super) fn empty_error(parsed: &ParsedTrace, path: &Path, opts: &LoadOptions) -> TraceError {
+    let ParsedTrace { format, bad_lines, zero_length, warnings, volumes: seen, .. } = parsed;
+    let (format, bad_lines, zero_length) = (*format, *bad_lines, *zero_length);
+    let pb = || path.to_path_buf();
+    {
         let detail = match opts.volume {
             VolumeSelect::One(v) => {
                 let list: Vec<String> = seen.iter().take(20).map(|&s| volume_label(format, s)).collect();
@@ -724,56 +902,123 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                 }
             }
         };
-        return Err(TraceError::Empty { path: pb(), detail });
+        TraceError::Empty { path: pb(), detail }
     }
-    let ps = u64::from(opts.page_size);
-    // The page size is a power of two (validated): divide by shifting.
-    let shift = ps.trailing_zeros();
+}
 
-    // Volume ranges (by slot), in order of first appearance.
-    let mut bases: Vec<u64> = Vec::with_capacity(records.volumes.len());
-    let mut volumes = Vec::with_capacity(records.volumes.len());
-    let mut next = 0u64;
-    let merge = opts.volume == VolumeSelect::Merge;
-    for &(v, line, max_end) in &records.volumes {
-        bases.push(next);
-        volumes.push((v, next));
-        if merge {
-            continue;
+/// What [`Builder::finish`] leaves.
+pub(super) struct Built {
+    pub requests: Vec<Request>,
+    pub contents: Vec<ContentId>,
+    pub hints: Vec<(u32, Hint)>,
+    pub content_space: u32,
+    pub lpn_span: u64,
+    pub bases: Vec<u64>,
+}
+
+/// The per-record rules of [`build_workload`] (page alignment, volume
+/// ranges, time rebasing, content interning, capacity), one record at a
+/// time: the requests it makes wait in [`Builder::requests`] (with their
+/// contents and hints) until the caller takes them, so that a streaming
+/// reader ([`super::stream`]) can hand them on in batches and hold none.
+pub(super) struct Builder<'a> {
+    path: &'a Path,
+    opts: &'a LoadOptions,
+    format: TraceFormat,
+    ps: u64,
+    shift: u32,
+    /// First logical page of each volume slot known so far.
+    bases: Vec<u64>,
+    t0: Option<Nanos>,
+    prev: Nanos,
+    backwards: u64,
+    max_back: Nanos,
+    splits: u64,
+    folded: u64,
+    mismatched: u64,
+    writes_without: u64,
+    writes_with: u64,
+    /// Records added.
+    records: u64,
+    pub(super) intern: HashMap<PageHash, u32>,
+    span: u64,
+    /// Requests made and not taken yet; `content` indexes `contents`, a
+    /// hint's request index `requests`.
+    pub(super) requests: Vec<Request>,
+    pub(super) contents: Vec<ContentId>,
+    pub(super) hints: Vec<(u32, Hint)>,
+    /// Requests made, taken or not.
+    made: u64,
+    duration: DurationCheck,
+    coarse: CoarseCheck,
+}
+
+impl<'a> Builder<'a> {
+    pub(super) fn new(format: TraceFormat, path: &'a Path, opts: &'a LoadOptions, bases: Vec<u64>) -> Self {
+        let ps = u64::from(opts.page_size);
+        Builder {
+            path,
+            opts,
+            format,
+            ps,
+            // The page size is a power of two (validated): divide by shifting.
+            shift: ps.trailing_zeros(),
+            bases,
+            t0: None,
+            prev: Nanos::ZERO,
+            backwards: 0,
+            max_back: Nanos::ZERO,
+            splits: 0,
+            folded: 0,
+            mismatched: 0,
+            writes_without: 0,
+            writes_with: 0,
+            records: 0,
+            intern: HashMap::new(),
+            span: 0,
+            requests: Vec::new(),
+            contents: Vec::new(),
+            hints: Vec::new(),
+            made: 0,
+            duration: DurationCheck::default(),
+            coarse: CoarseCheck::default(),
         }
-        next = next.checked_add(max_end.div_ceil(ps)).ok_or_else(|| TraceError::AddressOverflow {
-            path: pb(),
-            line,
-            reason: format!("volume {v}'s page range overflows 64 bits"),
-        })?;
     }
 
-    let t0 = records.recs[0].time;
-    let mut prev = t0;
-    let (mut backwards, mut max_back) = (0u64, Nanos::ZERO);
-    let (mut splits, mut folded, mut mismatched, mut writes_without) = (0u64, 0u64, 0u64, 0u64);
-    let mut writes_with = 0u64;
-    let mut intern: HashMap<PageHash, u32> = HashMap::new();
-    let mut contents: Vec<ContentId> = Vec::new();
-    let mut requests: Vec<Request> = Vec::with_capacity(records.len());
-    let mut hints: Vec<(u32, Hint)> = Vec::new();
-    let mut span = 0u64;
-    let mut extras = records.extras.into_iter();
-    for r in &records.recs {
+    /// The base of volume `slot`, if known: every slot's is given, or a
+    /// first slot's (0), or any slot's when volumes share one space.
+    pub(super) fn base(&mut self, slot: u32) -> Option<u64> {
+        if let Some(&b) = self.bases.get(slot as usize) {
+            return Some(b);
+        }
+        if slot as usize == self.bases.len() && (slot == 0 || self.opts.volume == VolumeSelect::Merge) {
+            self.bases.push(0);
+            return Some(0);
+        }
+        None
+    }
+
+    /// Adds one record (with its content and hint, if it has either).
+    pub(super) fn add(&mut self, r: &Rec, extra: Option<Extra>) -> Result<(), TraceError> {
+        let (opts, ps, shift) = (self.opts, self.ps, self.shift);
+        let path = self.path;
+        let pb = || path.to_path_buf();
         let line = r.line;
-        let (content, hint) = match r.extra {
-            true => extras.next().map_or((None, None), |e| (e.content, e.hint)),
-            false => (None, None),
-        };
-        let mut abs = r.time;
-        if abs < prev {
-            backwards += 1;
-            max_back = max_back.max(prev - abs);
-            abs = prev;
+        let (content, hint) = extra.map_or((None, None), |e| (e.content, e.hint));
+        self.records += 1;
+        let t0 = *self.t0.get_or_insert(r.time);
+        if self.records == 1 {
+            self.prev = t0;
         }
-        prev = abs;
+        let mut abs = r.time;
+        if abs < self.prev {
+            self.backwards += 1;
+            self.max_back = self.max_back.max(self.prev - abs);
+            abs = self.prev;
+        }
+        self.prev = abs;
         let t = abs - t0;
-        let base = bases[r.slot as usize];
+        let base = self.base(r.slot).expect("the volume's range is known (Builder::base)");
         let pages = pages_covered(r.offset, r.size, ps);
         let lpn = base.checked_add(r.offset >> shift).ok_or_else(|| TraceError::AddressOverflow {
             path: pb(),
@@ -784,7 +1029,7 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
             (Some(c), Op::Write) if !opts.ignore_content => {
                 let h = page_hashes(c, r.offset, r.size, ps);
                 if h.is_none() {
-                    mismatched += 1;
+                    self.mismatched += 1;
                 }
                 h
             }
@@ -792,12 +1037,11 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
         };
         if r.op == Op::Write {
             if hashes.is_some() {
-                writes_with += 1;
+                self.writes_with += 1;
             } else {
-                writes_without += 1;
+                self.writes_without += 1;
             }
         }
-
         // Up to two segments (lpn, pages, first hash index).
         let mut segs = [(lpn, pages, 0usize), (0, 0, 0)];
         let mut nsegs = 1;
@@ -811,13 +1055,13 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
             }
             let l = lpn % w;
             if l != lpn {
-                folded += 1;
+                self.folded += 1;
             }
             if l + pages > w {
                 let head = w - l;
                 segs = [(l, head, 0), (0, pages - head, head as usize)];
                 nsegs = 2;
-                splits += 1;
+                self.splits += 1;
             } else {
                 segs[0].0 = l;
             }
@@ -844,7 +1088,7 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                     Hint::Append { after: a as u32 }
                 }
             };
-            hints.push((requests.len() as u32, hint));
+            self.hints.push((self.requests.len() as u32, hint));
         }
         for &(l, p, h0) in &segs[..nsegs] {
             let end = l + p;
@@ -866,7 +1110,7 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
             }
             let content = match &hashes {
                 Some(h) => {
-                    let start = contents.len();
+                    let start = self.contents.len();
                     if start + p as usize >= NO_CONTENT as usize {
                         return Err(TraceError::Parse {
                             path: pb(),
@@ -877,72 +1121,81 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
                         });
                     }
                     for hash in &h[h0..h0 + p as usize] {
-                        let next_id = intern.len() as u32;
-                        let id = *intern.entry(*hash).or_insert(next_id);
-                        contents.push(ContentId(id));
+                        let next_id = self.intern.len() as u32;
+                        let id = *self.intern.entry(*hash).or_insert(next_id);
+                        self.contents.push(ContentId(id));
                     }
                     start as u32
                 }
                 None => NO_CONTENT,
             };
-            span = span.max(end);
-            requests.push(Request { arrival: t, op: r.op, lpn: l as u32, pages: p as u32, content });
+            self.span = self.span.max(end);
+            self.duration.add(t);
+            self.coarse.add(t);
+            self.made += 1;
+            self.requests.push(Request { arrival: t, op: r.op, lpn: l as u32, pages: p as u32, content });
+        }
+        Ok(())
+    }
+
+    /// Ends the build: its warnings appended to `warnings`; what it made
+    /// and was not taken.
+    pub(super) fn finish(self, warnings: &mut Vec<String>) -> Built {
+        let opts = self.opts;
+        let (backwards, max_backs, folded, splits) = (self.backwards, self.max_back, self.folded, self.splits);
+        let max_back = max_backs;
+        let (mismatched, writes_with, writes_without) = (self.mismatched, self.writes_with, self.writes_without);
+        let records_len = self.records;
+        if backwards > 0 {
+            warnings.push(format!(
+                "{backwards} timestamps went backwards (by up to {max_back}); \
+                 clamped to the previous request's time"
+            ));
+        }
+        if let (Some(w), true) = (opts.wrap_to_pages, folded > 0) {
+            warnings.push(format!(
+                "{folded} of {} requests started beyond the --wrap range of {w} pages and were folded \
+                 into it (page p -> p mod {w})",
+                records_len
+            ));
+        }
+        if splits > 0 {
+            warnings.push(format!("{splits} requests crossed the --wrap boundary and were split in two"));
+        }
+        if mismatched > 0 {
+            warnings.push(format!(
+                "{mismatched} write requests had a content list not matching their size; \
+                 their content was dropped"
+            ));
+        }
+        if writes_with > 0 && writes_without > 0 {
+            warnings.push(format!(
+                "{writes_without} of {} write requests carry no content hashes; \
+                 the workload is treated as content-less",
+                writes_with + writes_without
+            ));
+        }
+
+        if let Some(w) = self.duration.warning(self.format) {
+            warnings.push(w);
+        }
+        if let Some(w) = self.coarse.warning() {
+            warnings.push(w);
+        }
+        Built {
+            requests: self.requests,
+            contents: self.contents,
+            hints: self.hints,
+            content_space: self.intern.len() as u32,
+            lpn_span: self.span,
+            bases: self.bases,
         }
     }
 
-    if backwards > 0 {
-        warnings.push(format!(
-            "{backwards} timestamps went backwards (by up to {max_back}); \
-             clamped to the previous request's time"
-        ));
+    /// Requests made so far, taken or not.
+    pub(super) fn made(&self) -> u64 {
+        self.made
     }
-    if let (Some(w), true) = (opts.wrap_to_pages, folded > 0) {
-        warnings.push(format!(
-            "{folded} of {} requests started beyond the --wrap range of {w} pages and were folded \
-             into it (page p -> p mod {w})",
-            records.recs.len()
-        ));
-    }
-    if splits > 0 {
-        warnings.push(format!("{splits} requests crossed the --wrap boundary and were split in two"));
-    }
-    if mismatched > 0 {
-        warnings.push(format!(
-            "{mismatched} write requests had a content list not matching their size; \
-             their content was dropped"
-        ));
-    }
-    if writes_with > 0 && writes_without > 0 {
-        warnings.push(format!(
-            "{writes_without} of {} write requests carry no content hashes; \
-             the workload is treated as content-less",
-            writes_with + writes_without
-        ));
-    }
-
-    if let Some(w) = implausible_duration(&requests, format) {
-        warnings.push(w);
-    }
-    if let Some(w) = coarse_timestamps(&requests) {
-        warnings.push(w);
-    }
-
-    let workload = Workload {
-        provenance: Provenance {
-            name: trace_name(path),
-            source: match description {
-                Some(d) => format!("trace: {} ({format}), written from {d}", path.display()),
-                None => format!("trace: {} ({format})", path.display()),
-            },
-        },
-        requests,
-        contents,
-        content_space: intern.len() as u32,
-        lpn_span: span,
-        hints,
-        ..Workload::default()
-    };
-    Ok(Loaded { workload, bad_lines, format, warnings, volumes })
 }
 
 #[cfg(test)]

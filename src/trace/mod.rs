@@ -27,6 +27,7 @@ mod error;
 mod format;
 mod load;
 mod parse;
+pub mod stream;
 
 pub mod blkparse;
 pub mod csv;

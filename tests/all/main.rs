@@ -20,5 +20,6 @@ mod plot_fromfiles;
 mod reproduce;
 mod round_two;
 mod serve;
+mod streaming;
 mod synth_content;
 mod trace_formats;

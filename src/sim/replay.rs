@@ -1,0 +1,364 @@
+//! The replay driver: requests in arrival order, each submitted at its
+//! issue time (open loop: its scaled arrival; closed loop: when one of the
+//! `queue_depth` slots frees, collecting the earliest certain completion),
+//! one request at a time.
+//!
+//! Two ways in, one request path:
+//!
+//! * [`Simulation::run`]: a workload held whole in memory
+//!   ([`Simulation::new`]).
+//! * [`Simulation::replaying`]: a workload fed in batches as its source
+//!   produces them (`run --trace` reads the trace file as it replays it:
+//!   [`crate::runner::run_streamed`]), so that memory does not grow with
+//!   the trace. What the simulation must know of the whole workload before
+//!   the first request (its size, time span, logical span, content id
+//!   space, read pages, whether it carries hints) is the [`ReplayPlan`],
+//!   which the source's first pass gathers. Preconditioning writes come
+//!   first ([`Simulation::replay_precondition`]), then the timed requests
+//!   ([`Simulation::replay_batch`]), then [`Simulation::replay_end`].
+//!
+//! Both ways run the same per-request code (`Simulation::timed_request`,
+//! which `Simulation::submit`, the streaming interface of `dedupsim serve`,
+//! shares through `Simulation::arrive`), so a workload replayed from
+//! batches gives the output of the same workload held whole, byte for byte
+//! (a test, and `cmp` of `run --json` outputs: docs/streaming.md).
+
+use super::{RequestHint, RequestRecord, RunOutput, SimError, Simulation};
+use crate::config::{Config, ReplayConfig};
+use crate::engine::Engine;
+use crate::ftl::Ftl;
+use crate::policy::Policy;
+use crate::units::{ContentId, Nanos, Op};
+use crate::workload::{Request, Workload};
+
+use super::{PREFETCH_AHEAD, PREFETCH_PAGES};
+
+/// What a replay must know of its whole workload before its first request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplayPlan {
+    /// Timed (replayed) requests: at least one.
+    pub timed: u64,
+    /// Arrivals of the first and the last timed request (the open-loop
+    /// replay's span is checked against the clock's range).
+    pub first_arrival: Nanos,
+    pub last_arrival: Nanos,
+    /// Logical pages addressed (`max lpn + pages`), preconditioning
+    /// included.
+    pub lpn_span: u64,
+    /// Content ids are below this.
+    pub content_space: u32,
+    /// Pages of the timed reads (`allocation = "dynamic"`: SSDsim's
+    /// pre-processing counts a program per page read).
+    pub read_pages: u64,
+    /// Whether the workload carries explicit write hints
+    /// ([`Workload::hints`] not empty).
+    pub hinted: bool,
+}
+
+impl ReplayPlan {
+    /// The plan of a workload held whole.
+    pub fn of(w: &Workload) -> ReplayPlan {
+        let timed = w.timed();
+        ReplayPlan {
+            timed: timed.len() as u64,
+            first_arrival: timed.first().map_or(Nanos::ZERO, |r| r.arrival),
+            last_arrival: timed.last().map_or(Nanos::ZERO, |r| r.arrival),
+            lpn_span: w.lpn_span,
+            content_space: w.content_space,
+            read_pages: timed.iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages)).sum(),
+            hinted: !w.hints.is_empty(),
+        }
+    }
+}
+
+/// A batch of requests fed to [`Simulation::replay_batch`] (or
+/// [`Simulation::replay_precondition`]): every request of `workload`
+/// (whose own `precondition` is 0), with its contents and hints.
+pub type ReplayBatch = Workload;
+
+/// The replay's clock and counts.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ReplayState {
+    /// Timed requests replayed so far.
+    k: u64,
+    /// Preconditioning writes replayed so far.
+    pre: u64,
+    /// The timed replay has begun ([`Simulation::begin_timed`]).
+    timed: bool,
+    /// Closed loop: requests issued whose completion was not collected.
+    outstanding: u32,
+    last_issue: Nanos,
+    /// Arrival of the first timed request.
+    base: Nanos,
+    /// From the plan: timed requests, and whether hints are carried.
+    total: u64,
+    hinted: bool,
+}
+
+impl<'w> Simulation<'w> {
+    /// A simulation replaying a workload described by `plan`, fed in
+    /// batches (module doc), with `policy` and `engine` configured by `cfg`.
+    pub fn replaying(
+        cfg: &Config,
+        plan: &ReplayPlan,
+        policy: Box<dyn Policy>,
+        engine: Box<dyn Engine>,
+        opts: super::RunOptions,
+    ) -> Result<Self, SimError> {
+        let mut sim = Self::build(cfg, Some(plan), policy, engine, opts)?;
+        sim.replay_state.total = plan.timed;
+        sim.replay_state.hinted = plan.hinted;
+        Ok(sim)
+    }
+
+    /// Replays the whole workload. `progress(done, total)` is called every
+    /// 65,536 requests (the caller may draw a progress bar).
+    pub fn run(self, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, SimError> {
+        self.run_keep(progress).map(|(out, _)| out)
+    }
+
+    /// Like [`Simulation::run`], also returning the final FTL state (tests).
+    pub fn run_keep(mut self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
+        let w = self.workload.ok_or(SimError::Empty)?;
+        let pre = w.precondition as usize;
+        self.replay_state.total = w.timed().len() as u64;
+        self.replay_state.hinted = !w.hints.is_empty();
+        self.precondition_requests(w, &w.requests[..pre])?;
+        self.timed_requests(w, pre, progress)?;
+        self.end_keep_replay(progress)
+    }
+
+    /// Preconditioning writes, all of `batch`'s requests, before any timed
+    /// request (module doc).
+    pub fn replay_precondition(&mut self, batch: &ReplayBatch) -> Result<(), SimError> {
+        if self.replay_state.timed {
+            return Err(SimError::Order("preconditioning writes after the timed replay began"));
+        }
+        self.precondition_requests(batch, &batch.requests)
+    }
+
+    /// The next timed requests: all of `batch`'s, in order.
+    pub fn replay_batch(&mut self, batch: &ReplayBatch, progress: &mut dyn FnMut(u64, u64)) -> Result<(), SimError> {
+        if self.replay_state.k + batch.requests.len() as u64 > self.replay_state.total {
+            return Err(SimError::Order("more timed requests than the replay plan announced"));
+        }
+        self.timed_requests(batch, 0, progress)
+    }
+
+    /// Ends a batch-fed replay: the idle time after the last arrival, every
+    /// queued operation, the final check; the run's output.
+    pub fn replay_end(self, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, SimError> {
+        if self.replay_state.k != self.replay_state.total {
+            return Err(SimError::Order("fewer timed requests than the replay plan announced"));
+        }
+        self.end_keep_replay(progress).map(|(out, _)| out)
+    }
+
+    fn end_keep_replay(self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
+        if self.replay_state.k == 0 {
+            return Err(SimError::Empty);
+        }
+        let (total, last) = (self.replay_state.total, self.replay_state.last_issue);
+        let out = self.conclude(last)?;
+        progress(total, total);
+        Ok(out)
+    }
+
+    /// Preconditioning writes `reqs` (requests of `w`, for their contents).
+    fn precondition_requests(&mut self, w: &Workload, reqs: &[Request]) -> Result<(), SimError> {
+        let hint = if self.replay_state.hinted { RequestHint::Unhinted } else { RequestHint::Absent };
+        for (i, r) in reqs.iter().enumerate() {
+            self.prefetch_ahead(w, reqs, i);
+            let index = self.replay_state.pre as usize;
+            match self.precondition_placement {
+                crate::config::PreconditionPlacement::Policy => {
+                    self.write(index, r, w.content_of(r), hint, Nanos::ZERO, false)?
+                }
+                crate::config::PreconditionPlacement::RoundRobin => {
+                    self.precondition_round_robin(index, r, w.content_of(r))?
+                }
+            }
+            self.metrics.counters.precondition_requests += 1;
+            self.replay_state.pre += 1;
+        }
+        Ok(())
+    }
+
+    /// The timed replay begins: policy statistics count from here, and
+    /// dynamic allocation's chip tokens are where preconditioning left them.
+    fn begin_timed(&mut self) {
+        self.replay_state.timed = true;
+        // Policy statistics count the timed writes only.
+        self.policy.begin_replay();
+        if self.dynamic {
+            // Each channel's chip token where SSDsim's pre-processing leaves
+            // it: its pages modulo its chips. Round-robin preconditioning put
+            // page i on unit i mod units.
+            let geo = self.ftl.geometry();
+            let (n, units) = (u64::from(self.precondition_next), u64::from(self.units));
+            let mut per_channel = vec![0u64; geo.channels as usize];
+            for u in 0..self.units {
+                let pages = n / units + u64::from(u64::from(u) < n % units);
+                per_channel[geo.channel_of_chip(self.unit_chip[u as usize]) as usize] += pages;
+            }
+            let chips = u64::from(geo.chips_per_channel);
+            self.timing.set_chip_tokens(per_channel.into_iter().map(|p| (p % chips) as u32));
+        }
+    }
+
+    /// The timed requests of `w` from index `from` on.
+    fn timed_requests(
+        &mut self,
+        w: &Workload,
+        from: usize,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), SimError> {
+        if !self.replay_state.timed {
+            self.begin_timed();
+        }
+        let reqs = &w.requests[from..];
+        for (j, r) in reqs.iter().enumerate() {
+            self.prefetch_ahead(w, reqs, j);
+            let hint = if self.replay_state.hinted {
+                w.hint_of(from + j).map_or(RequestHint::Unhinted, RequestHint::Given)
+            } else {
+                RequestHint::Absent
+            };
+            self.timed_request(r, w.content_of(r), hint)?;
+            let k = self.replay_state.k;
+            if k % 65_536 == 0 {
+                progress(k, self.replay_state.total);
+            }
+        }
+        Ok(())
+    }
+
+    /// Overlaps the mapping-table misses of the requests after `reqs[k]`
+    /// with `reqs[k]`'s work: each distance prefetches one more link of
+    /// their dependent chains (L2P slot, then entry and index slot, then
+    /// reverse map, block metadata and the duplicate's entry). Hints only:
+    /// no effect on any result.
+    #[inline]
+    fn prefetch_ahead(&self, w: &Workload, reqs: &[Request], k: usize) {
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
+            self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
+            self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
+            if n.op == Op::Write && self.dedup {
+                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                    self.ftl.prefetch_index(c);
+                }
+            }
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
+            if n.op != Op::Read {
+                self.ftl.prefetch_release(n.lpn, n.pages.min(PREFETCH_PAGES));
+            }
+            if n.op == Op::Write && self.dedup {
+                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                    self.ftl.prefetch_duplicate(c);
+                }
+            }
+        }
+    }
+
+    /// One timed request: issued by the replay mode, then [`Self::arrive`].
+    fn timed_request(&mut self, r: &Request, contents: &[ContentId], hint: RequestHint) -> Result<(), SimError> {
+        let k = self.replay_state.k;
+        if k == 0 {
+            self.replay_state.base = r.arrival;
+        }
+        let issue = match self.replay {
+            ReplayConfig::OpenLoop { time_scale } => {
+                let rel = (r.arrival - self.replay_state.base).0;
+                let t = if time_scale == 1.0 { Nanos(rel) } else { Nanos((rel as f64 * time_scale) as u64) };
+                t.max(self.replay_state.last_issue)
+            }
+            ReplayConfig::ClosedLoop { queue_depth } => {
+                while self.replay_state.outstanding >= queue_depth {
+                    // A slot frees at the earliest completion.
+                    let Some((_, c)) = self.certain_completion() else { break };
+                    self.replay_state.outstanding -= 1;
+                    self.replay_state.last_issue = self.replay_state.last_issue.max(c);
+                }
+                self.replay_state.last_issue
+            }
+        };
+        let last_issue = self.replay_state.last_issue;
+        if k > 0 {
+            self.offer_idle(last_issue, Some(issue))?;
+        }
+        // SSDsim decides after each arrival, so a write that arrived at
+        // this same instant, one request earlier, is served before this
+        // request arrives; one that arrived earlier is served at this
+        // instant only after it (arrival, then decisions).
+        let same_instant = k > 0 && last_issue == issue;
+        self.replay_state.last_issue = issue;
+        self.replay_state.outstanding += 1;
+        if k == 0 {
+            self.metrics.first_issue = issue;
+        }
+        let index = (self.replay_state.pre + k) as usize;
+        self.replay_state.k += 1;
+        self.arrive(k, k + 1, index, r, contents, hint, issue, same_instant)
+    }
+
+    /// Request `r` (tag `tag`, the `nth` of its replay or stream; `index`
+    /// names it in errors) arrives at
+    /// `issue`, after the idle time before it was offered: the one request
+    /// step of the replay and of the streaming interface
+    /// ([`Simulation::submit`]). `same_instant`: the previous request
+    /// arrived at the same time (dynamic allocation's order).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn arrive(
+        &mut self,
+        tag: u64,
+        nth: u64,
+        index: usize,
+        r: &Request,
+        contents: &[ContentId],
+        hint: RequestHint,
+        issue: Nanos,
+        same_instant: bool,
+    ) -> Result<(), SimError> {
+        if self.dynamic {
+            self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
+        }
+        self.drain_until(issue);
+        if issue >= self.series_check {
+            self.settle_series(issue);
+        }
+        self.tag = tag;
+        match r.op {
+            Op::Read => self.read(r, issue)?,
+            Op::Write => self.write(index, r, contents, hint, issue, true)?,
+            Op::Trim => {
+                self.trim(r);
+                self.finish(issue, tag);
+                if let Some(s) = self.series.as_deref_mut() {
+                    s.request(Op::Trim, r.pages, issue, issue);
+                }
+                if let Some(o) = self.observer.as_mut() {
+                    o.sink.record(&RequestRecord {
+                        index: tag,
+                        op: Op::Trim,
+                        lpn: r.lpn,
+                        pages: r.pages,
+                        arrival: issue,
+                        completion: issue,
+                        dup_pages: 0,
+                        chips: 0,
+                        channels: 0,
+                        gc_wait: false,
+                    });
+                }
+            }
+        }
+        if self.opts.check && self.opts.check_every > 0 && nth % self.opts.check_every == 0 {
+            self.ftl.check_invariants()?;
+            self.checks += 1;
+        }
+        Ok(())
+    }
+}

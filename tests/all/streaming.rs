@@ -1,0 +1,142 @@
+//! A trace replayed as it is read (`runner::run_streamed`, docs/streaming.md)
+//! gives the report of the same trace loaded whole and prepared
+//! (`trace::load`, `runner::prepare_for`, `runner::run_one`), byte for byte.
+
+use dedupsim::config::{Config, ReplayConfig};
+use dedupsim::content::ContentModel;
+use dedupsim::runner;
+use dedupsim::sim::RunOptions;
+use dedupsim::trace::{LoadOptions, VolumeSelect};
+use dedupsim::workload::PreconditionRule;
+use std::path::{Path, PathBuf};
+
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(name: &str) -> Dir {
+    let d = std::env::temp_dir().join(format!("dedupsim-streaming-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    Dir(d)
+}
+
+/// The held path's report and the streamed one's, as JSON.
+fn both(cfg: &Config, path: &Path, load: &LoadOptions, model: &ContentModel, policy: &str) -> (String, String) {
+    let opts = RunOptions { check: true, check_every: 997 };
+    let loaded = dedupsim::trace::load(path, load).unwrap();
+    let need = runner::need_content(cfg, &[policy.to_string()]).unwrap();
+    let prepared = runner::prepare_for(loaded.workload, model, cfg.seed, cfg.precondition.rule, need).unwrap();
+    let held = runner::run_one(cfg, &prepared, policy, &opts, &mut |_, _| {}).unwrap();
+    let mut warnings = Vec::new();
+    let streamed = runner::run_streamed(
+        cfg,
+        path,
+        load,
+        model,
+        policy,
+        &opts,
+        &mut |s| warnings = s.end.warnings.clone(),
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .expect("this trace streams");
+    assert_eq!(warnings, loaded.warnings, "the first pass warns as loading does");
+    (serde_json::to_string(&held).unwrap(), serde_json::to_string(&streamed).unwrap())
+}
+
+fn load_opts(cfg: &Config) -> LoadOptions {
+    LoadOptions {
+        page_size: cfg.geometry.page_size,
+        capacity_pages: Some(cfg.logical_pages()),
+        ..LoadOptions::default()
+    }
+}
+
+/// A synthetic workload written as a native trace, with or without its
+/// contents.
+fn synth_trace(cfg: &Config, path: &Path, spec: &str, contents: bool) {
+    let mut spec: dedupsim::synth::SynthSpec = spec.parse().unwrap();
+    spec.page_size = cfg.geometry.page_size;
+    let mut w = dedupsim::synth::generate(&spec, 11).unwrap();
+    if contents {
+        dedupsim::content::try_assign_content(&mut w, &"zipf:a=0.3,dedup=0.4".parse().unwrap(), 11).unwrap();
+    }
+    let f = std::fs::File::create(path).unwrap();
+    dedupsim::trace::write_native_workload(&w, cfg.geometry.page_size, std::io::BufWriter::new(f)).unwrap();
+}
+
+#[test]
+fn streamed_runs_are_the_held_runs() {
+    let d = dir("modes");
+    let mut cfg = Config::preset("tiny").unwrap();
+    let spec = "requests=12000,read=0.5,footprint=600KiB,hot=0.3:64KiB,size=inv:8,iat=exp:400us";
+    let (plain, with) = (d.0.join("plain.trace"), d.0.join("content.trace"));
+    synth_trace(&cfg, &plain, spec, false);
+    synth_trace(&cfg, &with, spec, true);
+    let model = ContentModel::default();
+    let load = load_opts(&cfg);
+    for path in [&plain, &with] {
+        for policy in ["native", "dedup", "fad"] {
+            let (h, s) = both(&cfg, path, &load, &model, policy);
+            assert!(h == s, "{policy} on {}", path.display());
+        }
+    }
+    // Closed loop, another preconditioning rule, a unique content model.
+    cfg.replay = ReplayConfig::ClosedLoop { queue_depth: 4 };
+    cfg.precondition.rule = PreconditionRule::ReadsBeforeWrites;
+    let (h, s) = both(&cfg, &plain, &load, &"unique".parse().unwrap(), "dedup");
+    assert!(h == s, "closed loop");
+    // A model that copies earlier writes is left to the held path.
+    let copy: ContentModel = "zipf:a=0.2,dedup=0.5,copy=0.2".parse().unwrap();
+    let r =
+        runner::run_streamed(&cfg, &plain, &load, &copy, "dedup", &RunOptions::default(), &mut |_| {}, &mut |_, _| {});
+    assert!(r.unwrap().is_none());
+}
+
+#[test]
+fn a_trace_with_several_volumes_streams_with_a_third_reading() {
+    let d = dir("volumes");
+    let cfg = Config::preset("tiny").unwrap();
+    let path = d.0.join("v.trace");
+    // Two volumes interleaved; volume 7's range starts after volume 3's.
+    let mut text = String::from("# dedupsim-trace v1\n");
+    for i in 0..3000u64 {
+        let (vol, page) = if i % 3 == 0 { (7, i % 40) } else { (3, (i * 7) % 90) };
+        let op = if i % 2 == 0 { "W" } else { "R" };
+        text.push_str(&format!("{} {op} {} 4096 {vol}\n", i * 300_000, page * 4096));
+    }
+    std::fs::write(&path, text).unwrap();
+    let model = ContentModel::default();
+    for volume in [VolumeSelect::All, VolumeSelect::Merge, VolumeSelect::One(7)] {
+        let load = LoadOptions { volume, ..load_opts(&cfg) };
+        for policy in ["native", "dedup"] {
+            let (h, s) = both(&cfg, &path, &load, &model, policy);
+            assert!(h == s, "{policy} with --volume {volume}");
+        }
+    }
+}
+
+#[test]
+fn a_record_beyond_the_capacity_is_the_loaders_error() {
+    let d = dir("errors");
+    let cfg = Config::preset("tiny").unwrap();
+    let path = d.0.join("e.trace");
+    std::fs::write(&path, "# dedupsim-trace v1\n0 W 0 4096\n1 W 99999999 4096\n2 R 0 4096\n").unwrap();
+    let load = load_opts(&cfg);
+    let held = dedupsim::trace::load(&path, &load).unwrap_err().to_string();
+    let r = runner::run_streamed(
+        &cfg,
+        &path,
+        &load,
+        &ContentModel::default(),
+        "native",
+        &RunOptions::default(),
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    assert_eq!(r.unwrap_err().to_string(), held);
+}

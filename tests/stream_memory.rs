@@ -1,0 +1,145 @@
+//! A trace replayed as it is read holds a bounded amount of memory however
+//! long the trace (issue 26, docs/streaming.md): the peak of live heap
+//! bytes, counted by this binary's global allocator, is the same for a
+//! trace eight times longer, where the held path's grows by the loaded
+//! workload (tens of bytes per request). Its own binary: the counter sees
+//! every allocation of the process, so nothing else may run beside it.
+
+use dedupsim::config::Config;
+use dedupsim::content::ContentModel;
+use dedupsim::runner;
+use dedupsim::sim::RunOptions;
+use dedupsim::trace::{LoadOptions, TraceFormat};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Live heap bytes and their peak since the last [`reset_peak`].
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Peak live heap bytes above the level before `f` ran.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let out = f();
+    (out, PEAK.load(Ordering::Relaxed) - before)
+}
+
+/// An SSDsim ASCII trace of `n` requests (reads and writes of 1-4 pages
+/// over 150 pages of the tiny device, 10 ms apart: a load it serves, so
+/// that no backlog of queued operations builds up), from a fixed LCG.
+fn write_trace(path: &Path, n: u64) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..n {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let pages = 1 + (x >> 60) % 4;
+        let lpn = (x >> 20) % (150 - pages);
+        let read = (x >> 40) & 1;
+        writeln!(out, "{} 0 {} {} {read}", i * 10_000_000, lpn * 8, pages * 8).unwrap();
+    }
+    out.flush().unwrap();
+}
+
+#[test]
+fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
+    let cfg = Config::preset("tiny").unwrap();
+    let dir = std::env::temp_dir().join(format!("dedupsim-stream-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (short, long) = (dir.join("short.ascii"), dir.join("long.ascii"));
+    let n = 20_000;
+    write_trace(&short, n);
+    write_trace(&long, 8 * n);
+    let load = LoadOptions {
+        format: Some(TraceFormat::Ssdsim),
+        page_size: cfg.geometry.page_size,
+        capacity_pages: Some(cfg.logical_pages()),
+        ..LoadOptions::default()
+    };
+    let model = ContentModel::default();
+    let opts = RunOptions::default();
+    let streamed = |path: &Path| {
+        peak_of(|| {
+            runner::run_streamed(&cfg, path, &load, &model, "native", &opts, &mut |_| {}, &mut |_, _| {})
+                .unwrap()
+                .expect("a trace without contents streams")
+        })
+    };
+    let held = |path: &Path| {
+        peak_of(|| {
+            let w = dedupsim::trace::load(path, &load).unwrap().workload;
+            let p = runner::prepare_for(w, &model, cfg.seed, cfg.precondition.rule, false).unwrap();
+            runner::run_one(&cfg, &p, "native", &opts, &mut |_, _| {}).unwrap()
+        })
+    };
+    let (s_short, s_short_peak) = streamed(&short);
+    let (s_long, s_long_peak) = streamed(&long);
+    let (h_short, h_short_peak) = held(&short);
+    let (h_long, h_long_peak) = held(&long);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The same runs either way.
+    let json = |r: &dedupsim::report::RunReport| serde_json::to_string(r).unwrap();
+    assert_eq!(json(&s_short), json(&h_short));
+    assert_eq!(json(&s_long), json(&h_long));
+    assert_eq!(s_long.summary.read.count + s_long.summary.write.count, 8 * n);
+    // Held: the longer trace's 140,000 more requests are in memory (at
+    // least 16 bytes each); streamed: no more than 64 KiB more (batch
+    // buffers are sized by the batch, not the trace).
+    let extra = 7 * n as usize;
+    assert!(
+        h_long_peak > h_short_peak + 16 * extra,
+        "the meter sees the held workload: {h_short_peak} -> {h_long_peak} bytes"
+    );
+    assert!(
+        s_long_peak <= s_short_peak + (64 << 10),
+        "streamed peak grew with the trace: {s_short_peak} -> {s_long_peak} bytes (held: {h_short_peak} -> {h_long_peak})"
+    );
+    eprintln!("peak heap: streamed {s_short_peak} -> {s_long_peak} B, held {h_short_peak} -> {h_long_peak} B");
+}
