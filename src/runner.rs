@@ -454,8 +454,13 @@ pub fn run_streamed_drawing(
     if need && !drawn {
         return Err(RunError::NoContents(policy.to_string()));
     }
-    let mut sim =
-        Simulation::replaying(cfg, &plan, p, crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(SimError::from)?, opts.clone())?;
+    let mut sim = Simulation::replaying(
+        cfg,
+        &plan,
+        p,
+        crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(SimError::from)?,
+        opts.clone(),
+    )?;
     fill(&mut pre, &mut drawer);
     let (mut timed_rate, mut pre_rate) = (Distinct::default(), Distinct::default());
     if drawn {

@@ -66,14 +66,29 @@ pub struct RunArgs {
     /// replays (twice: a first pass for preconditioning and counts; docs/streaming.md).
     #[arg(long, requires = "trace")]
     load_whole: bool,
+    /// With --trace: read the trace as it replays even when the file is small (below 32 MiB
+    /// on disk a trace is loaded whole by default: one pass is faster; docs/streaming.md).
+    #[arg(long, requires = "trace", conflicts_with = "load_whole")]
+    stream: bool,
 }
 
+/// Trace files at least this large on disk are read as they replay by
+/// default; smaller ones are loaded whole (one parse instead of two: about
+/// 15% less CPU on the 1M-request benchmark trace, 27 MB, whose loaded
+/// workload takes about 44 MB; BENCHMARKS.md). `--stream` and
+/// `--load-whole` choose explicitly.
+const STREAM_FROM_BYTES: u64 = 32 << 20;
+
 /// Whether `run` reads its trace as it replays it ([`runner::run_streamed`]):
-/// a trace file, files as requests, no observers; the held path otherwise
+/// a trace file of at least [`STREAM_FROM_BYTES`] (or `--stream`), files as
+/// requests, no observers; the held path otherwise
 /// (docs/streaming.md). Several policies each read the file themselves, so
 /// it must be a regular file (a pipe, `<(zcat t.gz)`, reads once: held).
 fn streams(a: &RunArgs) -> bool {
-    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
+    a.workload
+        .trace
+        .as_deref()
+        .is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file() && (a.stream || m.len() >= STREAM_FROM_BYTES)))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()

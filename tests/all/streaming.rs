@@ -140,3 +140,34 @@ fn a_record_beyond_the_capacity_is_the_loaders_error() {
     );
     assert_eq!(r.unwrap_err().to_string(), held);
 }
+
+/// The CLI's choice of path changes no byte: a small trace loaded whole
+/// (the default below 32 MiB), forced to stream (`--stream`), and
+/// `--load-whole` give the same JSON; `--stream` with `--load-whole` is a
+/// usage error.
+#[test]
+fn the_cli_paths_give_the_same_report() {
+    let d = dir("cli-paths");
+    let t = d.0.join("t.trace");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let ok = |args: &[&str]| {
+        let o = std::process::Command::new(&bin).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let ts = t.to_str().unwrap();
+    ok(&["trace", "synth", "--synth", "requests=3000,read=0.5,footprint=1GiB,hot=0.4:256MiB", "-o", ts]);
+    let mut reports = Vec::new();
+    for (k, flag) in [None, Some("--stream"), Some("--load-whole")].into_iter().enumerate() {
+        let j = d.0.join(format!("r{k}.json"));
+        let mut args = vec!["run", "-q", "-p", "native,fad", "--trace", ts, "--json", j.to_str().unwrap()];
+        args.extend(flag);
+        ok(&args);
+        reports.push(std::fs::read(&j).unwrap());
+    }
+    assert!(reports[0] == reports[1] && reports[1] == reports[2]);
+    let o = std::process::Command::new(&bin)
+        .args(["run", "-q", "--trace", ts, "--stream", "--load-whole"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}
