@@ -429,16 +429,7 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
             total
         )));
     }
-    if let ContentModel::Unique = model {
-        if total > id_room {
-            return Err(ContentError::Overflow(format!(
-                "{total} unique pages do not fit the {id_room} remaining content ids"
-            )));
-        }
-    }
-    if id_room == 0 && total > 0 {
-        return Err(ContentError::Overflow("no content ids left".into()));
-    }
+    check_id_room(model, total, id_room)?;
 
     if total == 0 {
         // Nothing to draw: leave the id space alone.
@@ -548,6 +539,20 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
 
 /// The size `N` of the id space `model` draws `total` pages from, `copied`
 /// of them copies, with `id_room` ids left ([`try_assign_content`]).
+/// Whether `total` pages drawn with `model` fit the `id_room` content ids
+/// left (a held workload and a streamed one check alike).
+fn check_id_room(model: &ContentModel, total: u64, id_room: u64) -> Result<(), ContentError> {
+    if matches!(model, ContentModel::Unique) && total > id_room {
+        return Err(ContentError::Overflow(format!(
+            "{total} unique pages do not fit the {id_room} remaining content ids"
+        )));
+    }
+    if id_room == 0 && total > 0 {
+        return Err(ContentError::Overflow("no content ids left".into()));
+    }
+    Ok(())
+}
+
 fn population(model: &ContentModel, total: u64, copied: u64, id_room: u64) -> Result<u64, ContentError> {
     let iid = total - copied;
     Ok(match *model {
@@ -602,16 +607,7 @@ impl ContentDrawer {
         }
         let base = u64::from(base);
         let id_room = u32::MAX as u64 - base;
-        if let ContentModel::Unique = model {
-            if total > id_room {
-                return Err(ContentError::Overflow(format!(
-                    "{total} unique pages do not fit the {id_room} remaining content ids"
-                )));
-            }
-        }
-        if id_room == 0 && total > 0 {
-            return Err(ContentError::Overflow("no content ids left".into()));
-        }
+        check_id_room(model, total, id_room)?;
         let n = if total == 0 { 0 } else { population(model, total, 0, id_room)? };
         let zipf = match *model {
             ContentModel::Zipf { a, .. } if total > 0 => Some(ZipfSampler::new(n, a)),

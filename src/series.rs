@@ -330,6 +330,12 @@ impl SeriesRecorder {
     #[inline]
     fn at(&mut self, t: Nanos) -> &mut Interval {
         let i = self.index(t);
+        self.interval_mut(i)
+    }
+
+    /// Interval `i`, created (empty) if the series has not reached it.
+    #[inline]
+    fn interval_mut(&mut self, i: usize) -> &mut Interval {
         if self.intervals.len() <= i {
             self.intervals.resize(i + 1, Interval::default());
         }
@@ -341,10 +347,7 @@ impl SeriesRecorder {
     pub fn request(&mut self, op: Op, pages: u32, arrival: Nanos, done: Nanos) {
         let lat = done - arrival;
         let i = self.index(done);
-        if self.intervals.len() <= i {
-            self.intervals.resize(i + 1, Interval::default());
-        }
-        let iv = &mut self.intervals[i];
+        let iv = self.interval_mut(i);
         let s = match op {
             Op::Read => &mut iv.read,
             Op::Write => &mut iv.write,

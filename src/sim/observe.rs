@@ -170,9 +170,7 @@ impl<'o> Observer<'o> {
     #[inline]
     pub fn touch(&mut self, slot: u32, chip: u32, at: Nanos, cost: Nanos) {
         let (s, c) = (slot as usize, chip as usize);
-        let (Some(p), Some(e)) = (self.pending.get_mut(s), self.chips.get_mut(c)) else {
-            return;
-        };
+        let (p, e) = (&mut self.pending[s], &mut self.chips[c]);
         p.gc_wait |= at < e.gc_end;
         e.free_at = e.free_at.max(at) + cost;
         mark(&mut p.chips, &mut self.wide_chips, s, c);
@@ -183,11 +181,10 @@ impl<'o> Observer<'o> {
     /// it is GC work.
     #[inline]
     pub fn background(&mut self, chip: u32, at: Nanos, cost: Nanos, gc: bool) {
-        if let Some(e) = self.chips.get_mut(chip as usize) {
-            e.free_at = e.free_at.max(at) + cost;
-            if gc {
-                e.gc_end = e.free_at;
-            }
+        let e = &mut self.chips[chip as usize];
+        e.free_at = e.free_at.max(at) + cost;
+        if gc {
+            e.gc_end = e.free_at;
         }
     }
 
