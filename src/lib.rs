@@ -19,6 +19,7 @@ pub mod output;
 pub mod params;
 pub mod plot;
 pub mod policy;
+pub mod profile;
 pub mod reodedup;
 pub mod report;
 pub mod reqlog;

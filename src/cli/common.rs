@@ -319,6 +319,18 @@ pub struct WorkloadArgs {
     /// (not with --trace; default: the built-in default-small workload).
     #[arg(long, conflicts_with = "trace")]
     pub synth: Option<String>,
+    /// Workload profile (TOML, from `trace stats --profile`): generate a workload with its
+    /// locality statistics, fitted (docs/profiles.md). Not with --trace, --synth or --replica.
+    #[arg(long, conflicts_with_all = ["trace", "synth", "replica"], value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// With --profile: requests generated, as a multiple of the profiled trace's (address
+    /// ranges scale with it; locality does not).
+    #[arg(long, requires = "profile", default_value_t = 1.0, value_parser = parse_scale)]
+    pub scale: f64,
+    /// With --profile: override one of its numbers, e.g. --profile-set duplicates.dedup_rate=0.4
+    /// (repeatable; every share and count of the file is a knob).
+    #[arg(long, requires = "profile", value_name = "KEY=VALUE")]
+    pub profile_set: Vec<String>,
     /// Content model for pages without content: unique | zipf:a=0.2,dedup=0.5 | zipf:a=0.2,n=0.5 [,copy=P]
     /// (default: zipf:a=0.2,dedup=0.5, FAD's Zipf calibrated to Table II's 50% dedup rate).
     #[arg(long, default_value = "zipf:a=0.2,dedup=0.5")]
@@ -337,7 +349,16 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     /// The input files, for [`check_outputs`].
     pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
-        self.trace.iter().map(|t| ("--trace", t.as_path())).collect()
+        let trace = self.trace.iter().map(|t| ("--trace", t.as_path()));
+        trace.chain(self.profile.iter().map(|p| ("--profile", p.as_path()))).collect()
+    }
+}
+
+/// `--scale`: a positive finite multiple.
+fn parse_scale(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a positive number")),
     }
 }
 
@@ -467,6 +488,24 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
                 spec.requests = spec.requests.min(n);
             }
             Ok(replica::generate(&spec, cfg.seed)?)
+        }
+        (None, None) if a.profile.is_some() => {
+            let path = a.profile.as_deref().expect("checked");
+            let p = dedupsim::profile::Profile::load(path, &a.profile_set)?;
+            if p.source.page_size != cfg.geometry.page_size {
+                anyhow::bail!(
+                    "--profile {}: measured at {}-byte pages, but the device has {}-byte pages; \
+                     profile the trace at the device's page size",
+                    path.display(),
+                    p.source.page_size,
+                    cfg.geometry.page_size
+                );
+            }
+            let mut n = (p.source.requests as f64 * a.scale).round().max(1.0) as u64;
+            if let Some(m) = a.max_requests {
+                n = n.min(m);
+            }
+            Ok(dedupsim::profile::generate(&p, n, cfg.seed)?)
         }
         (None, None) => {
             // The device's page size; a disagreeing `page=` is an error.

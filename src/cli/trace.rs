@@ -49,6 +49,10 @@ pub struct StatsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write the trace's workload profile (its locality statistics as TOML) to this file,
+    /// for `trace synth --profile` / `run --profile` (docs/profiles.md).
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
 }
 
 /// Output formats of `trace convert`.
@@ -261,6 +265,9 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
                 skip_bad_lines: a.skip_bad_lines,
                 ..LoadOptions::default()
             };
+            if let Some(p) = &a.profile {
+                common::check_outputs(&[("trace", a.file.as_path())], &[("--profile", p)])?;
+            }
             let loaded = trace::load(&a.file, &opts)?;
             // The same load warnings `run` prints (clamped timestamps, dropped
             // zero-length requests, writes without content, ...).
@@ -269,6 +276,13 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             }
             let st = trace::stats(&loaded.workload);
             let locality = trace::locality(&loaded.workload);
+            if let Some(p) = &a.profile {
+                let name =
+                    a.file.file_name().map_or_else(|| a.file.display().to_string(), |n| n.to_string_lossy().into());
+                let profile = dedupsim::profile::Profile::of(&name, opts.page_size, &locality);
+                output::write_file(p, |f| std::io::Write::write_all(f, profile.to_toml().as_bytes()))?;
+                eprintln!("wrote the profile of {} to {}", a.file.display(), p.display());
+            }
             if a.json {
                 #[derive(serde::Serialize)]
                 struct WithLocality<'a> {
@@ -315,6 +329,11 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
                 None => "no content".to_string(),
             };
             eprintln!("wrote {} requests to {} ({content}, {dedup})", w.requests.len(), a.out.display());
+            if let Some(path) = &a.workload.profile {
+                let p = dedupsim::profile::Profile::load(path, &a.workload.profile_set)?;
+                let rows = dedupsim::profile::fit_report(&p, &trace::locality(&w));
+                eprint!("fit to {} (docs/profiles.md):\n{}", path.display(), dedupsim::profile::fit_table(&rows));
+            }
             Ok(())
         }
     }

@@ -44,6 +44,10 @@ pub struct Dist {
     pub p99: u64,
     pub max: u64,
     pub buckets: Vec<u64>,
+    /// The 101 percentiles p0..=p100 (nearest rank), for a workload
+    /// profile (`crate::profile`); not part of `trace stats --json`.
+    #[serde(skip)]
+    pub percentiles: Vec<u64>,
 }
 
 impl Dist {
@@ -71,6 +75,9 @@ impl Dist {
             p99: q(0.99),
             max: values[n - 1],
             buckets,
+            percentiles: (0..=100)
+                .map(|p| values[((p as f64 / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1])
+                .collect(),
         }
     }
 
@@ -103,6 +110,16 @@ pub struct Shape {
     /// and their share of read requests.
     pub whole_file_rereads: u64,
     pub whole_file_reread_share: f64,
+    /// Read requests among read and write requests (trims not counted).
+    pub read_share: f64,
+    /// Write requests that start where the previous write request ended.
+    pub sequential_write_share: f64,
+    /// Written pages whose address the trace wrote before.
+    pub overwritten_page_share: f64,
+    /// Distinct addresses written, and distinct addresses read while the
+    /// trace had not written them (preconditioned data).
+    pub written_distinct_pages: u64,
+    pub unwritten_read_distinct_pages: u64,
 }
 
 /// The content part: where duplicates are (only when every write carries
@@ -153,6 +170,9 @@ pub fn locality(w: &Workload) -> Locality {
     let (mut read_pages, mut write_pages, mut gaps, mut raw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut unwritten = 0u64;
     let (mut reads, mut rereads) = (0u64, 0u64);
+    let (mut writes, mut sequential_writes, mut prev_write_end) = (0u64, 0u64, None::<u32>);
+    let (mut written_pages, mut overwritten) = (0u64, 0u64);
+    let mut unwritten_read: HashSet<u32> = HashSet::new();
     // Address -> index of the request that last wrote it.
     let mut last_write: HashMap<u32, u64> = HashMap::new();
     let mut extents: HashSet<(u32, u32)> = HashSet::new();
@@ -194,15 +214,26 @@ pub fn locality(w: &Workload) -> Locality {
                 for l in r.lpn..r.lpn + r.pages {
                     match last_write.get(&l) {
                         Some(&wk) => raw.push(k - wk),
-                        None => unwritten += 1,
+                        None => {
+                            unwritten += 1;
+                            unwritten_read.insert(l);
+                        }
                     }
                 }
             }
             Op::Write => {
                 write_pages.push(u64::from(r.pages));
+                writes += 1;
+                if prev_write_end == Some(r.lpn) {
+                    sequential_writes += 1;
+                }
+                prev_write_end = r.lpn.checked_add(r.pages);
                 extents.insert((r.lpn, r.pages));
+                written_pages += u64::from(r.pages);
                 for l in r.lpn..r.lpn + r.pages {
-                    last_write.insert(l, k);
+                    if last_write.insert(l, k).is_some() {
+                        overwritten += 1;
+                    }
                 }
                 if !with_content {
                     continue;
@@ -254,6 +285,11 @@ pub fn locality(w: &Workload) -> Locality {
         reads_of_unwritten_pages: unwritten,
         whole_file_rereads: rereads,
         whole_file_reread_share: share(rereads, reads),
+        read_share: share(reads, reads + writes),
+        sequential_write_share: share(sequential_writes, writes.saturating_sub(1)),
+        overwritten_page_share: share(overwritten, written_pages),
+        written_distinct_pages: last_write.len() as u64,
+        unwritten_read_distinct_pages: unwritten_read.len() as u64,
     };
     let duplicates = with_content.then(|| {
         let in_long: u64 = runs.iter().filter(|&&n| n > 10).sum();
@@ -282,7 +318,12 @@ impl fmt::Display for Locality {
             ("write size", s.write_pages.summary(" pages")),
             ("inter-arrival", s.interarrival_ns.summary(" ns")),
             ("read-after-write distance", s.read_after_write_requests.summary(" requests")),
+            ("read requests", pct(s.read_share)),
+            ("sequential writes", pct(s.sequential_write_share)),
+            ("overwritten pages", pct(s.overwritten_page_share)),
+            ("distinct pages written", s.written_distinct_pages.to_string()),
             ("reads of unwritten pages", s.reads_of_unwritten_pages.to_string()),
+            ("distinct unwritten pages read", s.unwritten_read_distinct_pages.to_string()),
             (
                 "whole-file re-reads",
                 format!("{} ({} of read requests)", s.whole_file_rereads, pct(s.whole_file_reread_share)),

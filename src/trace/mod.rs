@@ -51,7 +51,7 @@ pub use load::{
     build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
     VolumeSelect,
 };
-pub use locality::{locality, Locality};
+pub use locality::{locality, Dist, Locality};
 pub use native::{content_id_hash, write_native, write_native_workload};
 pub use open::open;
 pub use parse::{pages_covered, parse_seconds_ns, quote, Numbered, HASH_PAGE};
