@@ -812,6 +812,7 @@ mod tests {
             source: Source { name: "t".into(), requests: 10, page_size: 4096 },
             shape: ShapeProfile {
                 write_pages: Percentiles { mean: 1.0, p: vec![1; 101] },
+                read_pages: Percentiles { mean: 2.0, p: vec![2; 101] },
                 written_distinct_pages: 10,
                 ..Default::default()
             },
@@ -826,6 +827,7 @@ mod tests {
         assert!(err("shape.read_share=x").contains("not a number"));
         assert!(err("shape.write_pages=3").contains("distribution cannot"));
         assert!(err("shape.read_share=2").contains("`shape.read_share`: 2 is not a share"));
+        assert!(err("shape.read_pages.mean=-1").contains("shape.read_pages.mean"));
         assert!(Profile::parse("version = 2", path, &[]).unwrap_err().to_string().contains("p.toml"));
     }
 }
