@@ -356,8 +356,7 @@ impl<'w> Simulation<'w> {
             }
         }
         if self.opts.check && self.opts.check_every > 0 && nth % self.opts.check_every == 0 {
-            self.ftl.check_invariants()?;
-            self.checks += 1;
+            self.check_invariants()?;
         }
         Ok(())
     }
