@@ -2,15 +2,94 @@
 //! (`allocation`: static, least-loaded, SSDsim's dynamic), the round-robin
 //! preconditioning, the redirect off a full unit, and the GC a program
 //! triggers.
+//!
+//! Which allocator places what is one value, [`Allocators`], chosen once
+//! when the simulation is built; the request path matches on it.
 
 use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::{SimError, Simulation};
+use crate::config::{Allocation, Config, PreconditionPlacement, StaticOrder};
 use crate::ftl::GcWork;
 use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::{Request, NO_CONTENT};
+
+/// The allocators of a run: one for the programs the policy places (host
+/// writes, and preconditioning writes with `placement = "policy"`), one
+/// for the preconditioning writes placed without the policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Allocators {
+    pub(super) programs: Allocator,
+    pub(super) precondition: PreconditionAllocator,
+}
+
+/// Where a program the policy placed goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Allocator {
+    /// On the unit the policy chose (a policy that places its own pages, or
+    /// `allocation = "cyclic"`: a placement-free policy's own pointer); a
+    /// layout-driven policy's page is moved off a unit with no room
+    /// ([`Simulation::unit_with_room`]).
+    Policy,
+    /// `allocation = "static:ORDER"` (placement-free policies): each page
+    /// in the plane its LPN stripes to, timed or not.
+    Static(StaticOrder),
+    /// `allocation = "least-loaded"` (placement-free policies): a timed
+    /// program on the unit whose chip would be free first
+    /// ([`Simulation::least_loaded_unit`]); an untimed one as [`Allocator::Policy`].
+    LeastLoaded,
+    /// `allocation = "dynamic"`: a timed program waits unplaced in the
+    /// timing model until a channel serves it ([`Simulation::place_unplaced`]);
+    /// an untimed one as [`Allocator::Policy`].
+    Dynamic,
+    /// `experiment.fad_ssdsim_model` (placement-free policies): a unit
+    /// drawn over the model's seven chips, timed or not.
+    FadSsdsim,
+}
+
+/// Where a preconditioning write goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum PreconditionAllocator {
+    /// Through the policy, as an untimed write (`placement = "policy"`).
+    Policy,
+    /// Page by page round-robin over the parallel units (SSDsim's
+    /// pre-processing).
+    RoundRobin,
+    /// Round-robin preconditioning under `allocation = "static:ORDER"`:
+    /// each page in the plane its LPN stripes to, for every policy.
+    Static(StaticOrder),
+}
+
+impl Allocators {
+    /// The allocators `cfg` selects for a policy whose placement is free
+    /// (`placement_free`) or not, with or without the FAD-SSDsim model
+    /// (`fad_ssdsim`). `allocation = "dynamic"` is taken as it is: the
+    /// constructor has refused it where it does not apply.
+    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
+        let programs = match cfg.allocation {
+            Allocation::Dynamic => Allocator::Dynamic,
+            _ if fad_ssdsim && placement_free => Allocator::FadSsdsim,
+            _ if fad_ssdsim || !placement_free => Allocator::Policy,
+            Allocation::Static(order) => Allocator::Static(order),
+            Allocation::LeastLoaded => Allocator::LeastLoaded,
+            Allocation::Cyclic => Allocator::Policy,
+        };
+        let precondition = match (cfg.precondition.placement, cfg.allocation) {
+            (PreconditionPlacement::Policy, _) => PreconditionAllocator::Policy,
+            (PreconditionPlacement::RoundRobin, Allocation::Static(order)) => PreconditionAllocator::Static(order),
+            (PreconditionPlacement::RoundRobin, _) => PreconditionAllocator::RoundRobin,
+        };
+        Allocators { programs, precondition }
+    }
+
+    /// `allocation = "dynamic"`.
+    #[inline]
+    pub(super) fn dynamic(self) -> bool {
+        self.programs == Allocator::Dynamic
+    }
+}
 
 /// A timed page write waiting for dynamic allocation to place it
 /// (`allocation = "dynamic"`).
@@ -39,7 +118,7 @@ impl<'w> Simulation<'w> {
     /// Adds work arriving at `at` to a chip's load estimate.
     #[inline]
     pub(super) fn reserve(&mut self, chip: u32, at: Nanos, cost: Nanos) {
-        if self.least_loaded {
+        if self.alloc.programs == Allocator::LeastLoaded {
             let e = &mut self.est_free[chip as usize];
             *e = (*e).max(at) + cost;
         }
@@ -101,7 +180,7 @@ impl<'w> Simulation<'w> {
         for (k, &c) in contents.iter().enumerate() {
             let lpn = Lpn(r.lpn + k as u32);
             let index = self.dedup && self.ftl_index;
-            let (e, _, gc) = if let Some(order) = self.static_precondition {
+            let (e, _, gc) = if let PreconditionAllocator::Static(order) = self.alloc.precondition {
                 self.ftl.program_in_plane(self.ftl.geometry().static_plane(lpn.0, order), c, index)?
             } else {
                 let unit = self.precondition_next % self.units;

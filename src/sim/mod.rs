@@ -35,7 +35,7 @@
 //! public dedup model, a labelled experiment), `check` (the `--check`
 //! shadow), `observe` (the request observer), `output` (the end of a run).
 
-use crate::config::{Allocation, Config, ParallelUnit, PreconditionPlacement, ReplayConfig, StaticOrder};
+use crate::config::{Allocation, Config, ParallelUnit, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineIo, WritePage};
 use crate::ftl::{EntryId, Ftl};
 use crate::geometry::Geometry;
@@ -63,7 +63,7 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
-use alloc::Unplaced;
+use alloc::{Allocators, Unplaced};
 use engine_io::EngineCounts;
 pub use error::SimError;
 use fad_ssdsim::FadSsdsimModel;
@@ -140,18 +140,11 @@ pub struct Simulation<'w> {
     /// outstanding requests.
     completions: BinaryHeap<Reverse<(Nanos, u64)>>,
     closed_loop: bool,
-    precondition_placement: PreconditionPlacement,
-    /// `allocation = "least-loaded"` applies (the policy's placement is free).
-    least_loaded: bool,
-    /// `allocation = "static:ORDER"` places the policy's programs (its
-    /// placement is free): each page in the plane its LPN stripes to.
-    static_order: Option<StaticOrder>,
-    /// `allocation = "static:ORDER"`, for the preconditioning writes of
-    /// every policy (SSDsim's pre-processing places them so).
-    static_precondition: Option<StaticOrder>,
-    /// `allocation = "dynamic"`: timed page writes wait unplaced in the
-    /// timing model until a channel serves them ([`Timing::place_next`]).
-    dynamic: bool,
+    /// Where programs and preconditioning writes go ([`alloc`]), chosen
+    /// once here. Under `allocation = "dynamic"` timed page writes wait
+    /// unplaced in the timing model until a channel serves them
+    /// ([`Timing::place_next`]).
+    alloc: Allocators,
     /// Those pages, oldest first (the timing model's order).
     unplaced: VecDeque<Unplaced>,
     /// Written requests not fully placed yet, oldest first: their pages
@@ -175,8 +168,6 @@ pub struct Simulation<'w> {
     precondition_next: u32,
     /// `experiment.fad_ssdsim_model` (module doc); `None` when off.
     fad_ssdsim: Option<Box<FadSsdsimModel>>,
-    /// The model places this policy's programs (it is placement-free).
-    fad_ssdsim_places: bool,
     /// The dedup engine ([`crate::engine`]).
     engine: Box<dyn Engine>,
     /// The engine is the FTL's own index (CAFTL): look up inline.
@@ -357,16 +348,11 @@ impl<'w> Simulation<'w> {
             free_slots: Vec::new(),
             completions: BinaryHeap::new(),
             closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
-            precondition_placement: cfg.precondition.placement,
-            least_loaded: cfg.allocation == Allocation::LeastLoaded && policy.placement_free() && fad_ssdsim.is_none(),
-            static_order: cfg.allocation.static_order().filter(|_| policy.placement_free() && fad_ssdsim.is_none()),
-            static_precondition: cfg.allocation.static_order(),
-            dynamic: cfg.allocation == Allocation::Dynamic,
+            alloc: Allocators::choose(cfg, policy.placement_free(), fad_ssdsim.is_some()),
             unplaced: VecDeque::new(),
             unplaced_files: VecDeque::new(),
             chip_level: Geometry::new(&cfg.geometry, ParallelUnit::Chip),
             chip_ptr: vec![0; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
-            fad_ssdsim_places: fad_ssdsim.is_some() && policy.placement_free(),
             fad_ssdsim,
             est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
             unit_chip: (0..units).map(|u| ftl.geometry().chip_of_plane(ftl.geometry().unit_planes(u)[0])).collect(),

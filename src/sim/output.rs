@@ -48,7 +48,7 @@ impl<'w> Simulation<'w> {
     /// after it, every queued operation, the final check, the output.
     pub(super) fn conclude(mut self, last_issue: Nanos) -> Result<(RunOutput, Ftl), SimError> {
         self.offer_idle(last_issue, None)?;
-        if self.dynamic {
+        if self.alloc.dynamic() {
             self.place_unplaced(Nanos(u64::MAX))?;
             debug_assert!(!self.timing.has_unplaced(), "every waiting write is served in the end");
         }

@@ -2,7 +2,7 @@
 //! §III-B: fingerprint, lookup, policy, pin, execute in page order, DOF).
 //! See the module doc of [`crate::sim`].
 
-use super::alloc::Unplaced;
+use super::alloc::{Allocator, Unplaced};
 use super::inflight::PendingOp;
 use super::{SimError, Simulation, SMALL_FILE};
 use crate::ftl::{EntryId, Ftl, GcPreference};
@@ -251,7 +251,7 @@ impl<'w> Simulation<'w> {
             let h = if hashed { self.hash_ready[k] } else { t };
             last_h = h;
             // Placed (and mapped) later, when a channel serves it.
-            let deferred = self.dynamic && timed && matches!(self.actions[k], Action::Program { .. });
+            let deferred = self.alloc.dynamic() && timed && matches!(self.actions[k], Action::Program { .. });
             let (e, unit) = match self.actions[k] {
                 Action::Reference if self.fad_ssdsim.is_some() => {
                     // The authors' model: the duplicate is left unmapped and
@@ -301,20 +301,25 @@ impl<'w> Simulation<'w> {
                 Action::Program { unit } => {
                     let is_new = p.dup == Dup::None;
                     let index = dedup && is_new && self.ftl_index;
-                    let (unit, (e, ppn, gc)) = if let Some(order) = self.static_order {
-                        let plane = self.ftl.geometry().static_plane(p.lpn.0, order);
-                        (self.ftl.geometry().unit_of_plane(plane), self.ftl.program_in_plane(plane, p.content, index)?)
-                    } else {
-                        let unit = if self.least_loaded && timed {
-                            self.least_loaded_unit(h)
-                        } else if self.fad_ssdsim_places {
-                            self.fad_ssdsim.as_deref_mut().expect("set with the model").draw_unit()
-                        } else if self.wants_layout && !self.ftl.unit_has_room(unit) {
-                            self.unit_with_room(unit)
-                        } else {
-                            unit
-                        };
-                        (unit, self.ftl.program(unit, p.content, index)?)
+                    let (unit, (e, ppn, gc)) = match self.alloc.programs {
+                        Allocator::Static(order) => {
+                            let plane = self.ftl.geometry().static_plane(p.lpn.0, order);
+                            (
+                                self.ftl.geometry().unit_of_plane(plane),
+                                self.ftl.program_in_plane(plane, p.content, index)?,
+                            )
+                        }
+                        alloc => {
+                            let unit = match alloc {
+                                Allocator::LeastLoaded if timed => self.least_loaded_unit(h),
+                                Allocator::FadSsdsim => {
+                                    self.fad_ssdsim.as_deref_mut().expect("set with the model").draw_unit()
+                                }
+                                _ if self.wants_layout && !self.ftl.unit_has_room(unit) => self.unit_with_room(unit),
+                                _ => unit,
+                            };
+                            (unit, self.ftl.program(unit, p.content, index)?)
+                        }
                     };
                     self.ftl.map_pinned(p.lpn, e);
                     let pr = &mut self.metrics.counters.programs;
@@ -379,7 +384,7 @@ impl<'w> Simulation<'w> {
 
         // 6. DOF of the file as just placed (FAD §II-C); under dynamic
         //    allocation once its last page is placed.
-        if timed && self.dynamic {
+        if timed && self.alloc.dynamic() {
             self.unplaced_files.push_back((n as u32, Vec::with_capacity(n)));
         } else if timed {
             for k in 0..n {

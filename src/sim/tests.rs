@@ -1,6 +1,7 @@
 //! Unit tests of the simulation (request path, allocation, FAD-SSDsim model, engines, idle work).
 
 use super::*;
+use crate::config::PreconditionPlacement;
 use crate::policy;
 use crate::policy::Dup;
 use crate::units::ContentId;
@@ -728,5 +729,37 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
             assert_eq!(units.len(), 4, "{alg:?}: file {f}");
         }
         assert!(out.metrics.dof.read_sum <= base.metrics.dof.read_sum, "{alg:?}");
+    }
+}
+
+/// The allocator value chosen at setup: `allocation` applies to the
+/// placement-free policies only, the FAD-SSDsim model replaces it (but not
+/// dynamic allocation, which the constructor refuses with the model), and
+/// static allocation also places round-robin preconditioning, whatever the
+/// policy.
+#[test]
+fn allocators_are_chosen_from_allocation_policy_and_model() {
+    use super::alloc::{Allocator as A, Allocators, PreconditionAllocator as P};
+    use crate::config::{Allocation, StaticOrder};
+    let order: StaticOrder = "PDCW".parse().unwrap();
+    let mut cfg = Config::small_for_tests(2, 2, 16, 8);
+    let cases = [
+        (Allocation::Cyclic, true, false, A::Policy, P::RoundRobin),
+        (Allocation::LeastLoaded, true, false, A::LeastLoaded, P::RoundRobin),
+        (Allocation::LeastLoaded, false, false, A::Policy, P::RoundRobin),
+        (Allocation::LeastLoaded, true, true, A::FadSsdsim, P::RoundRobin),
+        (Allocation::LeastLoaded, false, true, A::Policy, P::RoundRobin),
+        (Allocation::Static(order), true, false, A::Static(order), P::Static(order)),
+        (Allocation::Static(order), false, false, A::Policy, P::Static(order)),
+        (Allocation::Static(order), true, true, A::FadSsdsim, P::Static(order)),
+        (Allocation::Dynamic, true, false, A::Dynamic, P::RoundRobin),
+    ];
+    for (allocation, free, model, programs, precondition) in cases {
+        cfg.allocation = allocation;
+        cfg.precondition.placement = PreconditionPlacement::RoundRobin;
+        let got = Allocators::choose(&cfg, free, model);
+        assert_eq!(got, Allocators { programs, precondition }, "{allocation} free={free} model={model}");
+        cfg.precondition.placement = PreconditionPlacement::Policy;
+        assert_eq!(Allocators::choose(&cfg, free, model).precondition, P::Policy, "{allocation}");
     }
 }
