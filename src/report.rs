@@ -7,7 +7,8 @@
 //! so that such results cannot pass for dedupsim's own device model. `--json` writes it whole (full
 //! HDR histograms included, base64 V2 encoding); `--csv` writes one flat
 //! row per run ([`csv_header`] / [`RunReport::csv_row`]); the table on
-//! stdout is [`RunReport::table`].
+//! stdout is [`RunReport::table`], and runs of several policies are
+//! compared by [`run_header`] and [`comparison_table`].
 
 use crate::metrics::{Counters, DofStats, LatencyHistogram, LatencySummary};
 use crate::sim::RunOutput;
@@ -515,6 +516,74 @@ impl RunReport {
             None => "",
         }
     }
+}
+
+/// The header of a comparison of runs of one workload (`run` with several
+/// policies), from its first run `r0`: the labelled experiment's line if
+/// any, the version, workload (`requests` replayed), config, seed and
+/// content model, and what the config changes from its preset.
+pub fn run_header(r0: &RunReport, requests: u64) -> String {
+    let mut o = String::new();
+    if let Some(m) = &r0.device_model {
+        let _ = writeln!(o, "*** {m} ***");
+    }
+    let _ = writeln!(
+        o,
+        "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {}",
+        r0.dedupsim_version,
+        r0.workload.name,
+        r0.workload.source,
+        requests,
+        r0.config_name,
+        r0.config_hash,
+        r0.seed,
+        content_description(&r0.content_model, r0.content_dedup_rate)
+    );
+    if let Some(line) = r0.changes_line() {
+        let _ = writeln!(o, "{line}");
+    }
+    o
+}
+
+/// One line per run: the numbers FAD's figures compare.
+pub fn comparison_table(reports: &[RunReport]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>11} {:>7} {:>9} {:>7}",
+        "policy",
+        "read(us)",
+        "read p99",
+        "write(us)",
+        "write p99",
+        "DOF rd",
+        "DOF wr",
+        "write vol",
+        "dedup%",
+        "rewrites",
+        "GC"
+    );
+    for r in reports {
+        let s = &r.summary;
+        // A workload without reads (or writes) has no latency to show: n/a, not 0.0.
+        let us = |count: u64, v: f64| if count == 0 { "n/a".to_string() } else { format!("{v:.1}") };
+        let _ = writeln!(
+            o,
+            "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8.4} {:>8.4} {:>11} {:>7.1} {:>9} {:>7}",
+            r.policy,
+            us(s.read.count, s.read.mean_us),
+            us(s.read.count, s.read.p99_us),
+            us(s.write.count, s.write.mean_us),
+            us(s.write.count, s.write.p99_us),
+            s.dof_read,
+            s.dof_write,
+            s.write_volume_pages,
+            s.dedup_rate_achieved * 100.0,
+            s.rewrites,
+            s.gc_invocations
+        );
+    }
+    o
 }
 
 /// Column names of [`RunReport::csv_row`].

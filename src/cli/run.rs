@@ -253,47 +253,6 @@ pub fn run_policies_with(
     results.into_iter().collect()
 }
 
-/// One line per run: the numbers FAD's figures compare.
-pub fn comparison_table(reports: &[RunReport]) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>11} {:>7} {:>9} {:>7}",
-        "policy",
-        "read(us)",
-        "read p99",
-        "write(us)",
-        "write p99",
-        "DOF rd",
-        "DOF wr",
-        "write vol",
-        "dedup%",
-        "rewrites",
-        "GC"
-    );
-    for r in reports {
-        let s = &r.summary;
-        // A workload without reads (or writes) has no latency to show: n/a, not 0.0.
-        let us = |count: u64, v: f64| if count == 0 { "n/a".to_string() } else { format!("{v:.1}") };
-        let _ = writeln!(
-            o,
-            "{:<18} {:>10} {:>10} {:>10} {:>10} {:>8.4} {:>8.4} {:>11} {:>7.1} {:>9} {:>7}",
-            r.policy,
-            us(s.read.count, s.read.mean_us),
-            us(s.read.count, s.read.p99_us),
-            us(s.write.count, s.write.mean_us),
-            us(s.write.count, s.write.p99_us),
-            s.dof_read,
-            s.dof_write,
-            s.write_volume_pages,
-            s.dedup_rate_achieved * 100.0,
-            s.rewrites,
-            s.gc_invocations
-        );
-    }
-    o
-}
-
 /// Writes the `--json` and `--csv` files, each whole or not at all
 /// ([`output::write_file`]): a write error is reported naming the file.
 pub fn write_outputs(reports: &[RunReport], json: Option<&PathBuf>, csv: Option<&PathBuf>) -> Result<()> {
@@ -357,27 +316,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     if reports.len() > 1 {
-        let r0 = &reports[0];
-        if let Some(m) = &r0.device_model {
-            let _ = writeln!(o, "*** {m} ***");
-        }
-        let _ = writeln!(
-            o,
-            "dedupsim {}  workload {} [{}]  {} requests  config {} (hash {})  seed {}  content {}",
-            r0.dedupsim_version,
-            r0.workload.name,
-            r0.workload.source,
-            requests,
-            r0.config_name,
-            r0.config_hash,
-            r0.seed,
-            dedupsim::report::content_description(&r0.content_model, r0.content_dedup_rate)
-        );
-        if let Some(line) = r0.changes_line() {
-            let _ = writeln!(o, "{line}");
-        }
+        o.push_str(&report::run_header(&reports[0], requests));
         o.push('\n');
-        o.push_str(&comparison_table(&reports));
+        o.push_str(&report::comparison_table(&reports));
         if a.check {
             let _ = writeln!(o, "\n--check: invariants verified for every run");
         }

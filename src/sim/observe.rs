@@ -19,6 +19,10 @@
 //!
 //! [`Simulation::observe_requests`]: super::Simulation::observe_requests
 
+use super::inflight::Inflight;
+use super::Simulation;
+use crate::series::SeriesRecorder;
+use crate::timing::{OpKind, NO_TAG};
 use crate::units::{Nanos, Op};
 
 /// One replayed request, as completed.
@@ -193,6 +197,103 @@ impl<'o> Observer<'o> {
         let s = slot as usize;
         let p = &self.pending[s];
         (p.chips.count_ones() + self.wide_chips.count(s), p.channels.count_ones() + self.wide_channels.count(s))
+    }
+}
+
+impl<'w> Simulation<'w> {
+    /// Hands every replayed request's [`RequestRecord`] to `sink` as it
+    /// completes (`run --request-log`; `sim::observe`).
+    pub fn observe_requests(&mut self, sink: &'w mut dyn RequestSink) {
+        let geo = self.ftl.geometry();
+        let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
+        self.observer = Some(Observer::new(sink, channel_of, geo.channels));
+        self.observing = true;
+        self.observing_ops = true;
+    }
+
+    /// Records a time series with intervals of `interval` of simulated
+    /// time ([`crate::series`]), returned in [`RunOutput::series`](super::RunOutput::series).
+    pub fn record_series(&mut self, interval: Nanos) {
+        let interval = Nanos(interval.0.max(1));
+        let series = SeriesRecorder::new(interval);
+        self.series_check = series.next_settle();
+        self.series = Some(Box::new(series));
+        self.observing = true;
+        self.timing.record_busy(interval);
+    }
+
+    /// The time series' check at the arrival of a request at `now`: the
+    /// free-block snapshot, and the intervals no request can complete in
+    /// any more (none before the earliest arrival still in flight) settled.
+    #[cold]
+    pub(super) fn settle_series(&mut self, now: Nanos) {
+        let floor = self.inflight.iter().filter(|f| f.remaining > 0).map(|f| f.issue).fold(now, Nanos::min);
+        let free = self.ftl.free_blocks_total();
+        if let Some(s) = self.series.as_deref_mut() {
+            s.settle(now, floor, free);
+            self.series_check = s.next_settle();
+        }
+    }
+
+    /// An operation of the request in `slot` (or background work, `NO_TAG`)
+    /// reaches `chip` at `at` (the request observer's bookkeeping). Out of
+    /// line, so that the request path keeps one test for it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_op(&mut self, slot: u32, chip: u32, at: Nanos, kind: OpKind) {
+        if let Some(o) = self.observer.as_mut() {
+            let cost = match kind {
+                OpKind::Read => self.t_read_out,
+                OpKind::Program => self.t_in_prog,
+                OpKind::Gc(d) => d,
+            };
+            if slot == NO_TAG {
+                o.background(chip, at, cost, matches!(kind, OpKind::Gc(_)));
+            } else {
+                o.touch(slot, chip, at, cost);
+            }
+        }
+    }
+
+    /// The completed request in `slot` to the time series and the request
+    /// sink.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_done(&mut self, slot: u32, f: &Inflight) {
+        if let Some(s) = self.series.as_deref_mut() {
+            s.request(f.op, self.slot_pages[slot as usize], f.issue, f.done);
+        }
+        if let Some(o) = self.observer.as_mut() {
+            let p = o.pending[slot as usize];
+            let (chips, channels) = o.counts(slot);
+            o.sink.record(&RequestRecord {
+                index: f.tag,
+                op: f.op,
+                lpn: p.lpn,
+                pages: p.pages,
+                arrival: f.issue,
+                completion: f.done,
+                dup_pages: p.dup_pages,
+                chips,
+                channels,
+                gc_wait: p.gc_wait,
+            });
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_open(&mut self, slot: u32, lpn: u32, pages: u32) {
+        if self.series.is_some() {
+            let s = slot as usize;
+            if self.slot_pages.len() <= s {
+                self.slot_pages.resize(s + 1, 0);
+            }
+            self.slot_pages[s] = pages;
+        }
+        if let Some(o) = self.observer.as_mut() {
+            o.open(slot, Pending::new(lpn, pages));
+        }
     }
 }
 

@@ -23,6 +23,7 @@
 //! batches gives the output of the same workload held whole, byte for byte
 //! (a test, and `cmp` of `run --json` outputs: docs/streaming.md).
 
+use super::alloc::PreconditionAllocator;
 use super::{RequestHint, RequestRecord, RunOutput, SimError, Simulation};
 use crate::config::{Config, ReplayConfig};
 use crate::engine::Engine;
@@ -170,11 +171,9 @@ impl<'w> Simulation<'w> {
         for (i, r) in reqs.iter().enumerate() {
             self.prefetch_ahead(w, reqs, i);
             let index = self.replay_state.pre as usize;
-            match self.precondition_placement {
-                crate::config::PreconditionPlacement::Policy => {
-                    self.write(index, r, w.content_of(r), hint, Nanos::ZERO, false)?
-                }
-                crate::config::PreconditionPlacement::RoundRobin => {
+            match self.alloc.precondition {
+                PreconditionAllocator::Policy => self.write(index, r, w.content_of(r), hint, Nanos::ZERO, false)?,
+                PreconditionAllocator::RoundRobin | PreconditionAllocator::Static(_) => {
                     self.precondition_round_robin(index, r, w.content_of(r))?
                 }
             }
@@ -190,7 +189,7 @@ impl<'w> Simulation<'w> {
         self.replay_state.timed = true;
         // Policy statistics count the timed writes only.
         self.policy.begin_replay();
-        if self.dynamic {
+        if self.alloc.dynamic() {
             // Each channel's chip token where SSDsim's pre-processing leaves
             // it: its pages modulo its chips. Round-robin preconditioning put
             // page i on unit i mod units.
@@ -322,7 +321,7 @@ impl<'w> Simulation<'w> {
         issue: Nanos,
         same_instant: bool,
     ) -> Result<(), SimError> {
-        if self.dynamic {
+        if self.alloc.dynamic() {
             self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
         }
         self.drain_until(issue);
@@ -356,8 +355,7 @@ impl<'w> Simulation<'w> {
             }
         }
         if self.opts.check && self.opts.check_every > 0 && nth % self.opts.check_every == 0 {
-            self.ftl.check_invariants()?;
-            self.checks += 1;
+            self.check_invariants()?;
         }
         Ok(())
     }

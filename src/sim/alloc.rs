@@ -1,0 +1,264 @@
+//! Allocation: where a program goes when the policy's placement is free
+//! (`allocation`: static, least-loaded, SSDsim's dynamic), the round-robin
+//! preconditioning, the redirect off a full unit, and the GC a program
+//! triggers.
+//!
+//! Which allocator places what is one value, [`Allocators`], chosen once
+//! when the simulation is built; the request path matches on it.
+
+use super::inflight::PendingOp;
+use super::stream::Fingerprints;
+use super::{SimError, Simulation};
+use crate::config::{Allocation, Config, PreconditionPlacement, StaticOrder};
+use crate::ftl::GcWork;
+use crate::metrics::dof;
+use crate::timing::{OpKind, NO_TAG};
+use crate::units::{ContentId, Lpn, Nanos};
+use crate::workload::{Request, NO_CONTENT};
+
+/// The allocators of a run: one for the programs the policy places (host
+/// writes, and preconditioning writes with `placement = "policy"`), one
+/// for the preconditioning writes placed without the policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Allocators {
+    pub(super) programs: Allocator,
+    pub(super) precondition: PreconditionAllocator,
+}
+
+/// Where a program the policy placed goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Allocator {
+    /// On the unit the policy chose (a policy that places its own pages, or
+    /// `allocation = "cyclic"`: a placement-free policy's own pointer); a
+    /// layout-driven policy's page is moved off a unit with no room
+    /// ([`Simulation::unit_with_room`]).
+    Policy,
+    /// `allocation = "static:ORDER"` (placement-free policies): each page
+    /// in the plane its LPN stripes to, timed or not.
+    Static(StaticOrder),
+    /// `allocation = "least-loaded"` (placement-free policies): a timed
+    /// program on the unit whose chip would be free first
+    /// ([`Simulation::least_loaded_unit`]); an untimed one as [`Allocator::Policy`].
+    LeastLoaded,
+    /// `allocation = "dynamic"`: a timed program waits unplaced in the
+    /// timing model until a channel serves it ([`Simulation::place_unplaced`]);
+    /// an untimed one as [`Allocator::Policy`].
+    Dynamic,
+    /// `experiment.fad_ssdsim_model` (placement-free policies): a unit
+    /// drawn over the model's seven chips, timed or not.
+    FadSsdsim,
+}
+
+/// Where a preconditioning write goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum PreconditionAllocator {
+    /// Through the policy, as an untimed write (`placement = "policy"`).
+    Policy,
+    /// Page by page round-robin over the parallel units (SSDsim's
+    /// pre-processing).
+    RoundRobin,
+    /// Round-robin preconditioning under `allocation = "static:ORDER"`:
+    /// each page in the plane its LPN stripes to, for every policy.
+    Static(StaticOrder),
+}
+
+impl Allocators {
+    /// The allocators `cfg` selects for a policy whose placement is free
+    /// (`placement_free`) or not, with or without the FAD-SSDsim model
+    /// (`fad_ssdsim`). `allocation = "dynamic"` is taken as it is: the
+    /// constructor has refused it where it does not apply.
+    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
+        let programs = match cfg.allocation {
+            Allocation::Dynamic => Allocator::Dynamic,
+            _ if fad_ssdsim && placement_free => Allocator::FadSsdsim,
+            _ if fad_ssdsim || !placement_free => Allocator::Policy,
+            Allocation::Static(order) => Allocator::Static(order),
+            Allocation::LeastLoaded => Allocator::LeastLoaded,
+            Allocation::Cyclic => Allocator::Policy,
+        };
+        let precondition = match (cfg.precondition.placement, cfg.allocation) {
+            (PreconditionPlacement::Policy, _) => PreconditionAllocator::Policy,
+            (PreconditionPlacement::RoundRobin, Allocation::Static(order)) => PreconditionAllocator::Static(order),
+            (PreconditionPlacement::RoundRobin, _) => PreconditionAllocator::RoundRobin,
+        };
+        Allocators { programs, precondition }
+    }
+
+    /// `allocation = "dynamic"`.
+    #[inline]
+    pub(super) fn dynamic(self) -> bool {
+        self.programs == Allocator::Dynamic
+    }
+}
+
+/// A timed page write waiting for dynamic allocation to place it
+/// (`allocation = "dynamic"`).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Unplaced {
+    pub(super) lpn: Lpn,
+    pub(super) content: ContentId,
+    /// Trimmed after it was written: unmapped again once placed.
+    pub(super) trimmed: bool,
+}
+
+impl<'w> Simulation<'w> {
+    /// The first unit after `unit` (cyclically) whose next plane has room
+    /// ([`Ftl::unit_has_room`]), for a page its policy placed on a unit
+    /// too full of live data; `unit` itself when none has (the FTL then
+    /// says the device is full). Counted in `placement_redirects`.
+    #[cold]
+    pub(super) fn unit_with_room(&mut self, unit: u32) -> u32 {
+        let found = (1..self.units).map(|k| (unit + k) % self.units).find(|&u| self.ftl.unit_has_room(u));
+        if found.is_some() {
+            self.metrics.counters.placement_redirects += 1;
+        }
+        found.unwrap_or(unit)
+    }
+
+    /// Adds work arriving at `at` to a chip's load estimate.
+    #[inline]
+    pub(super) fn reserve(&mut self, chip: u32, at: Nanos, cost: Nanos) {
+        if self.alloc.programs == Allocator::LeastLoaded {
+            let e = &mut self.est_free[chip as usize];
+            *e = (*e).max(at) + cost;
+        }
+    }
+
+    /// The unit whose chip would be free first for work arriving at `at`;
+    /// ties go to the first in cyclic order from the pointer, which then
+    /// moves past the chosen unit (SSDsim's chip token).
+    ///
+    /// The cyclic scan is two plain ranges (`start+1..n`, then `0..start`)
+    /// rather than `(start + k) % n` per unit: a division per unit per
+    /// written page was half of the request path's time.
+    #[inline]
+    pub(super) fn least_loaded_unit(&mut self, at: Nanos) -> u32 {
+        let n = self.units as usize;
+        let start = self.ll_next as usize % n;
+        let (est, chips) = (&self.est_free, &self.unit_chip[..n]);
+        let free = |u: usize| est[chips[u] as usize];
+        // A chip free by `at` has the least possible load (`at`): the first
+        // such unit in cyclic order wins, and the scan stops there.
+        let (mut best, mut best_t) = (start, free(start));
+        'scan: for range in [start + 1..n, 0..start] {
+            if best_t <= at {
+                break;
+            }
+            for u in range {
+                // Branch-free select: which chip wins is data, not a
+                // pattern the branch predictor could learn.
+                let e = free(u);
+                let lt = e < best_t;
+                best = if lt { u } else { best };
+                best_t = if lt { e } else { best_t };
+                if best_t <= at {
+                    break 'scan;
+                }
+            }
+        }
+        self.ll_next = if best + 1 == n { 0 } else { best as u32 + 1 };
+        best as u32
+    }
+
+    /// An untimed preconditioning write placed without the policy: page by
+    /// page round-robin over the parallel units (SSDsim's pre-processing:
+    /// the i-th page goes to unit i mod units, channel fastest; under
+    /// `allocation = "static:ORDER"` each page goes to the plane its LPN
+    /// stripes to, as SSDsim's static pre-processing does), one copy
+    /// per page (no deduplication among them). Under a deduplicating policy
+    /// a content's first copy is indexed, so replayed writes can
+    /// deduplicate against it.
+    pub(super) fn precondition_round_robin(
+        &mut self,
+        index: usize,
+        r: &Request,
+        contents: &[ContentId],
+    ) -> Result<(), SimError> {
+        if r.content == NO_CONTENT || contents.len() != r.pages as usize {
+            return Err(SimError::NoContent { index, pages: r.pages });
+        }
+        for (k, &c) in contents.iter().enumerate() {
+            let lpn = Lpn(r.lpn + k as u32);
+            let index = self.dedup && self.ftl_index;
+            let (e, _, gc) = if let PreconditionAllocator::Static(order) = self.alloc.precondition {
+                self.ftl.program_in_plane(self.ftl.geometry().static_plane(lpn.0, order), c, index)?
+            } else {
+                let unit = self.precondition_next % self.units;
+                self.precondition_next = self.precondition_next.wrapping_add(1);
+                self.ftl.program(unit, c, index)?
+            };
+            self.ftl.map_pinned(lpn, e);
+            if self.dedup && !self.ftl_index {
+                self.engine.preload(c, Fingerprints::of(self.fingerprints.as_deref(), c), e);
+            }
+            self.metrics.counters.programs.precondition += 1;
+            if let Some(gc) = gc {
+                self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);
+            }
+            self.shadow_write(lpn.0, Some(c));
+        }
+        Ok(())
+    }
+
+    /// Places the page writes dynamic allocation serves before `until`
+    /// (`allocation = "dynamic"`): each goes to the next plane of the chip
+    /// the timing model chose (SSDsim's die and plane tokens), is mapped
+    /// (and unmapped again if trimmed meanwhile), may trigger GC there, and
+    /// completes its file's write DOF when it is the file's last page.
+    pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
+        while let Some((tag, chip, t)) = self.timing.place_next(until) {
+            if self.observing_ops {
+                self.observe_op(tag, chip, t, OpKind::Program);
+            }
+            let page = self.unplaced.pop_front().expect("one page per unplaced write");
+            let planes = self.chip_level.unit_planes(chip);
+            let ptr = &mut self.chip_ptr[chip as usize];
+            let plane = planes[*ptr as usize];
+            *ptr = (*ptr + 1) % planes.len() as u32;
+            let (e, _, gc) = self.ftl.program_in_plane(plane, page.content, false)?;
+            self.ftl.map_pinned(page.lpn, e);
+            if page.trimmed {
+                self.ftl.unmap(page.lpn);
+            }
+            self.shadow_write(page.lpn.0, (!page.trimmed).then_some(page.content));
+            if let Some(gc) = gc {
+                self.account_gc(gc, t, t, true);
+            }
+            let unit = self.ftl.geometry().unit_of_plane(plane);
+            let file = self.unplaced_files.front_mut().expect("a file per unplaced page");
+            file.1.push(unit);
+            if file.1.len() == file.0 as usize {
+                let (n, units) = self.unplaced_files.pop_front().expect("just seen");
+                for u in units {
+                    self.count_unit(u);
+                }
+                let max = self.drain_units();
+                self.metrics.dof.write_sum += dof(n, max, self.units);
+                self.metrics.dof.write_count += 1;
+            }
+            self.collect();
+        }
+        Ok(())
+    }
+
+    /// Counts GC work and, when timed, schedules it on its chip at `at`.
+    pub(super) fn account_gc(&mut self, gc: GcWork, at: Nanos, now: Nanos, timed: bool) {
+        let c = &mut self.metrics.counters;
+        c.gc_invocations += 1;
+        c.programs.gc += gc.moved as u64;
+        c.flash_reads_gc += gc.moved as u64;
+        c.erases += gc.erased as u64;
+        if gc.hinted {
+            self.policy.gc_hint_followed();
+        }
+        if timed {
+            if let Some(s) = self.series.as_deref_mut() {
+                s.gc(at, gc.moved, gc.erased);
+            }
+            let chip = self.ftl.geometry().chip_of_plane(gc.plane);
+            let d = self.timing.gc_duration(gc.moved, gc.erased);
+            self.schedule(PendingOp { at, chip, kind: OpKind::Gc(d), slot: NO_TAG }, now);
+            self.reserve(chip, at, d);
+        }
+    }
+}

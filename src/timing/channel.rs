@@ -1,0 +1,473 @@
+//! One channel: its chips' queues and phases and its bus, run on their
+//! own clock (see the module doc of [`crate::timing`]).
+
+use super::{Scheduling, WriteCompletion, NO_TAG};
+use crate::series::BusyByInterval;
+use crate::units::Nanos;
+use std::collections::{HashMap, VecDeque};
+
+/// Latency of a read served by the duplicate-read shortcut (SSDsim: 1 us).
+pub(super) const SHORTCUT: Nanos = Nanos(1_000);
+
+/// "No phase running" for a channel's cached next phase end.
+pub(super) const NEVER: Nanos = Nanos(u64::MAX);
+
+/// One operation waiting in a chip's queue.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Queued {
+    pub(super) arrival: Nanos,
+    pub(super) tag: u32,
+    /// Physical page of a read (for the duplicate-read shortcut).
+    pub(super) ppn: u32,
+    /// GC duration, or 0 for a program (writes' queue only).
+    pub(super) gc: Nanos,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    Idle,
+    /// Sensing a read, chip only, until `until`.
+    Sense,
+    /// Read data in the register, waiting for the bus since `until`.
+    Held,
+    /// Read data going out over the bus until `until`.
+    Out,
+    /// A program: data coming in over the bus (which is busy until the
+    /// channel's `bus_free`), then programming; the chip is busy until
+    /// `until`. One phase, one event: the transfer's end needs no decision
+    /// of the chip's, and its completion is reported at the bus grant.
+    Program,
+    /// GC work, chip only, until `until`.
+    Gc,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Chip {
+    pub(super) phase: Phase,
+    pub(super) until: Nanos,
+    /// Tag of the operation in progress.
+    pub(super) tag: u32,
+    /// Arrival at the chip of the operation in progress.
+    pub(super) arrival: Nanos,
+    /// Physical page of the read in progress.
+    pub(super) ppn: u32,
+    pub(super) reads: VecDeque<Queued>,
+    /// Programs and GC work, in arrival order.
+    pub(super) writes: VecDeque<Queued>,
+}
+
+impl Chip {
+    pub(super) fn new() -> Chip {
+        Chip {
+            phase: Phase::Idle,
+            until: Nanos::ZERO,
+            tag: NO_TAG,
+            arrival: Nanos::ZERO,
+            ppn: 0,
+            reads: VecDeque::new(),
+            writes: VecDeque::new(),
+        }
+    }
+}
+
+/// One channel: its chips and its bus, with their own clock.
+#[derive(Clone, Debug)]
+pub(super) struct Channel {
+    pub(super) now: Nanos,
+    pub(super) bus_free: Nanos,
+    pub(super) chips: Vec<Chip>,
+    /// Operations waiting in the chips' queues (a fast "nothing to start").
+    pub(super) queued: u32,
+    /// Chips in `Phase::Held` (a fast "nothing wants the bus").
+    pub(super) held: u32,
+    /// End of the earliest running timed phase (`Nanos::MAX`-like when none),
+    /// cached by `settle`.
+    pub(super) next: Nanos,
+    /// An arrival waits for its decisions at `now` (only when completions
+    /// are reported late: otherwise an arrival is settled at once).
+    pub(super) dirty: bool,
+    /// With the duplicate-read shortcut: physical pages with a read waiting
+    /// on this channel (queued or sensing, data not yet going out), and
+    /// how many.
+    pub(super) waiting_reads: HashMap<u32, u32>,
+}
+
+/// Durations and rules shared by every channel.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Rules {
+    pub(super) t_read: Nanos,
+    pub(super) t_prog: Nanos,
+    pub(super) t_xfer: Nanos,
+    pub(super) scheduling: Scheduling,
+    pub(super) completion: WriteCompletion,
+    pub(super) shortcut: bool,
+    /// Completions are reported when they happen, each at an event of its
+    /// own ([`Timing::report_at_completion`]), not when they become known.
+    pub(super) late: bool,
+}
+
+/// Per-chip accounting, indexed by global chip number.
+#[derive(Clone, Debug)]
+pub(super) struct Accounting {
+    pub(super) busy: Vec<Nanos>,
+    pub(super) wait: Vec<Nanos>,
+    /// Busy time per interval of simulated time, host and background
+    /// ([`Timing::record_busy`]); `None` unless asked for.
+    pub(super) series: Option<Box<BusyByInterval>>,
+}
+
+impl Accounting {
+    /// Chip `chip` works for `dur` from `start`; `host`: for a request
+    /// (a tagged operation), else background work (GC, relocation, a
+    /// dedup engine's own operations).
+    #[inline]
+    fn charge(&mut self, chip: usize, start: Nanos, dur: Nanos, host: bool) {
+        self.busy[chip] += dur;
+        if self.series.is_some() {
+            self.charge_series(start, dur, host);
+        }
+    }
+
+    /// Out of line: the scheduler's hot loop keeps one test for it.
+    #[cold]
+    #[inline(never)]
+    fn charge_series(&mut self, start: Nanos, dur: Nanos, host: bool) {
+        if let Some(s) = &mut self.series {
+            s.charge(start, dur, host);
+        }
+    }
+}
+
+impl Channel {
+    /// The next event: the end of a sense, the end of a phase with work
+    /// queued behind it on its chip, or the bus freeing while a chip waits
+    /// for it.
+    #[inline]
+    pub(super) fn next_end(&self) -> Option<Nanos> {
+        (self.next != NEVER).then_some(self.next)
+    }
+
+    /// Processes every event before `until`. Every decision due at `now`
+    /// has been made (a channel is settled at each event and at each
+    /// arrival), so only events remain.
+    #[inline]
+    pub(super) fn advance(
+        &mut self,
+        until: Nanos,
+        h: u32,
+        n: u32,
+        r: &Rules,
+        acct: &mut Accounting,
+        done: &mut Vec<(u32, Nanos)>,
+    ) {
+        if self.dirty {
+            self.settle_due(h, n, r, acct, done);
+        }
+        while self.next < until {
+            self.now = self.next;
+            self.settle_due(h, n, r, acct, done);
+        }
+    }
+
+    /// Queues an arriving operation on chip `i` (the general path; the
+    /// caller settles the channel at its arrival next).
+    #[inline]
+    pub(super) fn enqueue(&mut self, i: usize, read: bool, q: Queued) {
+        let c = &mut self.chips[i];
+        if read {
+            c.reads.push_back(q);
+        } else {
+            c.writes.push_back(q);
+        }
+        self.queued += 1;
+    }
+
+    /// The decisions an arrival makes at once, in the common cases where
+    /// they are plain arithmetic: nothing else is due at the arrival (every
+    /// decision before it was made when it fell due), so the arriving
+    /// operation is the only one that can start now. Returns false, having
+    /// changed nothing, when the general path (queue, then settle) must
+    /// decide.
+    ///
+    /// * a read or a program on a chip that is busy (or holds read data):
+    ///   it waits in its queue; the chip's phase end becomes an event;
+    /// * a read on an idle chip with nothing queued: its sense starts;
+    /// * a program on an idle chip with nothing queued: it takes the bus if
+    ///   free (no one else can want it: a waiting chip would have had it),
+    ///   else waits for it (the bus freeing becomes an event).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn arrive(
+        &mut self,
+        i: usize,
+        read: bool,
+        q: Queued,
+        h: u32,
+        n: u32,
+        r: &Rules,
+        acct: &mut Accounting,
+        done: &mut Vec<(u32, Nanos)>,
+    ) -> bool {
+        let now = self.now.max(q.arrival);
+        self.now = now;
+        if self.next <= now || q.gc > Nanos::ZERO {
+            return false;
+        }
+        let c = &mut self.chips[i];
+        // A phase that has ended (it had no queued work behind it, so its
+        // end was no event) leaves the chip idle.
+        let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= now);
+        if !idle {
+            if read {
+                c.reads.push_back(q);
+            } else {
+                c.writes.push_back(q);
+            }
+            self.queued += 1;
+            if read {
+                chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
+            }
+            if c.phase != Phase::Held {
+                self.next = self.next.min(c.until);
+            }
+            return true;
+        }
+        if !c.reads.is_empty() || !c.writes.is_empty() {
+            return false;
+        }
+        if read {
+            c.phase = Phase::Sense;
+            c.until = now + r.t_read;
+            c.tag = q.tag;
+            c.arrival = q.arrival;
+            c.ppn = q.ppn;
+            acct.wait[(i as u32 * n + h) as usize] += now - q.arrival;
+            self.next = self.next.min(c.until);
+        } else if self.bus_free <= now {
+            let chip = (i as u32 * n + h) as usize;
+            acct.wait[chip] += now - q.arrival;
+            acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+            self.bus_free = now + r.t_xfer;
+            c.phase = Phase::Program;
+            c.tag = q.tag;
+            c.until = self.bus_free + r.t_prog;
+            report_program(r, q.tag, self.bus_free, c.until, done);
+        } else {
+            c.phase = Phase::Idle;
+            c.writes.push_back(q);
+            self.queued += 1;
+            self.next = self.next.min(self.bus_free);
+        }
+        true
+    }
+
+    /// Ends the phases due by `now` and makes every decision due at `now`.
+    pub(super) fn settle_due(
+        &mut self,
+        h: u32,
+        n: u32,
+        r: &Rules,
+        acct: &mut Accounting,
+        done: &mut Vec<(u32, Nanos)>,
+    ) {
+        let now = self.now;
+        self.dirty = false;
+        // One pass suffices: phase ends (1) only make chips held or idle;
+        // starts (2) only need idle chips; a bus grant (3) needs held or
+        // idle chips and leaves the bus busy; and no phase lasts 0 ns, so
+        // nothing decided now ends now. (1) and (2) concern one chip each,
+        // so they share a loop; (3) and the next event (4) share another.
+        for (i, c) in self.chips.iter_mut().enumerate() {
+            // 1. A phase ended by now. Only a sense's end is a decision (its
+            //    data wants the bus); the others' completions were reported
+            //    when they started (unless reported late), so they end here
+            //    lazily, at the next settle.
+            if c.until <= now && !matches!(c.phase, Phase::Idle | Phase::Held) {
+                if c.phase == Phase::Sense {
+                    c.phase = Phase::Held;
+                    self.held += 1;
+                    continue;
+                }
+                if r.late && c.tag != NO_TAG {
+                    report_end(r, c.phase, c.tag, c.until, done);
+                }
+                c.phase = Phase::Idle;
+            }
+            // 2. An idle chip starts chip-only work (a read's sense, GC).
+            if c.phase != Phase::Idle || self.queued == 0 {
+                continue;
+            }
+            let chip = (i as u32 * n + h) as usize;
+            let take_read = match (c.reads.front(), c.writes.front()) {
+                (Some(_), None) => true,
+                (Some(rd), Some(wr)) => r.scheduling == Scheduling::ReadPriority || rd.arrival < wr.arrival,
+                _ => false,
+            };
+            if take_read {
+                let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                c.phase = Phase::Sense;
+                c.until = now + r.t_read;
+                c.tag = q.tag;
+                c.arrival = q.arrival;
+                c.ppn = q.ppn;
+            } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
+                c.writes.pop_front();
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                acct.charge(chip, now, q.gc, false);
+                c.phase = Phase::Gc;
+                c.until = now + q.gc;
+                c.tag = NO_TAG;
+            }
+        }
+        // 3. The bus, if free, goes to one waiting chip: (class, time,
+        //    chip), class 0 = read data out, 1 = program in. 4. The next
+        //    event, without the granted chip (added after the grant).
+        let bus_free = self.bus_free <= now;
+        let mut best: Option<(u8, Nanos, usize)> = None;
+        let mut next = NEVER;
+        let mut waiters = 0u32;
+        for (i, c) in self.chips.iter_mut().enumerate() {
+            let cand = match c.phase {
+                Phase::Sense => {
+                    next = next.min(c.until);
+                    continue;
+                }
+                Phase::Out | Phase::Program | Phase::Gc => {
+                    chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
+                    if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
+                        next = next.min(c.until);
+                    }
+                    continue;
+                }
+                // A held read's age: its sense end under read priority,
+                // its arrival under FCFS.
+                Phase::Held => (0u8, if r.scheduling == Scheduling::Fcfs { c.arrival } else { c.until }),
+                Phase::Idle => match c.writes.front() {
+                    Some(q) if q.gc == Nanos::ZERO => (1u8, q.arrival),
+                    _ => continue,
+                },
+            };
+            waiters += 1;
+            if bus_free {
+                let key = match r.scheduling {
+                    Scheduling::ReadPriority => (cand.0, cand.1, i),
+                    Scheduling::Fcfs => (0, cand.1, i),
+                };
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
+            }
+        }
+        if let Some((_, _, i)) = best {
+            waiters -= 1;
+            let c = &mut self.chips[i];
+            let chip = (i as u32 * n + h) as usize;
+            self.bus_free = now + r.t_xfer;
+            if c.phase == Phase::Held {
+                // Held since `until`; busy from sense start to transfer end.
+                let start = c.until - r.t_read;
+                acct.charge(chip, start, self.bus_free - start, c.tag != NO_TAG);
+                c.phase = Phase::Out;
+                self.held -= 1;
+                if r.shortcut {
+                    if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.waiting_reads.remove(&c.ppn);
+                        }
+                    }
+                }
+                // Untagged reads (a dedup engine's background or metadata
+                // reads) report nothing.
+                if c.tag != NO_TAG && !r.late {
+                    done.push((c.tag, self.bus_free));
+                }
+                c.until = self.bus_free;
+            } else {
+                let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
+                self.queued -= 1;
+                acct.wait[chip] += now - q.arrival;
+                acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+                c.phase = Phase::Program;
+                c.tag = q.tag;
+                c.until = self.bus_free + r.t_prog;
+                report_program(r, q.tag, self.bus_free, c.until, done);
+            }
+            chain_read(c, r, &mut acct.wait[chip], &mut self.queued);
+            if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
+                next = next.min(c.until);
+            }
+        }
+        // The bus freeing is an event only if a chip waits for it (when
+        // completions are reported late: if anything is queued or held).
+        let waiting = if r.late { self.queued > 0 || self.held > 0 } else { waiters > 0 };
+        if waiting && self.bus_free > now {
+            next = next.min(self.bus_free);
+        }
+        self.next = next;
+    }
+}
+
+/// Starts a busy chip's next read now, back to back with the phase it is
+/// in, when that is already decided (module doc, "Events"): under read
+/// priority, a chip ending a phase whose end is fixed (a transfer out, a
+/// program, GC) starts its oldest queued read then, whatever arrives
+/// meanwhile (a later read queues behind it, writes and GC wait for
+/// reads), so the read's sense is scheduled at once, from the phase's end,
+/// and that end is no event. A read taken from the queue leaves the
+/// channel's `queued` count, and its wait (arrival to the phase's end) is
+/// added to `wait`. Not when completions are reported late: that mode
+/// keeps one event per phase end.
+#[inline]
+fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos, queued: &mut u32) {
+    if r.late || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc)
+    {
+        return;
+    }
+    let Some(q) = c.reads.pop_front() else { return };
+    *queued -= 1;
+    let start = c.until;
+    *wait += start - q.arrival;
+    c.phase = Phase::Sense;
+    c.until = start + r.t_read;
+    c.tag = q.tag;
+    c.arrival = q.arrival;
+    c.ppn = q.ppn;
+}
+
+/// Reports a program's completion when its bus grant fixes it: the
+/// transfer's end (`transfer`) or, unless reported late, the program's
+/// (`program`).
+#[inline]
+fn report_program(r: &Rules, tag: u32, transfer_end: Nanos, program_end: Nanos, done: &mut Vec<(u32, Nanos)>) {
+    if tag != NO_TAG {
+        if r.completion == WriteCompletion::Transfer {
+            done.push((tag, transfer_end));
+        } else if !r.late {
+            done.push((tag, program_end));
+        }
+    }
+}
+
+/// Whether the end of `phase` is a completion reported late
+/// ([`Timing::report_at_completion`]).
+#[inline]
+fn reports_end(r: &Rules, phase: Phase) -> bool {
+    match phase {
+        Phase::Out => true,
+        Phase::Program => r.completion == WriteCompletion::Program,
+        _ => false,
+    }
+}
+
+/// Reports the completion that ends at `at` with `phase`, if it is one
+/// reported late.
+#[inline]
+fn report_end(r: &Rules, phase: Phase, tag: u32, at: Nanos, done: &mut Vec<(u32, Nanos)>) {
+    if reports_end(r, phase) {
+        done.push((tag, at));
+    }
+}

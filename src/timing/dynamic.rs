@@ -1,0 +1,110 @@
+//! SSDsim 2.1's fully dynamic allocation (`allocation = "dynamic"`): page
+//! writes wait unplaced until a channel can serve them.
+
+use super::channel::{Phase, NEVER};
+use super::{OpKind, Timing};
+use crate::units::Nanos;
+
+impl Timing {
+    /// Queues a page write arriving at `at` whose chip is chosen when a
+    /// channel serves it (`allocation = "dynamic"`, SSDsim 2.1's fully
+    /// dynamic allocation); [`Timing::place_next`] places it.
+    pub fn submit_unplaced(&mut self, at: Nanos, tag: u32) {
+        self.unplaced.push_back((at, tag));
+    }
+
+    /// Starts dynamic allocation's channel rotation as if `programs` pages
+    /// had been programmed (SSDsim counts every page its pre-processing
+    /// maps, one per page of every read request in the trace).
+    pub fn set_programs_before(&mut self, programs: u64) {
+        self.placed = programs;
+    }
+
+    /// Sets dynamic allocation's chip tokens: channel `h` tries chip
+    /// `tokens[h]` first (SSDsim's pre-processing leaves each channel's
+    /// token at its pages mapped modulo its chips).
+    pub fn set_chip_tokens(&mut self, tokens: impl IntoIterator<Item = u32>) {
+        for (t, v) in self.token.iter_mut().zip(tokens) {
+            *t = v;
+        }
+    }
+
+    /// Whether page writes wait unplaced.
+    pub fn has_unplaced(&self) -> bool {
+        !self.unplaced.is_empty()
+    }
+
+    /// Places the oldest unplaced write if a channel can serve it before
+    /// `until` (exclusive: nothing else arrives before then), and submits
+    /// its program there; returns its tag, chip and time. A channel can
+    /// serve a write at the first instant its bus is free, no chip holds
+    /// read data for it (reads go first) and a chip is idle with nothing
+    /// queued, tried from the channel's token, which then moves past the
+    /// chosen chip. Channels able to serve at the same instant are tried
+    /// from a rotating start, the writes placed so far modulo the channels
+    /// (SSDsim's `process` loop starts at `program_count % channels`).
+    pub fn place_next(&mut self, until: Nanos) -> Option<(u32, u32, Nanos)> {
+        let &(arrival, tag) = self.unplaced.front()?;
+        let n = self.n_channels;
+        let start = (self.placed % u64::from(n)) as u32;
+        let mut best: Option<(Nanos, u32, usize)> = None;
+        for k in 0..n {
+            let h = (start + k) % n;
+            // Only an earlier slot than the best so far can win.
+            let limit = best.map_or(until, |b| b.0);
+            if let Some((t, i)) = self.write_slot(h, arrival, limit) {
+                best = Some((t, h, i));
+            }
+        }
+        let (t, h, i) = best?;
+        self.unplaced.pop_front();
+        let chips = self.channels[h as usize].chips.len();
+        self.token[h as usize] = ((i + 1) % chips) as u32;
+        self.placed += 1;
+        let chip = i as u32 * n + h;
+        self.submit_op(chip, t, OpKind::Program, tag, 0);
+        Some((tag, chip, t))
+    }
+
+    /// The first instant in `[from, limit)` at which channel `h` can serve
+    /// an unplaced write (see [`Timing::place_next`]), and the chip. Runs
+    /// the channel's events up to that instant, which is safe: nothing
+    /// arrives on the channel before `limit`.
+    fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, usize)> {
+        let n = self.n_channels;
+        let token = self.token[h as usize] as usize;
+        let ch = &mut self.channels[h as usize];
+        let mut t = from.max(ch.now);
+        while t < limit {
+            // Every decision due by `t` made, those at `t` included.
+            ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
+            if ch.bus_free <= t && ch.held == 0 {
+                let k = ch.chips.len();
+                for j in 0..k {
+                    let i = (token + j) % k;
+                    let c = &ch.chips[i];
+                    let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
+                    if idle && c.reads.is_empty() && c.writes.is_empty() {
+                        return Some((t, i));
+                    }
+                }
+            }
+            // The next instant the answer can change: an event, the bus
+            // freeing, a phase ending.
+            let mut next = ch.next;
+            if ch.bus_free > t {
+                next = next.min(ch.bus_free);
+            }
+            for c in &ch.chips {
+                if !matches!(c.phase, Phase::Idle | Phase::Held) && c.until > t {
+                    next = next.min(c.until);
+                }
+            }
+            if next == NEVER {
+                return None;
+            }
+            t = next.max(t + Nanos(1));
+        }
+        None
+    }
+}
