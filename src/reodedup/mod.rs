@@ -52,12 +52,12 @@ mod csr;
 pub use atr::{atr, atr_from, atr_with};
 pub use csr::{csr, csr_from, csr_greedy, csr_greedy_with, csr_with, BRUTE_FORCE_MAX};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use thiserror::Error;
 
 /// Which greedy CSR runs (§IV-A, "Design details").
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CsrGreedy {
     /// The paper's greedy as written (Steps 1-6): each chunk in turn, in the
@@ -76,6 +76,7 @@ pub enum CsrGreedy {
     /// The brute-force CSR (§IV-A, O(n!)): every order of the window, the
     /// largest adjacency similarity kept; at most [`BRUTE_FORCE_MAX`]
     /// chunks (Exp. 4 runs it on 5-12).
+    #[serde(rename = "brute")]
     BruteForce,
 }
 
@@ -98,7 +99,7 @@ impl CsrGreedy {
 
 /// ATR's choice of the file of the current chunk (§IV-B Step 3: "randomly
 /// choose one file").
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AtrFile {
     /// As written: uniformly at random (seeded) among the chunk's files
