@@ -453,8 +453,8 @@ pub enum FioScope {
 /// figure; its Table II measures 12.6-19.3% of chunks in more than one
 /// file on real primary storage (§IV-B), and its DEDISbench workloads
 /// follow such real distributions (§V-B). 0.25 puts the FIO_15/20/33
-/// workloads of `cluster --reproduce` at 14-26% (docs/cluster.md); the
-/// sweep there runs 0-100%.
+/// workloads of `cluster --reproduce` at 9.7%, 15.1% and 21.8%
+/// (docs/cluster.md); the sweep there runs 0-100%.
 pub const DEFAULT_SHARE: f64 = 0.25;
 
 /// An FIO-like workload (`fio:dedup=1.5,files=8,size=16MiB,share=0.25`).
