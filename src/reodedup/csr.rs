@@ -266,8 +266,9 @@ fn rows(w: &Window, original: &[u32]) -> Vec<u32> {
     let mut free: Vec<BTreeSet<u32>> = members.iter().map(|m| m.iter().map(|&k| rank[k as usize]).collect()).collect();
     let mut all_free: BTreeSet<u32> = (0..n as u32).collect();
     let mut chains = Chains::new(n);
-    let mut links = 0;
-    for &x in original {
+    // Every chunk taken gets its consecutive chunk (one link each), until
+    // one chain is left: `links` is the number of links made.
+    for (links, &x) in original.iter().enumerate() {
         if links + 1 >= n {
             break;
         }
@@ -294,7 +295,6 @@ fn rows(w: &Window, original: &[u32]) -> Vec<u32> {
         free[group[y as usize] as usize].remove(&ry);
         all_free.remove(&ry);
         chains.link(x, y);
-        links += 1;
     }
     let start = *all_free.first().expect("a chain has a first chunk");
     chains.walk(original[start as usize])
@@ -523,8 +523,7 @@ mod tests {
         let rank = ranks(original);
         let mut chains = Chains::new(n);
         let mut has_pred = vec![false; n];
-        let mut links = 0;
-        for &x in original {
+        for (links, &x) in original.iter().enumerate() {
             if links + 1 >= n {
                 break;
             }
@@ -540,7 +539,6 @@ mod tests {
             let y = *row.iter().find(|&&y| !has_pred[y as usize] && y != own).expect("two chains at least");
             has_pred[y as usize] = true;
             chains.link(x, y);
-            links += 1;
         }
         let start = (0..n as u32).find(|&c| !has_pred[c as usize]).expect("a first chunk");
         chains.walk(start)
