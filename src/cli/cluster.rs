@@ -23,7 +23,8 @@ with --emit-jobs. The model \
 docs/cluster.md.")]
 pub struct ClusterArgs {
     /// Workload: homes, mail, webvm (replicas of the paper's FIU traces, Tables I-II; knobs as
-    /// mail:whole=0.1,run=2) or fio:dedup=D[,files=N][,size=SIZE][,scope=file|global].
+    /// mail:whole=0.1,run=2) or fio:dedup=D[,files=N][,size=SIZE][,share=S|scope=file|global]
+    /// (share: the part of the duplicates repeating another file's page, 0.25 by default).
     #[arg(long, conflicts_with_all = ["trace", "from_files"])]
     workload: Option<String>,
     /// Replica size in 4 KiB pages (homes, mail, webvm only) [default: 262144].
@@ -73,11 +74,23 @@ pub struct ClusterArgs {
     /// Most consecutive chunk slots one read I/O fetches [default: 1024].
     #[arg(long)]
     window: Option<u32>,
-    /// What a read I/O is: runs (a run of consecutive slots the file needs, at most --window long)
-    /// or window (--window consecutive slots from the first one needed, gaps included)
-    /// [default: runs].
+    /// What a read I/O is: runs (a run of consecutive slots the file needs, at most --window long),
+    /// window (--window consecutive slots from the first one needed, gaps included) or containers
+    /// (aligned units of --window slots) [default: runs].
     #[arg(long)]
     read: Option<String>,
+    /// CSR's algorithm (mode csr): rows (the paper's per-row greedy, §IV-A Steps 1-6), global
+    /// (pairs of the whole matrix in decreasing similarity) or brute (every order; --buffer 10 at
+    /// most) [default: rows].
+    #[arg(long)]
+    csr: Option<String>,
+    /// ATR's choice of a chunk's file (mode atr, §IV-B Step 3): random (seeded by --seed) or first
+    /// [default: random].
+    #[arg(long)]
+    atr_file: Option<String>,
+    /// Read I/Os charged per IRU redirect (§V-C Exp. 5) [default: 1].
+    #[arg(long)]
+    redirect_ios: Option<u32>,
     /// Seed of the workload generators and the updates.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
@@ -133,6 +146,9 @@ impl ClusterArgs {
             ("--buffer", self.buffer.is_some()),
             ("--window", self.window.is_some()),
             ("--read", self.read.is_some()),
+            ("--csr", self.csr.is_some()),
+            ("--atr-file", self.atr_file.is_some()),
+            ("--redirect-ios", self.redirect_ios.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
     }
@@ -390,7 +406,9 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     let generated = generated(&a)?;
     let base = ClusterConfig::default();
     let update: UpdateMode = a.update.as_deref().map_or(Ok(base.update), str::parse)?;
-    let read: ReadModel = a.read.as_deref().map_or(Ok(base.read), str::parse)?;
+    let read: ReadModel = a.read.as_deref().map_or(Ok(base.read), cluster::parse_read)?;
+    let csr = a.csr.as_deref().map_or(Ok(base.csr), cluster::parse_csr)?;
+    let atr = a.atr_file.as_deref().map_or(Ok(base.atr), cluster::parse_atr_file)?;
     let modes = modes(&or_default(&a.mode, base.mode.name().to_string()))?;
     anyhow::ensure!(
         a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
@@ -455,6 +473,9 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                             buffer: a.buffer.unwrap_or(base.buffer),
                             window: a.window.unwrap_or(base.window),
                             read,
+                            csr,
+                            atr,
+                            redirect_ios: a.redirect_ios.unwrap_or(base.redirect_ios),
                             seed: a.seed,
                         };
                         cfg.validate()?;
@@ -486,7 +507,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),
@@ -498,6 +519,9 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 c.buffer,
                 c.window,
                 c.read.name(),
+                c.csr.name(),
+                c.atr.name(),
+                c.redirect_ios,
                 c.seed,
                 shell_quote(&out.join(format!("{name}.json")).display().to_string())
             ));

@@ -164,36 +164,29 @@ impl FromStr for WriteMode {
     }
 }
 
-/// What one read I/O fetches (`--read`; see [`read::read_ios`]).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReadModel {
-    /// A run of consecutive slots the file needs, at most `window` long
-    /// (the sequential I/Os of Fig. 4-5).
-    #[default]
-    Runs,
-    /// `window` consecutive slots from the first one needed, gaps included.
-    Window,
+/// What one read I/O fetches (`--read`): the one model of the project,
+/// [`crate::reodedup::ReadModel`] (runs by default; window and containers
+/// as options), counted by [`read::read_ios`].
+pub use crate::reodedup::ReadModel;
+pub use crate::reodedup::{AtrFile, CsrGreedy};
+
+/// `--read` by name.
+pub fn parse_read(s: &str) -> Result<ReadModel, ClusterError> {
+    ReadModel::parse(s)
+        .ok_or_else(|| invalid("--read", format!("unknown read model `{s}`; use runs, window or containers")))
 }
 
-impl ReadModel {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReadModel::Runs => "runs",
-            ReadModel::Window => "window",
-        }
-    }
+/// `--csr` by name.
+pub fn parse_csr(s: &str) -> Result<CsrGreedy, ClusterError> {
+    CsrGreedy::parse(s).ok_or_else(|| {
+        invalid("--csr", format!("unknown CSR algorithm `{s}`; use rows (the paper's greedy), global or brute"))
+    })
 }
 
-impl FromStr for ReadModel {
-    type Err = ClusterError;
-    fn from_str(s: &str) -> Result<Self, ClusterError> {
-        match s.trim() {
-            "runs" => Ok(ReadModel::Runs),
-            "window" => Ok(ReadModel::Window),
-            _ => Err(invalid("--read", format!("unknown read model `{s}`; use runs or window"))),
-        }
-    }
+/// `--atr-file` by name.
+pub fn parse_atr_file(s: &str) -> Result<AtrFile, ClusterError> {
+    AtrFile::parse(s)
+        .ok_or_else(|| invalid("--atr-file", format!("unknown ATR file choice `{s}`; use random (seeded) or first")))
 }
 
 /// How updated chunks are written (`--update`, §IV-C).
@@ -210,9 +203,10 @@ pub enum UpdateMode {
     /// (in place when no other reference shares the old copy, §IV-C Step 1
     /// "update the content of the old chunk"; otherwise appended there), and
     /// a remapping index `fingerprint → old node` is inserted at the new node
-    /// (Step 2). Reading such a chunk first asks the new node (one redirect
-    /// per file and new node, counted as `redirects`, not as read I/Os: the
-    /// index is metadata, kept in memory (Redis) in §V-A).
+    /// (Step 2). Reading such a chunk first sends a read request to the new
+    /// node (§IV-C): one redirect per file and new node, charged
+    /// [`ClusterConfig::redirect_ios`] read I/Os each (1; §V-C Exp. 5:
+    /// "additional I/Os to the new nodes").
     Iru,
 }
 
@@ -267,7 +261,15 @@ pub struct ClusterConfig {
     /// Most consecutive chunk slots one read I/O fetches (1,024, §V-B).
     pub window: u32,
     pub read: ReadModel,
-    /// Seed of the update choices.
+    /// CSR's algorithm (`csr` mode; §IV-A: the per-row greedy by default).
+    pub csr: CsrGreedy,
+    /// ATR's file choice (`atr` mode; §IV-B Step 3: random by default).
+    pub atr: AtrFile,
+    /// Read I/Os charged per IRU redirect (§V-C Exp. 5: remapping "will
+    /// impair the read performance due to additional I/Os to the new
+    /// nodes"): 1 by default, 0 to count redirects apart.
+    pub redirect_ios: u32,
+    /// Seed of the update choices and of ATR's random file choice.
     pub seed: u64,
 }
 
@@ -286,6 +288,9 @@ impl Default for ClusterConfig {
             buffer: 1024,
             window: 1024,
             read: ReadModel::Runs,
+            csr: CsrGreedy::Rows,
+            atr: AtrFile::Random,
+            redirect_ios: 1,
             seed: 42,
         }
     }
@@ -322,6 +327,16 @@ impl ClusterConfig {
         }
         if self.window == 0 {
             return Err(invalid("--window", "a read I/O fetches at least one chunk"));
+        }
+        let max = crate::reodedup::BRUTE_FORCE_MAX;
+        if self.mode == WriteMode::Csr && self.csr == CsrGreedy::BruteForce && self.buffer as usize > max {
+            return Err(invalid(
+                "--csr",
+                format!(
+                    "brute tries every order of a node's buffer (n!): use --buffer {max} or less (got {}), or rows",
+                    self.buffer
+                ),
+            ));
         }
         if !(0.0..=1.0).contains(&self.update_ratio) {
             return Err(invalid("--update-ratio", format!("{} is not in [0, 1]", self.update_ratio)));

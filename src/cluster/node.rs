@@ -38,6 +38,10 @@ pub struct Node {
     window: u32,
     read: ReadModel,
     layout: Option<LayoutFn>,
+    /// Seed of the layouts' random choices (ATR's file, §IV-B Step 3).
+    seed: u64,
+    /// Buffers relocated so far (each layout's seed mixes it in).
+    layouts: u64,
     /// Fingerprint -> newest copy holding it.
     index: HashMap<u64, u32>,
     /// IRU remapping index (§IV-C): fingerprint -> (node, copy) elsewhere.
@@ -61,8 +65,18 @@ pub struct Node {
 }
 
 impl Node {
-    /// A node; `layout` relocates the write buffer (`csr`, `atr`).
-    pub fn new(id: u32, mode: WriteMode, buffer: u32, window: u32, read: ReadModel, layout: Option<LayoutFn>) -> Node {
+    /// A node; `layout` relocates the write buffer (`csr`, `atr`), its
+    /// random choices seeded from `seed`, the node id and the buffer's
+    /// number.
+    pub fn new(
+        id: u32,
+        mode: WriteMode,
+        buffer: u32,
+        window: u32,
+        read: ReadModel,
+        layout: Option<LayoutFn>,
+        seed: u64,
+    ) -> Node {
         Node {
             id,
             mode,
@@ -70,6 +84,8 @@ impl Node {
             window,
             read,
             layout,
+            seed,
+            layouts: 0,
             index: HashMap::new(),
             remap: HashMap::new(),
             copies: Vec::new(),
@@ -215,7 +231,9 @@ impl Node {
         let by_fp: HashMap<u64, u32> = self.buffer.iter().map(|&c| (self.copies[c as usize].fp, c)).collect();
         let original: Vec<u64> = self.buffer.iter().map(|&c| self.copies[c as usize].fp).collect();
         let bad = |reason: String| ClusterError::Layout { node: self.id, mode: self.mode.name(), reason };
-        let order = layout(&files, &original).map_err(bad)?;
+        let seed = super::routing::mix64(self.seed ^ (u64::from(self.id) << 40) ^ self.layouts);
+        self.layouts += 1;
+        let order = layout(&files, &original, seed).map_err(bad)?;
         if order.len() != self.buffer.len() {
             return Err(bad(format!("{} chunks returned for {} buffered", order.len(), self.buffer.len())));
         }
@@ -248,8 +266,11 @@ impl Node {
     fn write_run(&mut self, file: u32) {
         let Some(items) = self.pending.remove(&file) else { return };
         let n = items.len() as i64;
+        // Containers: as runs (a copy outside the run may share its first
+        // container, but which containers the run fills depends on how many
+        // duplicates are rewritten; rewriting it is the simple safe side).
         let threshold = match self.read {
-            ReadModel::Runs => i64::MAX,
+            ReadModel::Runs | ReadModel::Containers => i64::MAX,
             ReadModel::Window => i64::from(self.tail) - (i64::from(self.window) - n),
         };
         let mut in_run: HashMap<u64, u32> = HashMap::new();
@@ -292,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_node_deduplicates_its_own_chunks_in_arrival_order() {
-        let mut n = Node::new(0, WriteMode::None, 3, 1024, ReadModel::Runs, None);
+        let mut n = Node::new(0, WriteMode::None, 3, 1024, ReadModel::Runs, None, 0);
         for (pos, fp) in [7u64, 8, 7, 9, 8, 10].into_iter().enumerate() {
             n.write(0, pos as u32, fp, 4096).unwrap();
         }
@@ -302,7 +323,7 @@ mod tests {
         assert_eq!(n.copies[0].refs, 2);
     }
 
-    fn reverse(files: &[Vec<u64>], _: &[u64]) -> Result<Vec<u64>, String> {
+    fn reverse(files: &[Vec<u64>], _: &[u64], _: u64) -> Result<Vec<u64>, String> {
         let mut all: Vec<u64> = Vec::new();
         for f in files {
             for &x in f {
@@ -315,21 +336,21 @@ mod tests {
         Ok(all)
     }
 
-    fn drop_one(files: &[Vec<u64>], o: &[u64]) -> Result<Vec<u64>, String> {
-        let mut v = reverse(files, o)?;
+    fn drop_one(files: &[Vec<u64>], o: &[u64], seed: u64) -> Result<Vec<u64>, String> {
+        let mut v = reverse(files, o, seed)?;
         v.pop();
         Ok(v)
     }
 
     #[test]
     fn the_layout_orders_each_full_buffer() {
-        let mut n = Node::new(0, WriteMode::Csr, 2, 1024, ReadModel::Runs, Some(reverse));
+        let mut n = Node::new(0, WriteMode::Csr, 2, 1024, ReadModel::Runs, Some(reverse), 0);
         for (pos, fp) in [1u64, 2, 3].into_iter().enumerate() {
             n.write(0, pos as u32, fp, 4096).unwrap();
         }
         n.flush().unwrap();
         assert_eq!(slots(&n), [(2, 0), (1, 1), (3, 2)]);
-        let mut bad = Node::new(3, WriteMode::Atr, 2, 1024, ReadModel::Runs, Some(drop_one));
+        let mut bad = Node::new(3, WriteMode::Atr, 2, 1024, ReadModel::Runs, Some(drop_one), 0);
         bad.write(0, 0, 1, 4096).unwrap();
         let e = bad.write(0, 1, 2, 4096).unwrap_err();
         assert!(e.to_string().contains("node 3: the atr layout"), "{e}");
@@ -339,7 +360,7 @@ mod tests {
     fn rewrite_keeps_each_file_one_read_per_node() {
         // Window 4. File 0 = a b c; file 1 = d a (a stored at slot 0, the
         // tail is 3: threshold 3 - (4 - 2) = 1 > 0, so a is rewritten).
-        let mut n = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Window, None);
+        let mut n = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Window, None, 0);
         n.expect(0, 3);
         n.expect(1, 2);
         n.write(1, 0, 40, 4096).unwrap();
@@ -354,7 +375,7 @@ mod tests {
         n.write(2, 0, 30, 4096).unwrap();
         assert_eq!(n.tail, 5);
         // Reading in runs, every duplicate outside the run is rewritten.
-        let mut r = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Runs, None);
+        let mut r = Node::new(0, WriteMode::Rewrite, 1024, 4, ReadModel::Runs, None, 0);
         r.expect(0, 2);
         r.expect(1, 1);
         r.write(0, 0, 10, 4096).unwrap();

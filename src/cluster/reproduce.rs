@@ -1,9 +1,11 @@
 //! `dedupsim cluster --reproduce`: the paper's Table I, Table II, Fig. 3,
-//! Exp. 1-3 and Exp. 5 on the cluster model, as one Markdown report (a pure
-//! function of the options and the workloads handed in; the CLI writes it).
+//! Exp. 1-3 and Exp. 5 on the cluster model, with sweeps of cross-file
+//! sharing and of the write buffer and the CSR/ATR variants, as one
+//! Markdown report (a pure function of the options and the workloads handed
+//! in; the CLI writes it).
 
-use super::workload::{generate_replica, replicas, sharing, FileSet, FioSpec};
-use super::{run, ClusterConfig, ClusterError, ClusterReport, UpdateMode, WriteMode};
+use super::workload::{generate_replica, replicas, sharing, FileSet, FioScope, FioSpec};
+use super::{run, AtrFile, ClusterConfig, ClusterError, ClusterReport, CsrGreedy, UpdateMode, WriteMode};
 use std::fmt::Write as _;
 
 /// Sizes of the reproduction.
@@ -108,8 +110,7 @@ pub fn reproduce(
 
     // Fig. 3.
     progress("Fig. 3");
-    let fig3 =
-        FioSpec { dedup: 1.0, files: 4, size: opts.fio_file_bytes, global: false }.generate(opts.seed).chunk(4096);
+    let fig3 = FioSpec::new(1.0, 4, opts.fio_file_bytes).generate(opts.seed).chunk(4096);
     let _ = writeln!(
         md,
         "\n## Fig. 3: read I/Os per file vs write threads and nodes (4 FIO files of {} MiB, no duplicates, mode none)\n",
@@ -137,15 +138,16 @@ pub fn reproduce(
     progress("Exp. 1-2");
     let _ = writeln!(
         md,
-        "\n## Exp. 1-2: dedup ratio and read I/Os per scheme (8 nodes, 4 threads, {} FIO files of {} MiB, superchunk 1 MiB)\n",
+        "\n## Exp. 1-2: dedup ratio and read I/Os per scheme (8 nodes, 4 threads, {} FIO files of {} MiB, share {}, superchunk 1 MiB)\n",
         opts.fio_files,
-        opts.fio_file_bytes >> 20
+        opts.fio_file_bytes >> 20,
+        super::workload::DEFAULT_SHARE
     );
     let _ =
-        writeln!(md, "| workload | scheme | dedup ratio | read I/Os | vs Base | vs SC |\n|---|---|---|---|---|---|");
+        writeln!(md, "| workload | shared by >1 file | scheme | dedup ratio | read I/Os | vs Base | vs SC |\n|---|---|---|---|---|---|---|");
     let mut exp: Vec<(String, crate::cluster::ChunkedFiles)> = Vec::new();
     for (label, d) in [("FIO_15", 1.5), ("FIO_20", 2.0), ("FIO_33", 3.3)] {
-        let spec = FioSpec { dedup: d, files: opts.fio_files, size: opts.fio_file_bytes, global: false };
+        let spec = FioSpec::new(d, opts.fio_files, opts.fio_file_bytes);
         exp.push((label.to_string(), spec.generate(opts.seed).chunk(4096)));
     }
     for rep in &reps {
@@ -161,7 +163,8 @@ pub fn reproduce(
         for (mode, r) in &got {
             let _ = writeln!(
                 md,
-                "| {label} | {mode} | {:.3} | {} | {} | {} |",
+                "| {label} | {:.1}% | {mode} | {:.3} | {} | {} | {} |",
+                r.sharing.shared_ratio * 100.0,
                 r.dedup_ratio,
                 r.read_ios,
                 pct(r.read_ios as f64, ios(WriteMode::None)),
@@ -194,22 +197,20 @@ pub fn reproduce(
 
     // Exp. 5.
     progress("Exp. 5");
-    let w = FioSpec { dedup: 2.0, files: opts.fio_files, size: opts.fio_file_bytes, global: false }
-        .generate(opts.seed)
-        .chunk(4096);
+    let w = &exp[1].1; // FIO_20
     let _ = writeln!(
         md,
-        "\n## Exp. 5: fragmented update (FU) vs IRU, FIO_20, ReoDedup-C, 25% of an updated file's chunks rewritten\n"
+        "\n## Exp. 5: fragmented update (FU) vs IRU, FIO_20 as above, ReoDedup-C, 25% of an updated file's chunks rewritten\n"
     );
     let _ = writeln!(
         md,
-        "| update ratio | FU read I/Os | IRU read I/Os | IRU vs FU | IRU in place | IRU remapped | IRU redirects |\n|---|---|---|---|---|---|---|"
+        "| update ratio | FU read I/Os | IRU read I/Os | IRU vs FU | IRU in place | IRU remapped | IRU redirects (1 I/O each, in IRU read I/Os) |\n|---|---|---|---|---|---|---|"
     );
     for ratio in [0.1, 0.2, 0.3, 0.4, 0.5] {
         progress(&format!("Exp. 5 {ratio}"));
         let cfg = |update| ClusterConfig { mode: WriteMode::Csr, update, update_ratio: ratio, ..base.clone() };
-        let fu = run(&w, &cfg(UpdateMode::Normal))?;
-        let iru = run(&w, &cfg(UpdateMode::Iru))?;
+        let fu = run(w, &cfg(UpdateMode::Normal))?;
+        let iru = run(w, &cfg(UpdateMode::Iru))?;
         let _ = writeln!(
             md,
             "| {:.0}% | {} | {} | {} | {} | {} | {} |",
@@ -226,6 +227,114 @@ pub fn reproduce(
         md,
         "\nPaper (Fig. 12(b)-(f)): IRU's read throughput above FU's at every update ratio, up to +86.8% (FIO_20, 20%)."
     );
+    // Sharing sweep (issue 28 item 5).
+    progress("sharing sweep");
+    let _ = writeln!(
+        md,
+        "\n## Sharing sweep: read I/Os per scheme vs cross-file sharing (FIO_20: {} files of {} MiB, 8 nodes, 4 threads, buffer 1,024)\n",
+        opts.fio_files,
+        opts.fio_file_bytes >> 20
+    );
+    let _ = writeln!(
+        md,
+        "share = the part of the duplicates that repeat another file's page; shared = Table II's chunks in more than one file. Cells: read I/Os (vs Base); superchunk and rewrite also their dedup ratio (Base's in the first columns).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| share | shared by >1 file | Base read I/Os | dedup ratio | superchunk | rewrite | csr | atr |\n|---|---|---|---|---|---|---|---|"
+    );
+    let scopes = [
+        ("0 (scope=file)", FioScope::File),
+        ("0.1", FioScope::Share(0.1)),
+        ("0.25 (default)", FioScope::Share(0.25)),
+        ("0.5", FioScope::Share(0.5)),
+        ("0.75", FioScope::Share(0.75)),
+        ("1", FioScope::Share(1.0)),
+        ("scope=global", FioScope::Global),
+    ];
+    for (label, scope) in scopes {
+        progress(&format!("sharing sweep {label}"));
+        let spec = FioSpec { scope, ..FioSpec::new(2.0, opts.fio_files, opts.fio_file_bytes) };
+        let w = spec.generate(opts.seed).chunk(4096);
+        let r = |mode| run(&w, &ClusterConfig { mode, ..base.clone() });
+        let b = r(WriteMode::None)?;
+        let cell = |x: &ClusterReport, ratio: bool| {
+            let d = if ratio { format!(", {:.3}", x.dedup_ratio) } else { String::new() };
+            format!("{} ({}{d})", x.read_ios, pct(x.read_ios as f64, b.read_ios as f64))
+        };
+        let _ = writeln!(
+            md,
+            "| {label} | {:.1}% | {} | {:.3} | {} | {} | {} | {} |",
+            b.sharing.shared_ratio * 100.0,
+            b.read_ios,
+            b.dedup_ratio,
+            cell(&r(WriteMode::Superchunk)?, true),
+            cell(&r(WriteMode::Rewrite)?, true),
+            cell(&r(WriteMode::Csr)?, false),
+            cell(&r(WriteMode::Atr)?, false)
+        );
+    }
+
+    // Buffer sweep.
+    progress("buffer sweep");
+    let w20 = &exp[1].1;
+    let b20 = run(w20, &base)?;
+    let sc20 = run(w20, &ClusterConfig { mode: WriteMode::Superchunk, ..base.clone() })?;
+    let rw20 = run(w20, &ClusterConfig { mode: WriteMode::Rewrite, ..base.clone() })?;
+    let _ = writeln!(
+        md,
+        "\n## Buffer sweep: CSR and ATR read I/Os vs the write buffer they relocate (FIO_20 as in Exp. 1-2)\n"
+    );
+    let _ = writeln!(
+        md,
+        "Base, superchunk and rewrite do not depend on the buffer: Base {} read I/Os (dedup ratio {:.3}), superchunk {} ({:.3}), rewrite {} ({:.3}).\n",
+        b20.read_ios, b20.dedup_ratio, sc20.read_ios, sc20.dedup_ratio, rw20.read_ios, rw20.dedup_ratio
+    );
+    let _ = writeln!(md, "| buffer (chunks) | csr | csr vs Base | csr vs SC | atr | atr vs Base | atr vs SC |\n|---|---|---|---|---|---|---|");
+    for buffer in [256u32, 512, 1024, 2048, 4096] {
+        progress(&format!("buffer sweep {buffer}"));
+        let c = run(w20, &ClusterConfig { mode: WriteMode::Csr, buffer, ..base.clone() })?;
+        let a = run(w20, &ClusterConfig { mode: WriteMode::Atr, buffer, ..base.clone() })?;
+        let (bi, si) = (b20.read_ios as f64, sc20.read_ios as f64);
+        let _ = writeln!(
+            md,
+            "| {buffer} | {} | {} | {} | {} | {} | {} |",
+            c.read_ios,
+            pct(c.read_ios as f64, bi),
+            pct(c.read_ios as f64, si),
+            a.read_ios,
+            pct(a.read_ios as f64, bi),
+            pct(a.read_ios as f64, si)
+        );
+    }
+
+    // The algorithms' variants (issue 28 item 6).
+    progress("variants");
+    let _ = writeln!(
+        md,
+        "\n## CSR and ATR variants (FIO_20 as in Exp. 1-2): the paper's algorithms as written (rows, random) and the alternatives\n"
+    );
+    let _ = writeln!(md, "| scheme | variant | read I/Os | vs Base |\n|---|---|---|---|");
+    for greedy in [CsrGreedy::Rows, CsrGreedy::Global] {
+        let r = run(w20, &ClusterConfig { mode: WriteMode::Csr, csr: greedy, ..base.clone() })?;
+        let _ = writeln!(
+            md,
+            "| csr | {} | {} | {} |",
+            greedy.name(),
+            r.read_ios,
+            pct(r.read_ios as f64, b20.read_ios as f64)
+        );
+    }
+    for file in [AtrFile::Random, AtrFile::First] {
+        let r = run(w20, &ClusterConfig { mode: WriteMode::Atr, atr: file, ..base.clone() })?;
+        let _ = writeln!(
+            md,
+            "| atr | {} | {} | {} |",
+            file.name(),
+            r.read_ios,
+            pct(r.read_ios as f64, b20.read_ios as f64)
+        );
+    }
     Ok(md)
 }
 
@@ -233,13 +342,56 @@ pub fn reproduce(
 mod tests {
     use super::*;
 
+    /// The cells of the table row of section `heading` whose first cell is
+    /// `first`.
+    fn row(md: &str, heading: &str, first: &str) -> Vec<String> {
+        let section = md.split("\n## ").find(|s| s.starts_with(heading)).unwrap_or_else(|| panic!("{heading}"));
+        let line = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {first} |")))
+            .unwrap_or_else(|| panic!("{heading}: no row {first}"));
+        line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+    }
+
+    /// A small reproduction checked against numbers computed by hand.
+    ///
+    /// Fig. 3 (4 files of 2 MiB = 512 chunks without duplicates, 1 MiB
+    /// requests, so 2 requests per file, N nodes): a file written alone
+    /// lies in one run per node (each node holds ~512/N < 1,024 of its
+    /// chunks): N read I/Os. Written by interleaving threads, each request
+    /// is its own run on every node: 2N. With 3 threads, files 0-2
+    /// interleave (2N) and file 3 is written alone (N): (3·2N + N)/4 =
+    /// 1.75N. So 3 nodes: 3, 6, 5.25, 6 (+100%); 8: 8, 16, 14, 16; 20: 20,
+    /// 40, 35, 40.
+    ///
+    /// Rewrite writes each file's chunks on a node as one run (< 1,024
+    /// chunks): 4 files x 8 nodes = 32 read I/Os at every sharing level.
     #[test]
-    fn a_tiny_reproduction_has_every_table_and_is_deterministic() {
-        let opts = ReproduceOptions { replica_pages: 3_000, fio_file_bytes: 1 << 20, fio_files: 4, seed: 1 };
+    fn a_tiny_reproduction_matches_hand_computed_numbers() {
+        let opts = ReproduceOptions { replica_pages: 3_000, fio_file_bytes: 2 << 20, fio_files: 4, seed: 1 };
         let mut steps = Vec::new();
         let md = reproduce(&opts, &[], &mut |s| steps.push(s.to_string())).unwrap();
-        for h in ["## Table I", "## Table II", "## Fig. 3", "## Exp. 1-2", "## Exp. 3", "## Exp. 5"] {
-            assert!(md.contains(h), "{h}");
+        let num = |c: &str| c.split_whitespace().next().unwrap().parse::<f64>().unwrap();
+        for (nodes, want) in [(3, [3.0, 6.0, 5.25, 6.0]), (8, [8.0, 16.0, 14.0, 16.0]), (20, [20.0, 40.0, 35.0, 40.0])]
+        {
+            let r = row(&md, "Fig. 3", &nodes.to_string());
+            for (t, w) in want.iter().enumerate() {
+                assert!((num(&r[t + 1]) - w).abs() <= 0.05, "{nodes} nodes, {} threads: {} vs {w}", t + 1, r[t + 1]);
+            }
+            assert_eq!(r[5], "+100.0%");
+        }
+        for (w, label) in [("FIO_15", "FIO_15"), ("FIO_20", "FIO_20"), ("FIO_33", "FIO_33")] {
+            let section = md.split("\n## ").find(|s| s.starts_with("Exp. 1-2")).unwrap();
+            let line = section.lines().find(|l| l.starts_with(&format!("| {w} |")) && l.contains("| rewrite |"));
+            let cells: Vec<&str> = line.unwrap().trim_matches('|').split('|').map(str::trim).collect();
+            assert_eq!(cells[4], "32", "{label}");
+        }
+        for share in ["0 (scope=file)", "0.25 (default)", "1", "scope=global"] {
+            let r = row(&md, "Sharing sweep", share);
+            assert!(r[5].starts_with("32 ("), "{share}: {}", r[5]);
+        }
+        for h in ["Table I", "Table II", "Exp. 3", "Exp. 5", "Buffer sweep", "CSR and ATR variants"] {
+            assert!(md.contains(&format!("\n## {h}")), "{h}");
         }
         assert!(steps.len() > 6);
         assert_eq!(reproduce(&opts, &[], &mut |_| {}).unwrap(), md);

@@ -60,8 +60,9 @@
 //! if that cost drops. The same check guards ATR (which has no Step 5 in
 //! the paper): on an SSD a relocation that does not shorten a read is a
 //! pure cost (§VI: write amplification, endurance). The greedy order is
-//! [`crate::reodedup::csr_greedy`]; the pure [`crate::reodedup::csr`] keeps
-//! the paper's similarity Step 5 for callers with a sequential layout.
+//! [`crate::reodedup::csr_greedy_with`]; the pure [`crate::reodedup::csr`]
+//! keeps the paper's similarity Step 5 for callers with a sequential
+//! layout.
 //!
 //! **Relocation** (the simulator executes it, [`super::Relocation`],
 //! [`crate::ftl::Ftl::relocate`]): a read of the old page on its chip and a
@@ -82,7 +83,9 @@
 //! overwritten one, and the program may trigger a collection, charged as
 //! usual.
 //!
-//! Parameters (`[policy.reodedup-csr]` / `[policy.reodedup-atr]`): `window`
+//! Parameters (`[policy.reodedup-csr]` / `[policy.reodedup-atr]`): `csr`
+//! (`rows`, the paper's per-row greedy, or `global`), `atr_file` (`random`,
+//! the paper's Step 3, seeded by the layout's number, or `first`), `window`
 //! (files, default 128: the paper gives no buffer size), `idle_ms` (1: the
 //! paper gives no threshold; SmartDedup's 10 ms never occurs between the
 //! Poisson arrivals of the Table II replicas, 1 ms precedes 4-5% of the
@@ -118,7 +121,7 @@
 use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
 use crate::ftl::{EntryId, Ftl};
-use crate::reodedup::{atr, csr_greedy, Algorithm, ChunkId, Layout};
+use crate::reodedup::{atr_with, csr_greedy_with, Algorithm, AtrFile, ChunkId, CsrGreedy, Layout};
 use crate::units::{ContentId, Lpn, Nanos};
 use serde::Deserialize;
 use std::collections::{HashMap, VecDeque};
@@ -166,11 +169,28 @@ pub struct ReoDedupParams {
     /// itself). Default false (FU: the device's allocator places updates
     /// like any page, as for `dedup`).
     pub iru: bool,
+    /// CSR's greedy (`reodedup-csr`): `rows`, the paper's per-row greedy
+    /// (§IV-A Steps 1-6, default), or `global` (pairs of the whole
+    /// similarity matrix in decreasing order). `brute` is refused: windows
+    /// are larger than its 10 chunks.
+    pub csr: CsrGreedy,
+    /// ATR's file choice (`reodedup-atr`, §IV-B Step 3): `random` (default;
+    /// seeded by the layout's number, so runs are reproducible) or `first`.
+    pub atr_file: AtrFile,
 }
 
 impl Default for ReoDedupParams {
     fn default() -> Self {
-        ReoDedupParams { window: 128, idle_ms: 1.0, budget: 0, period_ms: 1000.0, move_shared: false, iru: false }
+        ReoDedupParams {
+            window: 128,
+            idle_ms: 1.0,
+            budget: 0,
+            period_ms: 1000.0,
+            move_shared: false,
+            iru: false,
+            csr: CsrGreedy::Rows,
+            atr_file: AtrFile::Random,
+        }
     }
 }
 
@@ -201,6 +221,8 @@ struct Stats {
 pub struct ReoDedup {
     name: &'static str,
     algorithm: Algorithm,
+    csr: CsrGreedy,
+    atr_file: AtrFile,
     window: usize,
     move_shared: bool,
     iru: bool,
@@ -241,6 +263,12 @@ impl ReoDedup {
         if p.window == 0 {
             return Err(bad("window must be at least 1 file".into()));
         }
+        if p.csr == CsrGreedy::BruteForce {
+            return Err(bad(format!(
+                "csr = \"brute\" enumerates every order of at most {} chunks; a window holds more: use rows or global",
+                crate::reodedup::BRUTE_FORCE_MAX
+            )));
+        }
         if !(p.idle_ms.is_finite() && p.idle_ms > 0.0) {
             return Err(bad(format!("idle_ms must be a positive number of milliseconds, not {}", p.idle_ms)));
         }
@@ -255,6 +283,8 @@ impl ReoDedup {
         Ok(ReoDedup {
             name,
             algorithm,
+            csr: p.csr,
+            atr_file: p.atr_file,
             window: p.window,
             move_shared: p.move_shared,
             iru: p.iru,
@@ -286,9 +316,10 @@ impl ReoDedup {
             .filter(|f| !f.is_empty())
             .collect();
         let layout = match self.algorithm {
-            Algorithm::Csr => csr_greedy(&files),
-            Algorithm::Atr => atr(&files),
-        };
+            Algorithm::Csr => csr_greedy_with(&files, self.csr),
+            Algorithm::Atr => atr_with(&files, None, self.atr_file, self.stats.layouts),
+        }
+        .expect("a window of resolved copies is a valid original order, and brute is refused");
         let s = &mut self.stats;
         s.layouts += 1;
         s.chunks += layout.stats.chunks as u64;
@@ -552,26 +583,49 @@ mod tests {
         assert!(out.is_empty());
     }
 
-    /// The window slides: files beyond `window` are dropped (counted), and
-    /// a layout empties it.
+    /// The window slides and an idle window lays out what it holds, by
+    /// hand, on an FTL holding the window's pages (4 units). Window 2: a
+    /// first file (page 9) is dropped. File A = pages 0, 1, both on unit 0;
+    /// file B = pages 2, 3, both on unit 1. The layout's runs are A and B
+    /// (they share no file). In A the second chunk conflicts with the first
+    /// on unit 0 and moves to unit 1 (the first unit after 0 that is free
+    /// in its stripe); in B the second moves from unit 1 to unit 2. Read
+    /// rounds 2 + 2 before, 1 + 1 after: the plan is kept, and the idle
+    /// window issues both relocations one read-out (1 µs here) apart. For
+    /// both algorithms (each file's chunks are linked first either way).
     #[test]
-    fn the_window_keeps_the_last_files() {
-        let p = ReoDedupParams { window: 2, ..ReoDedupParams::default() };
-        let mut r = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, Nanos(1)).unwrap();
-        let mut out = Vec::new();
-        for l in 0..3 {
-            let page = PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
-            r.place(&[page], 4, &mut out);
+    fn an_idle_window_relocates_the_window_by_hand() {
+        for alg in [Algorithm::Csr, Algorithm::Atr] {
+            let p = ReoDedupParams { window: 2, ..ReoDedupParams::default() };
+            let mut r = ReoDedup::new("reodedup-test", alg, &p, Nanos(1_000)).unwrap();
+            let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
+            let mut entries = Vec::new();
+            for (lpn, unit) in [(0u32, 0u32), (1, 0), (2, 1), (3, 1)] {
+                let (e, _, _) = ftl.program(unit, ContentId(lpn), true).unwrap();
+                ftl.map_pinned(Lpn(lpn), e);
+                entries.push(e);
+            }
+            let mut out = Vec::new();
+            let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
+            for file in [vec![page(9)], vec![page(0), page(1)], vec![page(2), page(3)]] {
+                r.place(&file, 4, &mut out);
+            }
+            assert_eq!((r.files.len(), r.stats.files_dropped), (2, 1));
+            let mut rel = Vec::new();
+            r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
+            let got: Vec<(EntryId, u32, u32, u64)> =
+                rel.iter().map(|x| (x.entry, x.content.0, x.unit, x.at.0)).collect();
+            assert_eq!(got, vec![(entries[1], 1, 1, 0), (entries[3], 3, 2, 1_000)], "{alg:?}");
+            let stat = |k: &str| r.stats().into_iter().find(|(n, _)| *n == k).map(|(_, v)| v);
+            assert_eq!(stat("reo_read_rounds_before"), Some(4.0));
+            assert_eq!(stat("reo_read_rounds_after"), Some(2.0));
+            assert_eq!(stat("reo_relocations_issued"), Some(2.0));
+            assert_eq!(stat("reo_layouts"), Some(1.0));
+            assert!(!r.wants_idle());
         }
-        assert_eq!(r.files.len(), 2);
-        assert_eq!(r.stats.files_dropped, 1);
-        assert!(r.wants_idle());
-        let ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
-        let mut rel = Vec::new();
-        r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
-        // Nothing of the window is mapped in this FTL: nothing to relocate.
-        assert!(rel.is_empty() && !r.wants_idle());
-        assert_eq!(r.stats.layouts, 1);
+        let brute = ReoDedupParams { csr: CsrGreedy::BruteForce, ..ReoDedupParams::default() };
+        let e = ReoDedup::new("reodedup-csr", Algorithm::Csr, &brute, Nanos(1)).err().unwrap().to_string();
+        assert!(e.contains("csr = \"brute\""), "{e}");
     }
 
     /// IRU: an update goes to its old copy's unit, a new page round-robin,

@@ -34,7 +34,14 @@
 //! relocation.
 //!
 //! Costs are measured by [`read_ios`] (the paper's "amount of read I/Os",
-//! Fig. 3 and Fig. 10(c)).
+//! Fig. 3 and Fig. 10(c)) under one documented read-I/O model,
+//! [`ReadModel`] (the cluster's `--read` counts with the same function,
+//! [`count_ios`]).
+//!
+//! Variants (the paper's algorithm as written is each default):
+//! [`CsrGreedy`] (§IV-A's per-row greedy, the global-sort chaining, the
+//! brute force of Exp. 4) and [`AtrFile`] (§IV-B Step 3's random file, or
+//! the first one).
 //!
 //! Everything here is deterministic: no hash-map iteration order reaches a
 //! result.
@@ -42,11 +49,149 @@
 mod atr;
 mod csr;
 
-pub use atr::{atr, atr_from};
-pub use csr::{csr, csr_from, csr_greedy};
+pub use atr::{atr, atr_from, atr_with};
+pub use csr::{csr, csr_from, csr_greedy, csr_greedy_with, csr_with, BRUTE_FORCE_MAX};
 
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use thiserror::Error;
+
+/// Which greedy CSR runs (§IV-A, "Design details").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CsrGreedy {
+    /// The paper's greedy as written (Steps 1-6): each chunk in turn, in the
+    /// original order, takes as its consecutive chunk the most similar
+    /// chunk (its sorted row of the similarity matrix) that has no chunk
+    /// before it yet and is not the head of its own chain, until every
+    /// chunk but the last has one: one chain through all chunks.
+    #[default]
+    Rows,
+    /// Pairs of the whole matrix in decreasing similarity, each linked if
+    /// both chunks have a free side and no cycle closes; zero-similarity
+    /// pairs are not linked (the runs are concatenated in original order).
+    /// The model's objective met more greedily than the per-row walk;
+    /// dedupsim's first reading of §IV-A.
+    Global,
+    /// The brute-force CSR (§IV-A, O(n!)): every order of the window, the
+    /// largest adjacency similarity kept; at most [`BRUTE_FORCE_MAX`]
+    /// chunks (Exp. 4 runs it on 5-12).
+    #[serde(rename = "brute")]
+    BruteForce,
+}
+
+impl CsrGreedy {
+    pub const ALL: [CsrGreedy; 3] = [CsrGreedy::Rows, CsrGreedy::Global, CsrGreedy::BruteForce];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CsrGreedy::Rows => "rows",
+            CsrGreedy::Global => "global",
+            CsrGreedy::BruteForce => "brute",
+        }
+    }
+
+    /// By [`CsrGreedy::name`].
+    pub fn parse(s: &str) -> Option<CsrGreedy> {
+        CsrGreedy::ALL.into_iter().find(|c| c.name() == s.trim())
+    }
+}
+
+/// ATR's choice of the file of the current chunk (§IV-B Step 3: "randomly
+/// choose one file").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtrFile {
+    /// As written: uniformly at random (seeded) among the chunk's files
+    /// that still hold an unplaced chunk.
+    #[default]
+    Random,
+    /// The first such file in window order (deterministic without a seed).
+    First,
+}
+
+impl AtrFile {
+    pub const ALL: [AtrFile; 2] = [AtrFile::Random, AtrFile::First];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AtrFile::Random => "random",
+            AtrFile::First => "first",
+        }
+    }
+
+    /// By [`AtrFile::name`].
+    pub fn parse(s: &str) -> Option<AtrFile> {
+        AtrFile::ALL.into_iter().find(|c| c.name() == s.trim())
+    }
+}
+
+/// What one read I/O fetches: the one documented model and its options.
+///
+/// Chunks lie in numbered slots (a node's store, a layout's order); a
+/// file's read needs a set of slots; `window` is the most consecutive
+/// slots one I/O covers (1,024 chunks, §V-B: "we read 1024 consecutive
+/// chunks on disk in one read I/O").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadModel {
+    /// The model (default): one I/O per run of consecutive slots the file
+    /// needs (`s`, `s + 1`, ...), a run longer than `window` split every
+    /// `window` slots. A sequential read of the chunks the file needs, at
+    /// most 1,024 of them (§V-B), as Fig. 4-5 count "sequential I/Os".
+    #[default]
+    Runs,
+    /// Option: each I/O reads the `window` consecutive slots from the
+    /// lowest needed slot not yet fetched, gaps included (§V-B read
+    /// literally: 1,024 consecutive chunks per I/O, wherever they start).
+    Window,
+    /// Option: aligned containers (§II-B, §II-C Fig. 1): slot `s` is in
+    /// container `⌊s / window⌋`; one I/O per distinct container the file
+    /// needs (backup deduplication's restore unit).
+    Containers,
+}
+
+impl ReadModel {
+    pub const ALL: [ReadModel; 3] = [ReadModel::Runs, ReadModel::Window, ReadModel::Containers];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadModel::Runs => "runs",
+            ReadModel::Window => "window",
+            ReadModel::Containers => "containers",
+        }
+    }
+
+    /// By [`ReadModel::name`].
+    pub fn parse(s: &str) -> Option<ReadModel> {
+        ReadModel::ALL.into_iter().find(|c| c.name() == s.trim())
+    }
+}
+
+/// Read I/Os to fetch `slots` (any order, repeats allowed) under `model`
+/// with I/Os of at most `window` slots; `slots` is sorted and deduplicated
+/// in place. `window` must be at least 1 (checked by the callers).
+pub fn count_ios(slots: &mut Vec<u64>, window: u64, model: ReadModel) -> u64 {
+    slots.sort_unstable();
+    slots.dedup();
+    let w = window.max(1);
+    let mut ios = 0u64;
+    let (mut start, mut prev) = (0u64, 0u64); // the current I/O's first and last slot
+    for &s in slots.iter() {
+        let extends = ios > 0
+            && match model {
+                ReadModel::Runs => s == prev + 1 && s - start < w,
+                ReadModel::Window => s < start + w,
+                ReadModel::Containers => s / w == start / w,
+            };
+        if !extends {
+            ios += 1;
+            start = s;
+        }
+        prev = s;
+    }
+    ios
+}
 
 /// A chunk identifier (a content fingerprint, an FTL entry, ...).
 pub type ChunkId = u64;
@@ -94,7 +239,7 @@ pub struct LayoutStats {
 /// Errors of the cost functions.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum LayoutError {
-    #[error("chunks_per_io must be at least 1")]
+    #[error("an I/O must read at least 1 chunk (window 0)")]
     ZeroChunksPerIo,
     #[error("chunk {chunk} of file {file} is not in the layout's order")]
     Missing { file: usize, chunk: ChunkId },
@@ -102,6 +247,8 @@ pub enum LayoutError {
     Repeated { chunk: ChunkId },
     #[error("chunk {chunk} of the original order occurs in no file of the window")]
     Unknown { chunk: ChunkId },
+    #[error("the brute-force CSR tries every order (n!): {chunks} chunks are more than its limit of {max}")]
+    TooManyForBruteForce { chunks: usize, max: usize },
 }
 
 /// The window indexed by chunk: chunk `k` is the `k`-th unique chunk in
@@ -270,16 +417,20 @@ pub fn adjacency_similarity(files: &[Vec<ChunkId>], order: &[ChunkId]) -> f64 {
 
 /// Read I/Os to read every file once from chunks laid out in `order`.
 ///
-/// The cost function (the paper's "amount of read I/Os", Fig. 10(c); the
-/// container model of §II-C / Fig. 1): position `p` of `order` belongs to
-/// the aligned *I/O unit* `⌊p / chunks_per_io⌋` (a container of
-/// `chunks_per_io` consecutive chunks, 1024 in §V-B; read whole by one
-/// I/O). Reading a file costs one I/O per distinct unit holding at least
-/// one of its chunks (a chunk repeated inside the file is read once); the
-/// result is the sum over files. Errors if a file's chunk is missing from
-/// `order`, `order` repeats a chunk, or `chunks_per_io` is 0.
-pub fn read_ios(files: &[Vec<ChunkId>], order: &[ChunkId], chunks_per_io: usize) -> Result<u64, LayoutError> {
-    if chunks_per_io == 0 {
+/// The cost function (the paper's "amount of read I/Os", Fig. 10(c)):
+/// position `p` of `order` is slot `p`; reading a file costs
+/// [`count_ios`] of the slots of its distinct chunks (a chunk repeated
+/// inside the file is read once) under `model` with I/Os of at most
+/// `window` slots; the result is the sum over files. Errors if a file's
+/// chunk is missing from `order`, `order` repeats a chunk, or `window` is
+/// 0.
+pub fn read_ios(
+    files: &[Vec<ChunkId>],
+    order: &[ChunkId],
+    window: usize,
+    model: ReadModel,
+) -> Result<u64, LayoutError> {
+    if window == 0 {
         return Err(LayoutError::ZeroChunksPerIo);
     }
     let mut pos: HashMap<ChunkId, usize> = HashMap::with_capacity(order.len());
@@ -289,16 +440,14 @@ pub fn read_ios(files: &[Vec<ChunkId>], order: &[ChunkId], chunks_per_io: usize)
         }
     }
     let mut total = 0u64;
-    let mut units = Vec::new();
+    let mut slots = Vec::new();
     for (f, file) in files.iter().enumerate() {
-        units.clear();
+        slots.clear();
         for &c in file {
             let p = *pos.get(&c).ok_or(LayoutError::Missing { file: f, chunk: c })?;
-            units.push(p / chunks_per_io);
+            slots.push(p as u64);
         }
-        units.sort_unstable();
-        units.dedup();
-        total += units.len() as u64;
+        total += count_ios(&mut slots, window as u64, model);
     }
     Ok(total)
 }
@@ -314,8 +463,8 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Runs the algorithm on a window whose original order is its arrival
-    /// order.
+    /// Runs the algorithm (the paper's variant, ATR seeded 0) on a window
+    /// whose original order is its arrival order.
     pub fn layout(self, files: &[Vec<ChunkId>]) -> Layout {
         match self {
             Algorithm::Csr => csr(files),
@@ -385,18 +534,56 @@ pub(crate) mod tests {
         let v1 = vec![a, b, c, d, e, f];
         let v2 = vec![a, b2, c, d, e2, f2];
         let order = vec![a, b, c, d, e, f, b2, e2, f2];
-        assert_eq!(read_ios(std::slice::from_ref(&v1), &order, 3), Ok(2));
-        assert_eq!(read_ios(std::slice::from_ref(&v2), &order, 3), Ok(3));
-        assert_eq!(read_ios(&[v1, v2], &order, 3), Ok(5));
+        let c = ReadModel::Containers;
+        assert_eq!(read_ios(std::slice::from_ref(&v1), &order, 3, c), Ok(2));
+        assert_eq!(read_ios(std::slice::from_ref(&v2), &order, 3, c), Ok(3));
+        assert_eq!(read_ios(&[v1.clone(), v2.clone()], &order, 3, c), Ok(5));
+        // The same layout under the other models: version 2 needs slots
+        // 0, 2, 3, 6, 7, 8: runs {0} {2,3} {6,7,8} = 3 I/Os; windows of 3
+        // from the lowest unread slot: [0,3) [3,6) [6,9) = 3.
+        assert_eq!(read_ios(std::slice::from_ref(&v2), &order, 3, ReadModel::Runs), Ok(3));
+        assert_eq!(read_ios(std::slice::from_ref(&v2), &order, 3, ReadModel::Window), Ok(3));
+        // Slots 1, 3: one window [1,4), two runs, two containers [0,3) [3,6).
+        let f = vec![vec![b, d]];
+        assert_eq!(read_ios(&f, &order, 3, ReadModel::Window), Ok(1));
+        assert_eq!(read_ios(&f, &order, 3, ReadModel::Runs), Ok(2));
+        assert_eq!(read_ios(&f, &order, 3, c), Ok(2));
+    }
+
+    /// The three read models by hand, window 4. Runs: {0, 3, 9, 12} are
+    /// four runs; {0..=5} one run split after 4 chunks. Windows from the
+    /// lowest unread slot: {0, 3, 9, 12} -> [0,4) [9,13) = 2; {0, 4, 8} ->
+    /// 3. Containers [0,4) [4,8) ...: {0, 3, 9, 12} -> 0, 0, 2, 3 = 3;
+    /// {2, 5} -> 2 where one window [2,6) does.
+    #[test]
+    fn count_ios_by_hand() {
+        use ReadModel::{Containers, Runs, Window};
+        assert_eq!(count_ios(&mut vec![12, 0, 3, 9], 4, Runs), 4);
+        assert_eq!(count_ios(&mut vec![5, 1, 2, 0, 3, 4], 4, Runs), 2);
+        assert_eq!(count_ios(&mut vec![1, 2, 3, 7, 8], 4, Runs), 2);
+        assert_eq!(count_ios(&mut vec![12, 0, 3, 9], 4, Window), 2);
+        assert_eq!(count_ios(&mut vec![0, 4, 8], 4, Window), 3);
+        assert_eq!(count_ios(&mut vec![12, 0, 3, 9], 4, Containers), 3);
+        assert_eq!(count_ios(&mut vec![2, 5], 4, Containers), 2);
+        assert_eq!(count_ios(&mut vec![2, 5], 4, Window), 1);
+        for m in ReadModel::ALL {
+            assert_eq!(count_ios(&mut vec![5, 5, 5], 4, m), 1);
+            assert_eq!(count_ios(&mut vec![], 4, m), 0);
+            assert_eq!(count_ios(&mut (0..1024).collect(), 1024, m), 1);
+            assert_eq!(count_ios(&mut (0..1025).collect(), 1024, m), 2);
+            assert_eq!(ReadModel::parse(m.name()), Some(m));
+        }
+        assert_eq!(ReadModel::parse("all"), None);
     }
 
     #[test]
     fn read_ios_rejects_bad_input() {
-        assert_eq!(read_ios(&[vec![1]], &[1], 0), Err(LayoutError::ZeroChunksPerIo));
-        assert_eq!(read_ios(&[vec![1, 2]], &[1], 4), Err(LayoutError::Missing { file: 0, chunk: 2 }));
-        assert_eq!(read_ios(&[vec![1]], &[1, 1], 4), Err(LayoutError::Repeated { chunk: 1 }));
+        let r = ReadModel::Runs;
+        assert_eq!(read_ios(&[vec![1]], &[1], 0, r), Err(LayoutError::ZeroChunksPerIo));
+        assert_eq!(read_ios(&[vec![1, 2]], &[1], 4, r), Err(LayoutError::Missing { file: 0, chunk: 2 }));
+        assert_eq!(read_ios(&[vec![1]], &[1, 1], 4, r), Err(LayoutError::Repeated { chunk: 1 }));
         // A chunk repeated inside a file is read once; an empty file costs nothing.
-        assert_eq!(read_ios(&[vec![1, 1, 1], vec![]], &[1], 1), Ok(1));
+        assert_eq!(read_ios(&[vec![1, 1, 1], vec![]], &[1], 1, r), Ok(1));
     }
 
     #[test]

@@ -61,6 +61,7 @@ fn emit_jobs_writes_one_command_per_cell() {
     let program = crate::support::cargo_bin("dedupsim").display().to_string();
     let head = format!("{program} cluster --workload mail --pages 4000 --nodes ");
     assert!(lines.iter().all(|l| l.starts_with(&head)), "{text}");
+    assert!(lines.iter().all(|l| l.contains(" --csr rows --atr-file random --redirect-ios 1 ")), "{text}");
     // Only a superchunk cell's line has --superchunk, which another mode refuses.
     assert!(lines.iter().all(|l| l.contains("--superchunk") == l.contains("--mode superchunk")), "{text}");
     // Every job line runs as it is.
@@ -82,7 +83,11 @@ fn bad_input_is_a_clear_error() {
         (vec!["--superchunk", "3KiB", "--mode", "superchunk"], "--superchunk 3KiB"),
         (vec!["--update", "sometimes"], "unknown update mode"),
         (vec!["--update-ratio", "1.5"], "--update-ratio"),
-        (vec!["--read", "all"], "unknown read model"),
+        (vec!["--read", "all"], "unknown read model `all`; use runs, window or containers"),
+        (vec!["--csr", "best"], "invalid --csr: unknown CSR algorithm `best`"),
+        (vec!["--atr-file", "last"], "invalid --atr-file: unknown ATR file choice `last`"),
+        (vec!["--mode", "csr", "--csr", "brute"], "invalid --csr: brute tries every order of a node's buffer"),
+        (vec!["--workload", "fio:share=2"], "share 2 is not in [0, 1]"),
         (vec!["--threads", "0"], "--threads"),
         (vec!["--workload", "nope"], "unknown cluster workload `nope`"),
         (vec!["--workload", "fio:dedup=0.5"], "must be a ratio >= 1"),
@@ -174,7 +179,29 @@ fn options_of_another_mode_are_errors() {
             .assert()
             .success();
     }
-    dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick"]).assert().success();
+    // The quick reproduction prints its tables; Fig. 3's rows are computed
+    // by hand (4 files of 4 MiB = 1,024 chunks, 1 MiB requests: a file
+    // written alone is one run per node, N I/Os on N nodes; interleaved,
+    // each of its 4 requests is a run on every node, 4N; 3 threads
+    // interleave 3 files and write the fourth alone: (3·4N + N)/4).
+    let out = dedupsim()
+        .args(["cluster", "--quiet", "--reproduce", "--quick"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(out).unwrap();
+    for row in [
+        "| 3 | 3.0 | 12.0 | 9.8 | 12.0 | +300.0% |",
+        "| 8 | 8.0 | 32.0 | 26.0 | 32.0 | +300.0% |",
+        "| 20 | 20.0 | 80.0 | 65.0 | 80.0 | +300.0% |",
+    ] {
+        assert!(md.contains(row), "{row}\n{md}");
+    }
+    for h in ["## Sharing sweep", "## Buffer sweep", "## CSR and ATR variants"] {
+        assert!(md.contains(h), "{h}");
+    }
     // --json with --emit-jobs, a --fiu-dir without the excerpts, grid
     // options beside --reproduce and --pages beside a workload that has its
     // own size were ignored.

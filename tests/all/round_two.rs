@@ -120,11 +120,22 @@ mod class_a {
     #[test]
     fn unreachable_fio_dedup_ratios_give_the_range() {
         fails(
-            &["cluster", "-q", "--workload", "fio:dedup=20,files=4,size=8KiB"],
+            &["cluster", "-q", "--workload", "fio:dedup=20,files=4,size=8KiB,scope=file"],
             1,
             &["a dedup ratio of 20 is out of reach", "expect a ratio of 1.905", "reachable ratios are 1 to 1.020"],
         );
-        fails(&["cluster", "-q", "--workload", "fio:dedup=1e300"], 1, &["a dedup ratio of 1e300", "4096 pages"]);
+        fails(
+            &["cluster", "-q", "--workload", "fio:dedup=1e300,scope=file"],
+            1,
+            &["a dedup ratio of 1e300", "4096 pages"],
+        );
+        // With sharing across files (the default) the pool is the whole
+        // workload: 8 pages expect 8 / (1 + 7/20) = 5.926.
+        fails(
+            &["cluster", "-q", "--workload", "fio:dedup=20,files=4,size=8KiB"],
+            1,
+            &["the workload's 8 pages expect a ratio of 5.926", "reachable ratios are 1 to 1.081"],
+        );
     }
 
     /// Extra fields on MSR, SYSTOR, Tencent and SSDsim/MQSim lines are bad
