@@ -540,6 +540,85 @@ fn smartdedup_rejects_bad_prefix_and_memory() {
     assert!(err(&[("prefix_bit", 14.into())]).contains("prefix_bit"));
 }
 
+/// §4.2's Dmdedup comparison (issue 27 item 7): the B-tree index pays
+/// 35 B per fingerprint and no leaves, so at 1 MB it holds
+/// floor(1,048,576 / 35) = 29,959 fingerprints against the prefix tree's
+/// floor((1,048,576 - 2^12 x 12) / 30) = 33,314; it has no groups, so
+/// G-LRU is refused.
+#[test]
+fn smartdedup_btree_index_capacity_and_no_groups() {
+    let cfg = Config::fad_table1();
+    let get = |e: &dyn Engine, k: &str| e.stats().iter().find(|(n, _)| *n == k).unwrap().1;
+    let tree = smart(&cfg, &[("memory_mb", 1.0.into())]);
+    let btree = smart(&cfg, &[("memory_mb", 1.0.into()), ("index", "btree".into()), ("eviction", "lru".into())]);
+    assert_eq!(get(&*tree, "engine_capacity_fps"), 33_314.0);
+    assert_eq!(get(&*btree, "engine_capacity_fps"), 29_959.0);
+    let mut bad = cfg.clone();
+    let t: toml::Table = [("index".to_string(), toml::Value::from("btree"))].into_iter().collect();
+    bad.engine.insert("smartdedup".into(), toml::Value::Table(t));
+    let err = build("smartdedup", &bad.engine_context()).err().expect("btree with g-lru must fail").to_string();
+    assert!(err.contains("btree") && err.contains("eviction"), "{err}");
+}
+
+/// Eviction read-merge-writes are counted apart from out-of-line group
+/// reads (issue 27 item 7), and the parts add up to the totals; G-LRU
+/// moves whole groups per eviction, LRU one fingerprint.
+#[test]
+fn smartdedup_eviction_io_apart_from_offline_reads() {
+    let cfg = Config::fad_table1();
+    let p = prepared(
+        "requests=8000,read=0,size=inv:8,footprint=256MiB,hot=0.4:64MiB,iat=exp:2000us",
+        "zipf:a=0.2,dedup=0.5",
+    );
+    let small = [("memory_mb", 0.25.into()), ("prefix_bits", 10.into()), ("warm_start", false.into())];
+    let glru = run_with(&cfg, &p, "dedup", smart(&cfg, &small));
+    let mut lru_set = small.to_vec();
+    lru_set.push(("eviction", "lru".into()));
+    let lru = run_with(&cfg, &p, "dedup", smart(&cfg, &lru_set));
+    for (name, o) in [("g-lru", &glru), ("lru", &lru)] {
+        assert!(stat(o, "engine_offline_meta_reads") > 0.0, "{name}: out-of-line must look groups up on flash");
+        assert!(stat(o, "engine_evict_meta_programs") > 0.0, "{name}");
+        assert_eq!(
+            stat(o, "engine_evict_meta_reads") + stat(o, "engine_offline_meta_reads"),
+            stat(o, "engine_meta_reads"),
+            "{name}"
+        );
+        assert_eq!(stat(o, "engine_evict_meta_programs"), stat(o, "engine_meta_programs"), "{name}");
+    }
+    assert_eq!(stat(&lru, "engine_evicted_fps"), stat(&lru, "engine_evictions"));
+    assert!(stat(&glru, "engine_evicted_fps") > 2.0 * stat(&glru, "engine_evictions"));
+    let evict_io = |o: &RunOutput| stat(o, "engine_evict_meta_reads") + stat(o, "engine_evict_meta_programs");
+    assert!(evict_io(&glru) < evict_io(&lru) / 2.0, "G-LRU {} vs LRU {}", evict_io(&glru), evict_io(&lru));
+}
+
+/// The group-list statistics (§3.2: mean 9, max 63), hand-counted: k
+/// unique single-page writes at distinct pages into an empty store with
+/// 2 groups (prefix_bits = 1) and room for all. Each lookup searches the
+/// list of the pages before it in its group, so if a pages fall in one
+/// group and b = k - a in the other, the lengths sum to a(a-1)/2 +
+/// b(b-1)/2 and the longest is max(a, b) - 1; at the end the lists hold a
+/// and b (mean k/2).
+#[test]
+fn smartdedup_group_list_lengths_hand_counted() {
+    let cfg = Config::fad_table1();
+    let k = 300u64;
+    let p = prepared(&format!("requests={k},read=0,size=1,seq=1,hot=0:1MiB,footprint=64MiB"), "unique");
+    let o = run_with(
+        &cfg,
+        &p,
+        "dedup",
+        smart(&cfg, &[("memory_mb", 1.0.into()), ("prefix_bits", 1.into()), ("warm_start", false.into())]),
+    );
+    assert_eq!(stat(&o, "engine_list_lookups"), k as f64);
+    let (sum, max) = (stat(&o, "engine_list_len_sum") as u64, stat(&o, "engine_list_len_max") as u64);
+    let a = (0..=k)
+        .find(|&a| a * a.saturating_sub(1) / 2 + (k - a) * (k - a).saturating_sub(1) / 2 == sum && a >= k - a)
+        .expect("the lengths must sum to a(a-1)/2 + b(b-1)/2");
+    assert_eq!(max, a - 1);
+    assert_eq!(stat(&o, "engine_list_len_full"), k as f64 / 2.0);
+    assert!(a > k / 3, "a 1-bit prefix of a uniform fingerprint splits {k} pages roughly in half: {a}");
+}
+
 // ----- Light-Dedup -----
 
 use super::lightdedup::{HALF, NEW_TRUST, REGION_ENTRIES};

@@ -32,7 +32,7 @@ mod smartdedup;
 
 pub use caftl::Caftl;
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
-pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
+pub use smartdedup::{Eviction, Index, SmartDedup, SmartDedupParams, BTREE_FP_BYTES};
 
 use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::{self, UnitKey};
