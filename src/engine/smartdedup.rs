@@ -307,10 +307,14 @@ struct FlashFp {
 
 #[derive(Clone, Debug, Default)]
 struct Group {
-    /// In-memory fingerprints (node ids), sorted by fingerprint.
-    mem: Vec<u32>,
-    /// The on-flash array, sorted by fingerprint.
+    /// In-memory fingerprints with their node ids, sorted by fingerprint
+    /// (the fingerprint beside the id keeps a lookup's binary search in
+    /// one array).
+    mem: Vec<(u64, u32)>,
+    /// The on-flash array, sorted by fingerprint (once `unsorted` is
+    /// cleared: preloading appends and sorts at the first use).
     flash: Vec<FlashFp>,
+    unsorted: bool,
     /// Group LRU links (`g-lru`), NIL-terminated.
     prev: u32,
     next: u32,
@@ -326,6 +330,30 @@ struct Skipped {
     fp: u64,
     entry: EntryId,
     fingerprinted: bool,
+}
+
+/// Write order of each live copy, indexed by its entry id (ids are dense
+/// and reused).
+#[derive(Clone, Debug, Default)]
+struct SeqOf(Vec<Option<u32>>);
+
+impl SeqOf {
+    #[inline]
+    fn get(&self, e: EntryId) -> Option<u32> {
+        self.0.get(e as usize).copied().flatten()
+    }
+    fn insert(&mut self, e: EntryId, seq: u32) {
+        let i = e as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, None);
+        }
+        self.0[i] = Some(seq);
+    }
+    fn remove(&mut self, e: EntryId) {
+        if let Some(x) = self.0.get_mut(e as usize) {
+            *x = None;
+        }
+    }
 }
 
 /// Intrusive doubly linked LRU list over `u32` ids (head = most recent).
@@ -416,7 +444,7 @@ pub struct SmartDedup {
     /// Per page of the current write: verdict before the filter.
     scratch: Vec<Verdict>,
     /// Write order of each live copy (extents), and the counter.
-    seq_of: HashMap<EntryId, u32>,
+    seq_of: SeqOf,
     seq: u32,
     stats: Stats,
 }
@@ -441,7 +469,7 @@ impl SmartDedup {
         let memory = p.memory_mb.max(0.0) * MB;
         let logical = ctx.logical_pages;
         let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / fp_bytes as f64) as u64 } else { 0 };
-        let node = std::mem::size_of::<Node>() as u64 + 4 + 48;
+        let node = std::mem::size_of::<Node>() as u64 + 12 + 48;
         let per_page = std::mem::size_of::<FlashFp>() as u64 + 16;
         (groups * std::mem::size_of::<Group>() as u64)
             .saturating_add(capacity.min(logical).saturating_mul(node))
@@ -526,7 +554,7 @@ impl SmartDedup {
             win_requests: 0,
             past: VecDeque::new(),
             scratch: Vec::new(),
-            seq_of: HashMap::new(),
+            seq_of: SeqOf::default(),
             seq: 0,
             stats: Stats { min_selectivity: 1.0, ..Stats::default() },
             p,
@@ -572,6 +600,15 @@ impl SmartDedup {
     #[inline]
     fn group_of(&self, fp: u64) -> u32 {
         (fp >> (64 - self.bits)) as u32
+    }
+
+    /// Sorts group `g`'s on-flash array if preloading appended to it.
+    fn sort_flash(&mut self, g: u32) {
+        let gr = &mut self.groups[g as usize];
+        if gr.unsorted {
+            gr.flash.sort_unstable();
+            gr.unsorted = false;
+        }
     }
 
     /// Metadata pages of a group array of `n` fingerprints.
@@ -663,16 +700,15 @@ impl SmartDedup {
     /// The in-memory node holding `fp`, if any.
     fn mem_find(&self, g: u32, fp: u64) -> Option<u32> {
         let mem = &self.groups[g as usize].mem;
-        mem.binary_search_by_key(&fp, |&n| self.nodes[n as usize].fp).ok().map(|i| mem[i])
+        mem.binary_search_by_key(&fp, |&(f, _)| f).ok().map(|i| mem[i].1)
     }
 
     /// Removes node `n` from memory (not from flash).
     fn mem_remove(&mut self, n: u32) {
         let node = self.nodes[n as usize];
         let g = node.group;
-        let nodes = &self.nodes;
         let mem = &mut self.groups[g as usize].mem;
-        if let Ok(i) = mem.binary_search_by_key(&node.fp, |&m| nodes[m as usize].fp) {
+        if let Ok(i) = mem.binary_search_by_key(&node.fp, |&(f, _)| f) {
             mem.remove(i);
         }
         match self.p.eviction {
@@ -727,10 +763,9 @@ impl SmartDedup {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let nodes = &self.nodes;
         let mem = &mut self.groups[g as usize].mem;
-        let i = mem.partition_point(|&m| nodes[m as usize].fp < fp);
-        mem.insert(i, n);
+        let i = mem.partition_point(|&(f, _)| f < fp);
+        mem.insert(i, (fp, n));
         self.mem_count += 1;
         self.stats.peak_mem_fps = self.stats.peak_mem_fps.max(self.mem_count);
         if self.p.eviction == Eviction::Refcount {
@@ -747,7 +782,7 @@ impl SmartDedup {
                 if g == NIL {
                     return false;
                 }
-                self.groups[g as usize].mem.clone()
+                self.groups[g as usize].mem.iter().map(|&(_, n)| n).collect()
             }
             Eviction::Lru => match self.node_lru.tail {
                 NIL => return false,
@@ -777,9 +812,16 @@ impl SmartDedup {
             let before = self.groups[g as usize].flash.len();
             self.stats.evict_meta_reads += self.pages_of(before);
             self.charge_group_read(g, before, ops, when);
+            // The moved fingerprints merged in order (the same array as
+            // appending them and sorting it all).
+            self.sort_flash(g);
+            let mut moved = moved;
+            moved.sort_unstable();
             let flash = &mut self.groups[g as usize].flash;
-            flash.extend(moved);
-            flash.sort_unstable();
+            for f in moved {
+                let i = flash.partition_point(|x| *x < f);
+                flash.insert(i, f);
+            }
             flash.dedup();
             let len = flash.len();
             let after = self.pages_of(len);
@@ -920,6 +962,7 @@ impl SmartDedup {
         if !self.p.on_flash || self.groups[g as usize].flash.is_empty() {
             return (None, 0);
         }
+        self.sort_flash(g);
         let pages = self.pages_of(self.groups[g as usize].flash.len());
         for i in 0..pages {
             out.ops.push((at, FlashOp::MetaRead(Self::meta_page(g, i))));
@@ -1034,12 +1077,12 @@ impl Engine for SmartDedup {
             let run = if t <= 1 {
                 1
             } else {
-                let mut prev = self.seq_of.get(&first).copied();
+                let mut prev = self.seq_of.get(first);
                 1 + self.scratch[k + 1..]
                     .iter()
                     .take_while(|v| {
                         let Verdict::Duplicate(e) = v else { return false };
-                        let pos = self.seq_of.get(e).copied();
+                        let pos = self.seq_of.get(*e);
                         let next = matches!((prev, pos), (Some(a), Some(b)) if b == a.wrapping_add(1));
                         prev = pos;
                         next
@@ -1071,7 +1114,7 @@ impl Engine for SmartDedup {
             } else if p.repeat {
                 None
             } else {
-                self.seq_of.get(&entries[k]).copied()
+                self.seq_of.get(entries[k])
             };
             if pos.is_none() || prev.is_none() || pos != prev.map(|x| x.wrapping_add(1)) {
                 extents += 1;
@@ -1122,7 +1165,7 @@ impl Engine for SmartDedup {
                     }
                     self.stats.inline_misses += 1;
                     let mut ops = std::mem::take(&mut io.ops);
-                    let seq = self.seq_of.get(&e).copied().unwrap_or(0);
+                    let seq = self.seq_of.get(e).unwrap_or(0);
                     self.mem_insert(fp, p.content, e, seq, &mut ops, when);
                     io.ops = ops;
                     self.skip(p.lpn, p.content, p.fingerprint, e, true);
@@ -1144,10 +1187,10 @@ impl Engine for SmartDedup {
         if self.p.warm_start && self.p.on_flash {
             let fp = Self::fingerprint(fingerprint);
             let g = self.group_of(fp) as usize;
-            let flash = &mut self.groups[g].flash;
-            let f = FlashFp { fp, entry, content, seq: self.seq };
-            let i = flash.partition_point(|x| *x < f);
-            flash.insert(i, f);
+            // Appended; sorted at the group's first use (`sort_flash`), which
+            // orders it as inserting each in place would.
+            self.groups[g].flash.push(FlashFp { fp, entry, content, seq: self.seq });
+            self.groups[g].unsorted = true;
         }
     }
 
@@ -1161,13 +1204,14 @@ impl Engine for SmartDedup {
         }
         // The flash array's entry is dropped from the mirror; the array on
         // flash is cleaned at its next write-back.
+        self.sort_flash(g);
         let flash = &mut self.groups[g as usize].flash;
         let start = flash.partition_point(|f| f.fp < fp);
         if let Some(i) = flash[start..].iter().take_while(|f| f.fp == fp).position(|f| f.entry == entry) {
             flash.remove(start + i);
         }
         self.sharers.remove(&entry);
-        self.seq_of.remove(&entry);
+        self.seq_of.remove(entry);
         let _ = content;
     }
 
@@ -1241,7 +1285,7 @@ impl Engine for SmartDedup {
                     self.mem_insert(fp, s.content, to, seq, &mut ops, When::Arrival);
                 }
                 None if !s.fingerprinted => {
-                    let seq = self.seq_of.get(&s.entry).copied().unwrap_or(0);
+                    let seq = self.seq_of.get(s.entry).unwrap_or(0);
                     self.mem_insert(fp, s.content, s.entry, seq, &mut ops, When::Arrival)
                 }
                 None => {}

@@ -973,8 +973,13 @@ mod tests {
             if let Block::Lines(f) = b {
                 for (_, pts) in &f.series {
                     for (_, v) in pts {
-                        let shown = decl.workloads.iter().filter(|w| f.only.is_empty() || f.only.contains(&w.def.label));
-                        assert!(shown.clone().count() == 3 && shown.clone().all(|w| w.variants.iter().any(|x| &x.label == v)), "{v}");
+                        let shown =
+                            decl.workloads.iter().filter(|w| f.only.is_empty() || f.only.contains(&w.def.label));
+                        assert!(
+                            shown.clone().count() == 3
+                                && shown.clone().all(|w| w.variants.iter().any(|x| &x.label == v)),
+                            "{v}"
+                        );
                     }
                 }
             }

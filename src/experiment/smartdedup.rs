@@ -135,11 +135,17 @@ pub const META_IO: Metric = Metric { name: "metadata_io", label: "metadata flash
 pub const EVICT_IO: Metric =
     Metric { name: "eviction_io", label: "eviction metadata I/O (pages read + programmed)", get: evict_io };
 /// Metadata programs per data program.
-pub const META_WRITES: Metric =
-    Metric { name: "meta_write_share", label: "metadata pages programmed / data pages programmed", get: meta_write_share };
+pub const META_WRITES: Metric = Metric {
+    name: "meta_write_share",
+    label: "metadata pages programmed / data pages programmed",
+    get: meta_write_share,
+};
 /// Net write reduction against writing without dedup.
-pub const WRITE_REDUCTION: Metric =
-    Metric { name: "write_reduction", label: "net write reduction (in-line hits − metadata programs) / writes", get: write_reduction };
+pub const WRITE_REDUCTION: Metric = Metric {
+    name: "write_reduction",
+    label: "net write reduction (in-line hits − metadata programs) / writes",
+    get: write_reduction,
+};
 /// Mean length of the group list an in-line lookup searched.
 pub const LIST_MEAN: Metric = Metric { name: "list_mean", label: "mean group-list length at a lookup", get: list_mean };
 /// Pages fingerprinted in line.
@@ -274,8 +280,14 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             x_label: "memory (MB)",
             metric: INLINE,
             series: vec![
-                ("SmartDedup (prefix tree, G-LRU)".into(), MEMORY_MB.iter().map(|&mb| (mb, mem_label("g-lru", mb))).collect()),
-                ("Dmdedup-style B-tree (LRU)".into(), MEMORY_MB.iter().map(|&mb| (mb, format!("dmdedup@{mb}MB"))).collect()),
+                (
+                    "SmartDedup (prefix tree, G-LRU)".into(),
+                    MEMORY_MB.iter().map(|&mb| (mb, mem_label("g-lru", mb))).collect(),
+                ),
+                (
+                    "Dmdedup-style B-tree (LRU)".into(),
+                    MEMORY_MB.iter().map(|&mb| (mb, format!("dmdedup@{mb}MB"))).collect(),
+                ),
             ],
             only: replicas.clone(),
         },
@@ -482,7 +494,10 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     report.extend(figures.into_iter().map(Block::Lines));
     report.push(Block::Notes(notes));
     let mut all: Vec<Workload> = workloads.into_iter().map(|w| Workload::new(w, variants.clone())).collect();
-    let mut fio = Workload::new(fio_workload(), vec![variant(at3("g-lru"), &[("engine.smartdedup.memory_mb", format!("{DEFAULT_MB}"))])]);
+    let mut fio = Workload::new(
+        fio_workload(),
+        vec![variant(at3("g-lru"), &[("engine.smartdedup.memory_mb", format!("{DEFAULT_MB}"))])],
+    );
     // Read by the metadata-writes claim only: not in the replicas' tables
     // and means.
     fio.shown = false;
