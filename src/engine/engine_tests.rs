@@ -963,3 +963,34 @@ fn light_dedup_charges_the_index_lookup() {
     let (a, b) = (lat(e0), lat(e1));
     assert!(b - a >= 2.0 - 1e-9, "one write of 4 unique pages: {a} -> {b} µs");
 }
+
+// ----- dram-verify -----
+
+/// `dram-verify` (issue 27 item 13), counted by hand on a copy: n unique
+/// pages, then the same contents at other addresses. The file's pages are
+/// indexed (n fingerprints x 40 B); each copy page finds its fingerprint
+/// and reads the candidate before deduplicating (n gating data reads), and
+/// its copy is not indexed (the first copy stays the primary).
+#[test]
+fn dram_verify_reads_each_candidate_once() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let n = 2000u32;
+    let mut steps = Vec::new();
+    for base in [0u32, 10_000] {
+        for k in (0..n).step_by(8) {
+            steps.push((Op::Write, base + k, (k..k + 8).collect::<Vec<_>>()));
+        }
+    }
+    let p = handmade(&steps, 2000);
+    let out = run_with(&cfg, &p, "dedup", build("dram-verify", &cfg.engine_context()).unwrap());
+    assert_eq!(out.metrics.counters.dedup_pages, u64::from(n));
+    assert_eq!(stat(&out, "engine_verify_reads"), f64::from(n));
+    assert_eq!(stat(&out, "sim_engine_data_reads"), f64::from(n));
+    assert_eq!(stat(&out, "engine_failed_verifies"), 0.0);
+    assert_eq!(stat(&out, "engine_index_bytes"), f64::from(n) * 40.0);
+    assert_eq!(stat(&out, "sim_engine_meta_reads") + stat(&out, "sim_engine_meta_programs"), 0.0);
+    // The same duplicates as CAFTL's index.
+    let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
+    assert_eq!(caftl.metrics.counters.dedup_pages, out.metrics.counters.dedup_pages);
+}
