@@ -27,12 +27,14 @@
 //! Adding an engine = one file + one [`REGISTRY`] line.
 
 mod caftl;
+mod dramverify;
 mod lightdedup;
 mod smartdedup;
 
 pub use caftl::Caftl;
+pub use dramverify::{DramVerify, DramVerifyParams, DRAM_FP_BYTES};
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
-pub use smartdedup::{Eviction, SmartDedup, SmartDedupParams};
+pub use smartdedup::{Eviction, Index, SmartDedup, SmartDedupParams, BTREE_FP_BYTES};
 
 use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::{self, UnitKey};
@@ -274,6 +276,12 @@ pub const REGISTRY: &[(&str, &str, Builder, Shown)] = &[
         LightDedup::build,
         |cfg| shown_params::<LightDedupParams>(cfg, "light-dedup", lightdedup::UNIT_KEYS),
     ),
+    (
+        "dram-verify",
+        "fast hash (xxHash) + verify read, fingerprint index wholly in DRAM: Light-Dedup's identification without its LMT or hints (issue 27 baseline)",
+        DramVerify::build,
+        |cfg| shown_params::<DramVerifyParams>(cfg, "dram-verify", dramverify::UNIT_KEYS),
+    ),
 ];
 
 /// The parameters engine `name` runs with under `cfg` (its table read
@@ -316,6 +324,7 @@ pub fn memory_estimate(name: &str, ctx: &EngineContext) -> u64 {
     match name {
         "smartdedup" => SmartDedup::memory_estimate(ctx),
         "light-dedup" => LightDedup::memory_estimate(ctx),
+        "dram-verify" => DramVerify::memory_estimate(ctx),
         _ => 0,
     }
 }

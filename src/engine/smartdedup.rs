@@ -34,6 +34,19 @@
 //!   (CAFTL's replacement, §4.2): the fingerprint whose copy has the fewest
 //!   references the engine has seen (1 + in-line hits; decrements by
 //!   overwrites of sharers are not observed, only the copy's death).
+//!   The eviction read-merge-writes are counted apart
+//!   (`engine_evict_meta_reads` / `_programs`) from out-of-line dedup's
+//!   group reads (`engine_offline_meta_reads`), which every policy pays.
+//! * **Index** (`index`): `prefix-tree` (SmartDedup, the default) or
+//!   `btree`, §4.2's Dmdedup comparison: fingerprints indexed one by one
+//!   in a copy-on-write B-tree at [`BTREE_FP_BYTES`] each (no leaves to
+//!   pay, no groups: `lru` or `refcount` eviction). The comparison varies
+//!   only the memory, so the B-tree is the memory-resident index and, as
+//!   for SmartDedup's in-line dedup, only what it holds is found in line.
+//! * **Group lists**: each in-line lookup records the length of the group
+//!   list it searches (`engine_list_lookups`, `engine_list_len_sum`,
+//!   `engine_list_len_max`; §3.2 reports mean 9, max 63), and
+//!   `engine_list_len_full` is the mean non-empty list at the end.
 //! * **Promotion**: a fingerprint that out-of-line dedup matches on flash is
 //!   promoted to memory alone (§3.2); its flash copy stays until the group
 //!   is next written back.
@@ -128,6 +141,14 @@ pub const LEAF_BYTES: u64 = 12;
 /// 16-byte MD5 and the PBN in a padded record): 128 per 4 KiB page, so a
 /// 256-fingerprint group is 2 pages ("one to two 4KB blocks", §3.2).
 pub const FLASH_FP_BYTES: u64 = 32;
+/// Bytes of one fingerprint in a Dmdedup-style index (`index = "btree"`,
+/// the comparison of §4.2): a copy-on-write B-tree keeps each fingerprint
+/// as a 16-byte MD5 key with an 8-byte PBN (24 B) in 4 KiB nodes that a
+/// B-tree under random insertions fills to ln 2 ≈ 69% on average (Yao,
+/// "On random 2-3 trees", 1978): 24 / 0.69 = 34.6 B, and its interior
+/// nodes add about one entry per node's fanout (~1%): 35 B. No per-group
+/// leaves: the B-tree indexes fingerprints one by one.
+pub const BTREE_FP_BYTES: u64 = 35;
 /// Skipped-buffer entry with / without its fingerprint (§3.3).
 pub const SKIPPED_BYTES_FP: u64 = 24;
 pub const SKIPPED_BYTES: u64 = 8;
@@ -173,6 +194,19 @@ pub enum Eviction {
     Refcount,
 }
 
+/// The in-memory fingerprint index (§3.2 vs the Dmdedup comparison of
+/// §4.2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Index {
+    /// SmartDedup's prefix tree: groups of fingerprints sharing a prefix,
+    /// [`FP_BYTES`] per fingerprint and [`LEAF_BYTES`] per leaf.
+    PrefixTree,
+    /// A Dmdedup-style B-tree over individual fingerprints,
+    /// [`BTREE_FP_BYTES`] each, no groups (so no `g-lru`).
+    Btree,
+}
+
 /// `[engine.smartdedup]` parameters; defaults are the paper's evaluation
 /// settings (§4) where it gives them.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -187,6 +221,9 @@ pub struct SmartDedupParams {
     /// Skipped-buffer budget, MB.
     pub skipped_mb: f64,
     pub eviction: Eviction,
+    /// The in-memory index: `prefix-tree` (SmartDedup, §3.2) or `btree`
+    /// (Dmdedup-style, §4.2's comparison).
+    pub index: Index,
     /// Keep evicted fingerprints on flash (the two-level store); `false` =
     /// in-line only (evicted fingerprints are lost, no out-of-line dedup).
     pub on_flash: bool,
@@ -223,6 +260,7 @@ impl Default for SmartDedupParams {
             prefix_bits: None,
             skipped_mb: 0.5,
             eviction: Eviction::GLru,
+            index: Index::PrefixTree,
             on_flash: true,
             offline: true,
             offline_pages: 256,
@@ -269,10 +307,14 @@ struct FlashFp {
 
 #[derive(Clone, Debug, Default)]
 struct Group {
-    /// In-memory fingerprints (node ids), sorted by fingerprint.
-    mem: Vec<u32>,
-    /// The on-flash array, sorted by fingerprint.
+    /// In-memory fingerprints with their node ids, sorted by fingerprint
+    /// (the fingerprint beside the id keeps a lookup's binary search in
+    /// one array).
+    mem: Vec<(u64, u32)>,
+    /// The on-flash array, sorted by fingerprint (once `unsorted` is
+    /// cleared: preloading appends and sorts at the first use).
     flash: Vec<FlashFp>,
+    unsorted: bool,
     /// Group LRU links (`g-lru`), NIL-terminated.
     prev: u32,
     next: u32,
@@ -288,6 +330,30 @@ struct Skipped {
     fp: u64,
     entry: EntryId,
     fingerprinted: bool,
+}
+
+/// Write order of each live copy, indexed by its entry id (ids are dense
+/// and reused).
+#[derive(Clone, Debug, Default)]
+struct SeqOf(Vec<Option<u32>>);
+
+impl SeqOf {
+    #[inline]
+    fn get(&self, e: EntryId) -> Option<u32> {
+        self.0.get(e as usize).copied().flatten()
+    }
+    fn insert(&mut self, e: EntryId, seq: u32) {
+        let i = e as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, None);
+        }
+        self.0[i] = Some(seq);
+    }
+    fn remove(&mut self, e: EntryId) {
+        if let Some(x) = self.0.get_mut(e as usize) {
+            *x = None;
+        }
+    }
 }
 
 /// Intrusive doubly linked LRU list over `u32` ids (head = most recent).
@@ -313,6 +379,18 @@ struct Stats {
     evicted_fps: u64,
     meta_reads: u64,
     meta_programs: u64,
+    /// Of `meta_reads` / `meta_programs`: the evictions' read-merge-writes
+    /// (what G-LRU batches), and out-of-line dedup's group reads (which
+    /// every eviction policy pays alike).
+    evict_meta_reads: u64,
+    evict_meta_programs: u64,
+    offline_meta_reads: u64,
+    /// In-line lookups in the memory store and the lengths of the group
+    /// lists they searched (§3.2: "the average length of these lists is
+    /// 9 (maximum length is 63)").
+    list_lookups: u64,
+    list_len_sum: u64,
+    list_len_max: u64,
     offline_pages: u64,
     offline_data_reads: u64,
     offline_dedup_pages: u64,
@@ -366,7 +444,7 @@ pub struct SmartDedup {
     /// Per page of the current write: verdict before the filter.
     scratch: Vec<Verdict>,
     /// Write order of each live copy (extents), and the counter.
-    seq_of: HashMap<EntryId, u32>,
+    seq_of: SeqOf,
     seq: u32,
     stats: Stats,
 }
@@ -387,11 +465,11 @@ impl SmartDedup {
             return 0;
         }
         let groups = 1u64 << bits;
-        let leaves = groups * LEAF_BYTES;
+        let (leaves, fp_bytes) = Self::index_costs(p.index, bits);
         let memory = p.memory_mb.max(0.0) * MB;
         let logical = ctx.logical_pages;
-        let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / FP_BYTES as f64) as u64 } else { 0 };
-        let node = std::mem::size_of::<Node>() as u64 + 4 + 48;
+        let capacity = if memory > leaves as f64 { ((memory - leaves as f64) / fp_bytes as f64) as u64 } else { 0 };
+        let node = std::mem::size_of::<Node>() as u64 + 12 + 48;
         let per_page = std::mem::size_of::<FlashFp>() as u64 + 16;
         (groups * std::mem::size_of::<Group>() as u64)
             .saturating_add(capacity.min(logical).saturating_mul(node))
@@ -412,7 +490,12 @@ impl SmartDedup {
             Some(b) => b,
             None => prefix_bits_for(p.memory_mb),
         };
-        let leaves = (1u64 << bits) * LEAF_BYTES;
+        if p.index == Index::Btree && p.eviction == Eviction::GLru {
+            return Err(bad(
+                "index = \"btree\" indexes fingerprints one by one, it has no groups to evict: use eviction = \"lru\" or \"refcount\"".into(),
+            ));
+        }
+        let (leaves, fp_bytes) = Self::index_costs(p.index, bits);
         let memory = p.memory_mb * MB;
         if memory <= leaves as f64 {
             return Err(bad(format!(
@@ -442,7 +525,7 @@ impl SmartDedup {
         if p.threshold == 0 || p.window == 0 || p.history == 0 {
             return Err(bad("threshold, window and history must be at least 1".into()));
         }
-        let capacity = ((memory - leaves as f64) / FP_BYTES as f64) as u64;
+        let capacity = ((memory - leaves as f64) / fp_bytes as f64) as u64;
         let groups = 1usize << bits;
         Ok(Box::new(SmartDedup {
             hash: Nanos((p.hash_us * 1e3).round() as u64),
@@ -471,16 +554,42 @@ impl SmartDedup {
             win_requests: 0,
             past: VecDeque::new(),
             scratch: Vec::new(),
-            seq_of: HashMap::new(),
+            seq_of: SeqOf::default(),
             seq: 0,
             stats: Stats { min_selectivity: 1.0, ..Stats::default() },
             p,
         }))
     }
 
+    /// Memory of the index's leaves and of one fingerprint under `index`
+    /// with `bits` prefix bits: the prefix tree pays [`LEAF_BYTES`] per
+    /// leaf and [`FP_BYTES`] per fingerprint; the B-tree pays
+    /// [`BTREE_FP_BYTES`] per fingerprint and nothing per group (its
+    /// groups here are only the simulator's lookup structure).
+    fn index_costs(index: Index, bits: u32) -> (u64, u64) {
+        match index {
+            Index::PrefixTree => ((1u64 << bits) * LEAF_BYTES, FP_BYTES),
+            Index::Btree => (0, BTREE_FP_BYTES),
+        }
+    }
+
     /// The in-memory store's capacity in fingerprints.
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    /// Mean length of the non-empty group lists now (0 under the B-tree
+    /// index or with an empty store).
+    fn lists_at_end(&self) -> f64 {
+        if self.p.index != Index::PrefixTree {
+            return 0.0;
+        }
+        let nonempty = self.groups.iter().filter(|g| !g.mem.is_empty()).count();
+        if nonempty == 0 {
+            0.0
+        } else {
+            self.mem_count as f64 / nonempty as f64
+        }
     }
 
     #[inline]
@@ -491,6 +600,15 @@ impl SmartDedup {
     #[inline]
     fn group_of(&self, fp: u64) -> u32 {
         (fp >> (64 - self.bits)) as u32
+    }
+
+    /// Sorts group `g`'s on-flash array if preloading appended to it.
+    fn sort_flash(&mut self, g: u32) {
+        let gr = &mut self.groups[g as usize];
+        if gr.unsorted {
+            gr.flash.sort_unstable();
+            gr.unsorted = false;
+        }
     }
 
     /// Metadata pages of a group array of `n` fingerprints.
@@ -582,16 +700,15 @@ impl SmartDedup {
     /// The in-memory node holding `fp`, if any.
     fn mem_find(&self, g: u32, fp: u64) -> Option<u32> {
         let mem = &self.groups[g as usize].mem;
-        mem.binary_search_by_key(&fp, |&n| self.nodes[n as usize].fp).ok().map(|i| mem[i])
+        mem.binary_search_by_key(&fp, |&(f, _)| f).ok().map(|i| mem[i].1)
     }
 
     /// Removes node `n` from memory (not from flash).
     fn mem_remove(&mut self, n: u32) {
         let node = self.nodes[n as usize];
         let g = node.group;
-        let nodes = &self.nodes;
         let mem = &mut self.groups[g as usize].mem;
-        if let Ok(i) = mem.binary_search_by_key(&node.fp, |&m| nodes[m as usize].fp) {
+        if let Ok(i) = mem.binary_search_by_key(&node.fp, |&(f, _)| f) {
             mem.remove(i);
         }
         match self.p.eviction {
@@ -646,10 +763,9 @@ impl SmartDedup {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let nodes = &self.nodes;
         let mem = &mut self.groups[g as usize].mem;
-        let i = mem.partition_point(|&m| nodes[m as usize].fp < fp);
-        mem.insert(i, n);
+        let i = mem.partition_point(|&(f, _)| f < fp);
+        mem.insert(i, (fp, n));
         self.mem_count += 1;
         self.stats.peak_mem_fps = self.stats.peak_mem_fps.max(self.mem_count);
         if self.p.eviction == Eviction::Refcount {
@@ -666,7 +782,7 @@ impl SmartDedup {
                 if g == NIL {
                     return false;
                 }
-                self.groups[g as usize].mem.clone()
+                self.groups[g as usize].mem.iter().map(|&(_, n)| n).collect()
             }
             Eviction::Lru => match self.node_lru.tail {
                 NIL => return false,
@@ -694,10 +810,18 @@ impl SmartDedup {
         if self.p.on_flash {
             // One read-merge-write of the group's on-flash array.
             let before = self.groups[g as usize].flash.len();
+            self.stats.evict_meta_reads += self.pages_of(before);
             self.charge_group_read(g, before, ops, when);
+            // The moved fingerprints merged in order (the same array as
+            // appending them and sorting it all).
+            self.sort_flash(g);
+            let mut moved = moved;
+            moved.sort_unstable();
             let flash = &mut self.groups[g as usize].flash;
-            flash.extend(moved);
-            flash.sort_unstable();
+            for f in moved {
+                let i = flash.partition_point(|x| *x < f);
+                flash.insert(i, f);
+            }
             flash.dedup();
             let len = flash.len();
             let after = self.pages_of(len);
@@ -705,6 +829,7 @@ impl SmartDedup {
                 ops.push(WriteOp { when, op: FlashOp::MetaProgram(Self::meta_page(g, i)), gates: false });
             }
             self.stats.meta_programs += after;
+            self.stats.evict_meta_programs += after;
         }
         true
     }
@@ -837,11 +962,13 @@ impl SmartDedup {
         if !self.p.on_flash || self.groups[g as usize].flash.is_empty() {
             return (None, 0);
         }
+        self.sort_flash(g);
         let pages = self.pages_of(self.groups[g as usize].flash.len());
         for i in 0..pages {
             out.ops.push((at, FlashOp::MetaRead(Self::meta_page(g, i))));
         }
         self.stats.meta_reads += pages;
+        self.stats.offline_meta_reads += pages;
         let flash = &self.groups[g as usize].flash;
         let start = flash.partition_point(|f| f.fp < fp);
         let hit = flash[start..]
@@ -915,6 +1042,12 @@ impl Engine for SmartDedup {
             io.hashed.push(true);
             let fp = Self::fingerprint(p.fingerprint);
             let g = self.group_of(fp);
+            if self.p.index == Index::PrefixTree {
+                let len = self.groups[g as usize].mem.len() as u64;
+                self.stats.list_lookups += 1;
+                self.stats.list_len_sum += len;
+                self.stats.list_len_max = self.stats.list_len_max.max(len);
+            }
             let v = match self.mem_find(g, fp) {
                 Some(n) if is_live_copy(ftl, self.nodes[n as usize].entry, self.nodes[n as usize].content) => {
                     if self.nodes[n as usize].content == p.content {
@@ -944,12 +1077,12 @@ impl Engine for SmartDedup {
             let run = if t <= 1 {
                 1
             } else {
-                let mut prev = self.seq_of.get(&first).copied();
+                let mut prev = self.seq_of.get(first);
                 1 + self.scratch[k + 1..]
                     .iter()
                     .take_while(|v| {
                         let Verdict::Duplicate(e) = v else { return false };
-                        let pos = self.seq_of.get(e).copied();
+                        let pos = self.seq_of.get(*e);
                         let next = matches!((prev, pos), (Some(a), Some(b)) if b == a.wrapping_add(1));
                         prev = pos;
                         next
@@ -981,7 +1114,7 @@ impl Engine for SmartDedup {
             } else if p.repeat {
                 None
             } else {
-                self.seq_of.get(&entries[k]).copied()
+                self.seq_of.get(entries[k])
             };
             if pos.is_none() || prev.is_none() || pos != prev.map(|x| x.wrapping_add(1)) {
                 extents += 1;
@@ -1032,7 +1165,7 @@ impl Engine for SmartDedup {
                     }
                     self.stats.inline_misses += 1;
                     let mut ops = std::mem::take(&mut io.ops);
-                    let seq = self.seq_of.get(&e).copied().unwrap_or(0);
+                    let seq = self.seq_of.get(e).unwrap_or(0);
                     self.mem_insert(fp, p.content, e, seq, &mut ops, when);
                     io.ops = ops;
                     self.skip(p.lpn, p.content, p.fingerprint, e, true);
@@ -1054,10 +1187,10 @@ impl Engine for SmartDedup {
         if self.p.warm_start && self.p.on_flash {
             let fp = Self::fingerprint(fingerprint);
             let g = self.group_of(fp) as usize;
-            let flash = &mut self.groups[g].flash;
-            let f = FlashFp { fp, entry, content, seq: self.seq };
-            let i = flash.partition_point(|x| *x < f);
-            flash.insert(i, f);
+            // Appended; sorted at the group's first use (`sort_flash`), which
+            // orders it as inserting each in place would.
+            self.groups[g].flash.push(FlashFp { fp, entry, content, seq: self.seq });
+            self.groups[g].unsorted = true;
         }
     }
 
@@ -1071,13 +1204,14 @@ impl Engine for SmartDedup {
         }
         // The flash array's entry is dropped from the mirror; the array on
         // flash is cleaned at its next write-back.
+        self.sort_flash(g);
         let flash = &mut self.groups[g as usize].flash;
         let start = flash.partition_point(|f| f.fp < fp);
         if let Some(i) = flash[start..].iter().take_while(|f| f.fp == fp).position(|f| f.entry == entry) {
             flash.remove(start + i);
         }
         self.sharers.remove(&entry);
-        self.seq_of.remove(&entry);
+        self.seq_of.remove(entry);
         let _ = content;
     }
 
@@ -1151,7 +1285,7 @@ impl Engine for SmartDedup {
                     self.mem_insert(fp, s.content, to, seq, &mut ops, When::Arrival);
                 }
                 None if !s.fingerprinted => {
-                    let seq = self.seq_of.get(&s.entry).copied().unwrap_or(0);
+                    let seq = self.seq_of.get(s.entry).unwrap_or(0);
                     self.mem_insert(fp, s.content, s.entry, seq, &mut ops, When::Arrival)
                 }
                 None => {}
@@ -1180,6 +1314,13 @@ impl Engine for SmartDedup {
             ("engine_evicted_fps", s.evicted_fps as f64),
             ("engine_meta_reads", s.meta_reads as f64),
             ("engine_meta_programs", s.meta_programs as f64),
+            ("engine_evict_meta_reads", s.evict_meta_reads as f64),
+            ("engine_evict_meta_programs", s.evict_meta_programs as f64),
+            ("engine_offline_meta_reads", s.offline_meta_reads as f64),
+            ("engine_list_lookups", s.list_lookups as f64),
+            ("engine_list_len_sum", s.list_len_sum as f64),
+            ("engine_list_len_max", s.list_len_max as f64),
+            ("engine_list_len_full", self.lists_at_end()),
             ("engine_offline_pages", s.offline_pages as f64),
             ("engine_offline_data_reads", s.offline_data_reads as f64),
             ("engine_offline_dedup_pages", s.offline_dedup_pages as f64),

@@ -963,14 +963,23 @@ mod tests {
     fn the_smartdedup_declaration_is_valid() {
         let cfg = Config::fad_table1();
         let decl = crate::experiment::smartdedup::declaration(&cfg, 0.05);
-        assert_eq!(decl.workloads.len(), 3);
+        // The three replicas, and the FIO-like workload the metadata-writes
+        // claim reads (hidden).
+        assert_eq!(decl.workloads.len(), 4);
+        assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 3);
         let plan = decl.plan(&cfg).unwrap();
         assert_eq!(plan.cells.len(), decl.variants().count(), "variants must be distinct cells");
         for b in &decl.report {
             if let Block::Lines(f) = b {
                 for (_, pts) in &f.series {
                     for (_, v) in pts {
-                        assert!(decl.workloads.iter().all(|w| w.variants.iter().any(|x| &x.label == v)), "{v}");
+                        let shown =
+                            decl.workloads.iter().filter(|w| f.only.is_empty() || f.only.contains(&w.def.label));
+                        assert!(
+                            shown.clone().count() == 3
+                                && shown.clone().all(|w| w.variants.iter().any(|x| &x.label == v)),
+                            "{v}"
+                        );
                     }
                 }
             }

@@ -154,6 +154,10 @@ fn dedup_variants() -> Vec<Variant> {
         // A fair hash baseline (issue 27, item 13): CAFTL's SHA-1 on four
         // pipelined hash engines, each page on the earliest free one.
         Variant::new("caftl-x4", "dedup", &[("dedup.hash_engines", "4".to_string())]).named("caftl, 4 hash engines"),
+        // Fast hash + verify with the whole index in DRAM (issue 27, item
+        // 13): Light-Dedup's identification without its LMT and hints.
+        Variant::new("dram-verify", "dedup", &[("dedup.engine", "\"dram-verify\"".to_string())])
+            .named("dram-verify (xxHash + verify, DRAM index)"),
         ld("ld", &[]).named("light-dedup"),
         ld("ld-no-trust", &[("trust", "false")]).named("light-dedup, no trust degrees"),
         ld("ld-no-spec", &[("speculative", "false")]).named("light-dedup, speculative = false"),
@@ -319,7 +323,7 @@ fn amplification_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::Ex
 fn latency_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::ExperimentError> {
     let mut md =
         String::from("\n## Write latency: verify reads vs hash time (§5.2-5.3), mean / p99 µs\n\n| workload |");
-    let vs = ["caftl", "caftl-x4", "ld", "ld-no-spec", "ld-cached"];
+    let vs = ["caftl", "caftl-x4", "dram-verify", "ld", "ld-no-spec", "ld-cached"];
     for v in vs {
         let _ = write!(md, " {} |", o.variant_name(v));
     }
@@ -411,7 +415,13 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
                     .iter()
                     .map(|w| {
                         let r = |v| o.ratio(w, v, "caftl", WRITE_MEAN).map_or("n/a".into(), |x| format!("{x:.2}×"));
-                        format!("{}: {} ({} all metadata cached)", o.name(w), r("ld"), r("ld-cached"))
+                        format!(
+                            "{}: {} ({} all metadata cached; dram-verify {})",
+                            o.name(w),
+                            r("ld"),
+                            r("ld-cached"),
+                            r("dram-verify")
+                        )
                     })
                     .collect();
                 format!("mean write latency, light-dedup / caftl: {}", per.join(", "))
