@@ -172,20 +172,10 @@ pub struct Profile {
     pub duplicates: Option<DupProfile>,
 }
 
-fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
-}
-
 impl Profile {
     /// The profile of a measured workload.
     pub fn of(name: &str, page_size: u32, l: &Locality) -> Profile {
         let s = &l.shape;
-        let read_pages_total = (s.read_pages.mean * s.read_pages.count as f64).round() as u64;
-        let written_pages = (s.write_pages.mean * s.write_pages.count as f64).round() as u64;
         Profile {
             version: VERSION,
             source: Source { name: name.to_string(), requests: s.read_pages.count + s.write_pages.count, page_size },
@@ -193,7 +183,7 @@ impl Profile {
                 read_share: s.read_share,
                 sequential_write_share: s.sequential_write_share,
                 overwritten_page_share: s.overwritten_page_share,
-                unwritten_read_page_share: share(s.reads_of_unwritten_pages, read_pages_total),
+                unwritten_read_page_share: l.unwritten_read_page_share(),
                 whole_file_reread_share: s.whole_file_reread_share,
                 written_distinct_pages: s.written_distinct_pages,
                 unwritten_read_distinct_pages: s.unwritten_read_distinct_pages,
@@ -203,7 +193,7 @@ impl Profile {
                 read_after_write_requests: Percentiles::of(&s.read_after_write_requests),
             },
             duplicates: l.duplicates.as_ref().map(|d| DupProfile {
-                dedup_rate: share(d.duplicate_pages, written_pages),
+                dedup_rate: l.dup_page_share(),
                 sequential_share: d.sequential_share,
                 within_request_share: d.within_request_share,
                 shared_by_files_share: d.shared_by_files_share,
@@ -346,15 +336,13 @@ const FITTED: usize = 9;
 /// What the fitting compares: measured against target, per knob.
 fn measured(l: &Locality) -> [f64; FITTED] {
     let s = &l.shape;
-    let read_pages = (s.read_pages.mean * s.read_pages.count as f64).round() as u64;
-    let written = (s.write_pages.mean * s.write_pages.count as f64).round() as u64;
     let d = l.duplicates.clone().unwrap_or_default();
     [
         s.sequential_write_share,
         s.overwritten_page_share,
-        share(s.reads_of_unwritten_pages, read_pages),
+        l.unwritten_read_page_share(),
         s.whole_file_reread_share,
-        share(d.duplicate_pages, written),
+        l.dup_page_share(),
         d.sequential_share,
         d.within_request_share,
         d.run_pages.mean,
@@ -516,23 +504,15 @@ pub fn fit_report(p: &Profile, l: &Locality) -> Vec<FitRow> {
         row("inter-arrival mean (ns)", t.interarrival_ns.mean, s.interarrival_ns.mean, 0.10, true),
     ];
     if t.read_share > 0.0 {
-        let read_pages = (s.read_pages.mean * s.read_pages.count as f64).round() as u64;
         rows.extend([
             row("read size mean (pages)", t.read_pages.mean, s.read_pages.mean, 0.10, true),
-            row(
-                "unwritten read share",
-                t.unwritten_read_page_share,
-                share(s.reads_of_unwritten_pages, read_pages),
-                0.05,
-                false,
-            ),
+            row("unwritten read share", t.unwritten_read_page_share, l.unwritten_read_page_share(), 0.05, false),
             row("whole-file re-read share", t.whole_file_reread_share, s.whole_file_reread_share, 0.05, false),
         ]);
     }
     if let (Some(d), Some(g)) = (&p.duplicates, &l.duplicates) {
-        let written = (s.write_pages.mean * s.write_pages.count as f64).round() as u64;
         rows.extend([
-            row("dedup rate", d.dedup_rate, share(g.duplicate_pages, written), 0.03, false),
+            row("dedup rate", d.dedup_rate, l.dup_page_share(), 0.03, false),
             row("dups sequential to the last", d.sequential_share, g.sequential_share, 0.10, false),
             row("dups within a request", d.within_request_share, g.within_request_share, 0.10, false),
             row("dup run length mean (pages)", d.run_pages.mean, g.run_pages.mean, 0.30, true),

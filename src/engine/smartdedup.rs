@@ -200,7 +200,7 @@ pub enum Eviction {
 #[serde(rename_all = "kebab-case")]
 pub enum Index {
     /// SmartDedup's prefix tree: groups of fingerprints sharing a prefix,
-    /// [`FP_BYTES`] per fingerprint and [`LEAF_BYTES`] per leaf.
+    /// `FP_BYTES` per fingerprint and `LEAF_BYTES` per leaf.
     PrefixTree,
     /// A Dmdedup-style B-tree over individual fingerprints,
     /// [`BTREE_FP_BYTES`] each, no groups (so no `g-lru`).

@@ -155,6 +155,21 @@ pub struct Locality {
     pub duplicates: Option<DupLocality>,
 }
 
+impl Locality {
+    /// Read pages whose address the trace had not written, over read pages.
+    pub fn unwritten_read_page_share(&self) -> f64 {
+        let s = &self.shape;
+        share(s.reads_of_unwritten_pages, (s.read_pages.mean * s.read_pages.count as f64).round() as u64)
+    }
+
+    /// Duplicate pages over written pages (0 without content).
+    pub fn dup_page_share(&self) -> f64 {
+        let s = &self.shape;
+        let written = (s.write_pages.mean * s.write_pages.count as f64).round() as u64;
+        share(self.duplicates.as_ref().map_or(0, |d| d.duplicate_pages), written)
+    }
+}
+
 fn share(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
