@@ -514,7 +514,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
 /// §4.1's FIO write experiment at 0% duplicates as a synthetic workload
 /// ([`FIO`]): [`FIO_WRITES`] single-page writes at uniformly random pages
 /// of a region as large as the write volume, every page a new content,
-/// [`FIO_GAP_US`] apart.
+/// `FIO_GAP_US` apart.
 pub fn fio_workload() -> WorkloadDef {
     let spec = SynthSpec {
         name: FIO.into(),
