@@ -777,22 +777,27 @@ fn light_dedup_without_collisions_finds_what_caftl_finds() {
     }
 }
 
+/// A file of `n` pages (contents 0..n) written in 8-page requests at
+/// address 0, then the same contents again at address 10,000: a copy.
+fn copied_file(n: u32) -> Vec<(crate::units::Op, u32, Vec<u32>)> {
+    let mut steps = Vec::new();
+    for base in [0u32, 10_000] {
+        for k in (0..n).step_by(8) {
+            steps.push((crate::units::Op::Write, base + k, (k..k + 8).collect::<Vec<_>>()));
+        }
+    }
+    steps
+}
+
 /// Writing a file and then the same contents again in order (a copy):
 /// the hints set while writing the file predict the copy, become trusted,
 /// and the copy's pages skip the hash and read their candidates at
 /// arrival, which lowers the write latency against `speculative = false`.
 #[test]
 fn light_dedup_sequential_copy_trusts_hints_and_speculates() {
-    use crate::units::Op;
     let cfg = Config::fad_table1();
     let n = 2000u32;
-    let mut steps = Vec::new();
-    for base in [0u32, 10_000] {
-        for k in (0..n).step_by(8) {
-            steps.push((Op::Write, base + k, (k..k + 8).collect::<Vec<_>>()));
-        }
-    }
-    let p = handmade(&steps, 2000);
+    let p = handmade(&copied_file(n), 2000);
     let spec = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
     let nospec = run_with(&cfg, &p, "dedup", light(&cfg, &[("speculative", false.into())]));
     assert_eq!(spec.metrics.counters.dedup_pages, u64::from(n));
@@ -973,16 +978,9 @@ fn light_dedup_charges_the_index_lookup() {
 /// its copy is not indexed (the first copy stays the primary).
 #[test]
 fn dram_verify_reads_each_candidate_once() {
-    use crate::units::Op;
     let cfg = Config::fad_table1();
     let n = 2000u32;
-    let mut steps = Vec::new();
-    for base in [0u32, 10_000] {
-        for k in (0..n).step_by(8) {
-            steps.push((Op::Write, base + k, (k..k + 8).collect::<Vec<_>>()));
-        }
-    }
-    let p = handmade(&steps, 2000);
+    let p = handmade(&copied_file(n), 2000);
     let out = run_with(&cfg, &p, "dedup", build("dram-verify", &cfg.engine_context()).unwrap());
     assert_eq!(out.metrics.counters.dedup_pages, u64::from(n));
     assert_eq!(stat(&out, "engine_verify_reads"), f64::from(n));
