@@ -145,35 +145,39 @@ fn test_items(s: &str) -> (Vec<(usize, usize)>, Vec<String>) {
     let mut from = 0;
     while let Some(p) = s[from..].find("#[cfg(test)]") {
         let start = from + p;
-        let mut j = start + "#[cfg(test)]".len();
-        let mut depth = 0usize;
-        let mut end = b.len();
-        while j < b.len() {
-            match b[j] {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = j + 1;
-                        break;
-                    }
-                }
-                b';' if depth == 0 => {
-                    end = j + 1;
-                    let item = s[start + "#[cfg(test)]".len()..j].trim();
-                    if let Some(name) = item.strip_prefix("mod ").or_else(|| item.strip_prefix("pub mod ")) {
-                        files.push(name.trim().to_string());
-                    }
-                    break;
-                }
-                _ => {}
+        let after = start + "#[cfg(test)]".len();
+        let (end, declared) = item_end(b, after);
+        if declared {
+            let item = s[after..end - 1].trim();
+            if let Some(name) = item.strip_prefix("mod ").or_else(|| item.strip_prefix("pub mod ")) {
+                files.push(name.trim().to_string());
             }
-            j += 1;
         }
         ranges.push((start, end));
         from = end;
     }
     (ranges, files)
+}
+
+/// Where the item starting at `from` ends (exclusive): after the `}`
+/// closing its first `{`, or after a `;` before any `{` (then `true`: a
+/// declaration such as `mod name;`); the text's end if neither comes.
+fn item_end(b: &[u8], from: usize) -> (usize, bool) {
+    let mut depth = 0usize;
+    for (j, &c) in b.iter().enumerate().skip(from) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return (j + 1, false);
+                }
+            }
+            b';' if depth == 0 => return (j + 1, true),
+            _ => {}
+        }
+    }
+    (b.len(), false)
 }
 
 /// Byte ranges of the inline modules (`mod x { ... }`) of stripped text.
@@ -193,22 +197,8 @@ fn inline_mods(s: &str) -> Vec<(usize, usize)> {
         if !rest.starts_with('{') {
             continue;
         }
-        let mut j = open + (s[open..].len() - rest.len());
-        let mut depth = 0usize;
-        while j < b.len() {
-            match b[j] {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            j += 1;
-        }
-        out.push((at, j + 1));
+        let (end, _) = item_end(b, open + (s[open..].len() - rest.len()));
+        out.push((at, end));
     }
     out
 }
