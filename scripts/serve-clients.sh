@@ -12,37 +12,7 @@ cd "$(dirname "$0")/.."
 BIN=${DEDUPSIM:-target/release/dedupsim}
 BENCH=0
 [ "${1:-}" = "--bench" ] && BENCH=1
-W=$(mktemp -d /tmp/dedupsim-serve.XXXXXX)
-PIDS=()
-cleanup() {
-  for m in "$W/mnt" "$W/nbd"; do fusermount3 -u "$m" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  rm -rf "$W"
-}
-trap cleanup EXIT
-
-# start NAME ARGS...: a --persist server on $W/NAME.sock; sets URI and SPID.
-start() {
-  local name=$1; shift
-  rm -f "$W/$name.sock"
-  "$BIN" serve --unix "$W/$name.sock" --persist --status-every 0 "$@" \
-    > "$W/$name.out" 2> "$W/$name.err" &
-  SPID=$!
-  PIDS+=("$SPID")
-  for _ in $(seq 100); do [ -S "$W/$name.sock" ] && break; sleep 0.05; done
-  [ -S "$W/$name.sock" ] || { cat "$W/$name.err"; echo "serve did not start"; exit 1; }
-  URI="nbd+unix:///?socket=$W/$name.sock"
-}
-
-# stop NAME: SIGTERM, wait for the report.
-stop() {
-  kill -TERM "$SPID"
-  wait "$SPID" || { cat "$W/$1.err"; echo "serve $1 failed"; exit 1; }
-}
-
-json() { python3 -c "import json,sys; j=json.load(open('$1')); print($2)"; }
-
-have() { command -v "$1" > /dev/null; }
+. scripts/lib-serve.sh
 
 if have qemu-io && have qemu-img; then
   echo "== qemu-io: patterns at many offsets and sizes, read back with -P"
@@ -106,28 +76,24 @@ else
   echo "fio with the nbd engine: not installed (Debian fio), skipped"
 fi
 
-if have nbdfuse && have fuse2fs && have mkfs.ext4 && [ -e /dev/fuse ]; then
+if have_ext4; then
   echo "== a real ext4: nbdfuse + mkfs.ext4 + fuse2fs, copy a tree, remount, checksums, replay the recording"
   start ext4 --size 1GiB --record "$W/ext4.trace" --json "$W/ext4.json"
-  mkdir -p "$W/nbd" "$W/mnt"
-  nbdfuse "$W/nbd" --unix "$W/ext4.sock" &
-  FUSE_PID=$!
-  for _ in $(seq 100); do [ -e "$W/nbd/nbd" ] && break; sleep 0.05; done
+  ext4_attach
   mkfs.ext4 -q -F -b 4096 "$W/nbd/nbd"
   TREE=${SERVE_TREE:-src}
-  fuse2fs "$W/nbd/nbd" "$W/mnt" -o fakeroot
+  ext4_mount
   cp -r "$TREE" "$W/mnt/tree"
   cp -r "$TREE" "$W/mnt/tree-copy"  # a second copy: duplicates the file system writes
-  fusermount3 -u "$W/mnt"
-  fuse2fs "$W/nbd/nbd" "$W/mnt" -o fakeroot
+  ext4_umount
+  ext4_mount
   (cd "$TREE" && find . -type f -exec sha256sum {} +) > "$W/sums"
   (cd "$W/mnt/tree" && sha256sum -c --quiet "$W/sums")
   (cd "$W/mnt/tree-copy" && sha256sum -c --quiet "$W/sums")
   files=$(wc -l < "$W/sums")
   echo "ext4: $files files copied twice, every checksum matches after a remount"
-  fusermount3 -u "$W/mnt"
-  for _ in $(seq 50); do fusermount3 -u "$W/nbd" 2>/dev/null && break; sleep 0.1; done
-  wait "$FUSE_PID" 2>/dev/null || true
+  ext4_umount
+  ext4_detach
   stop ext4
   grep "^serve:" "$W/ext4.out"
   "$BIN" run --quiet --trace "$W/ext4.trace" -p native,dedup,fad --set 'precondition.rule="none"' \
