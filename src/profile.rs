@@ -42,6 +42,19 @@ const REDRAWS: u32 = 8;
 /// A run's next page continues its source only to content written at
 /// most this many pages from the source's (module doc of [`model`]).
 const TOGETHER_PAGES: usize = 64;
+/// The committed profiles (`profiles/`, docs/profiles.md), by name: usable
+/// wherever a profile file is (`--profile NAME`, `profile:NAME` in an
+/// experiment's workloads) without the source tree.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("fiu-homes", include_str!("../profiles/fiu-homes.toml")),
+    ("fiu-mail", include_str!("../profiles/fiu-mail.toml")),
+    ("fiu-webvm", include_str!("../profiles/fiu-webvm.toml")),
+    ("plan9-blocks", include_str!("../profiles/plan9-blocks.toml")),
+    ("replica-homes", include_str!("../profiles/replica-homes.toml")),
+    ("replica-mail", include_str!("../profiles/replica-mail.toml")),
+    ("replica-webvm", include_str!("../profiles/replica-webvm.toml")),
+];
+
 /// Salt of the generator's random stream (distinct from `synth`'s).
 const SEED_SALT: u64 = 0x5052_4f46_494c_4531;
 
@@ -210,6 +223,27 @@ impl Profile {
             "# dedupsim workload profile (docs/profiles.md): `trace synth --profile FILE` or\n\
              # `run --profile FILE` generates a workload with these statistics.\n{body}"
         )
+    }
+
+    /// Reads a profile from a file or, when no file `spec` exists and it
+    /// names one, a built-in profile ([`BUILTIN`]), applying `overrides`.
+    pub fn load_named(spec: &Path, overrides: &[String]) -> Result<Profile, ProfileError> {
+        if !spec.exists() {
+            if let Some((_, text)) = BUILTIN.iter().find(|(name, _)| spec.as_os_str() == *name) {
+                return Profile::parse(text, spec, overrides);
+            }
+            if spec.extension().is_none() && spec.components().count() == 1 {
+                let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+                return Err(ProfileError::Io {
+                    path: spec.into(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("no such file nor built-in profile; built-in: {}", names.join(", ")),
+                    ),
+                });
+            }
+        }
+        Profile::load(spec, overrides)
     }
 
     /// Reads a profile, applying `overrides` (`KEY=VALUE`, a dotted key of

@@ -319,8 +319,9 @@ pub struct WorkloadArgs {
     /// (not with --trace; default: the built-in default-small workload).
     #[arg(long, conflicts_with = "trace")]
     pub synth: Option<String>,
-    /// Workload profile (TOML, from `trace stats --profile`): generate a workload with its
-    /// locality statistics, fitted (docs/profiles.md). Not with --trace, --synth or --replica.
+    /// Workload profile (TOML, from `trace stats --profile`, or the name of a committed one,
+    /// e.g. fiu-mail, recorded-mail): generate a workload with its locality statistics,
+    /// fitted (docs/profiles.md). Not with --trace, --synth or --replica.
     #[arg(long, conflicts_with_all = ["trace", "synth", "replica"], value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// With --profile: requests generated, as a multiple of the profiled trace's (address
@@ -491,7 +492,7 @@ fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload>
         }
         (None, None) if a.profile.is_some() => {
             let path = a.profile.as_deref().expect("checked");
-            let p = dedupsim::profile::Profile::load(path, &a.profile_set)?;
+            let p = dedupsim::profile::Profile::load_named(path, &a.profile_set)?;
             if p.source.page_size != cfg.geometry.page_size {
                 anyhow::bail!(
                     "--profile {}: measured at {}-byte pages, but the device has {}-byte pages; \

@@ -330,7 +330,7 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             };
             eprintln!("wrote {} requests to {} ({content}, {dedup})", w.requests.len(), a.out.display());
             if let Some(path) = &a.workload.profile {
-                let p = dedupsim::profile::Profile::load(path, &a.workload.profile_set)?;
+                let p = dedupsim::profile::Profile::load_named(path, &a.workload.profile_set)?;
                 let rows = dedupsim::profile::fit_report(&p, &trace::locality(&w));
                 eprint!("fit to {} (docs/profiles.md):\n{}", path.display(), dedupsim::profile::fit_table(&rows));
             }

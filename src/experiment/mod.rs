@@ -513,6 +513,6 @@ fn estimate_requests(def: &WorkloadDef) -> Option<u64> {
     match &def.spec {
         WorkloadSpec::Replica(_) => def.replica_spec().map(|s| s.requests),
         WorkloadSpec::Synth(s) => Some(s.requests),
-        WorkloadSpec::Trace(_) | WorkloadSpec::Builtin(_) => None,
+        WorkloadSpec::Trace(_) | WorkloadSpec::Builtin(_) | WorkloadSpec::Profile(_) => None,
     }
 }

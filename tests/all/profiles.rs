@@ -143,3 +143,35 @@ fn the_cli_writes_and_uses_a_profile() {
     assert!(err.contains("p.toml") && err.contains("shape.read_share") && err.contains("not a share"), "{err}");
     dedupsim().args(["run", "-q", "--scale", "2"]).assert().failure();
 }
+
+#[test]
+fn every_committed_profile_is_built_in_by_its_name() {
+    let paths = committed();
+    let names: Vec<String> = paths.iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    let builtin: Vec<&str> = profile::BUILTIN.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, builtin, "profile::BUILTIN lists profiles/ in order");
+    for (path, (name, text)) in paths.iter().zip(profile::BUILTIN) {
+        assert_eq!(&std::fs::read_to_string(path).unwrap(), text, "{name}");
+        assert_eq!(Profile::load_named(Path::new(name), &[]).unwrap(), Profile::load(path, &[]).unwrap());
+    }
+    let err = Profile::load_named(Path::new("no-such-profile"), &[]).unwrap_err().to_string();
+    assert!(err.contains("no-such-profile") && err.contains("built-in: fiu-homes"), "{err}");
+}
+
+#[test]
+fn an_experiment_workload_can_be_a_profile() {
+    use dedupsim::experiment::workload::{WorkloadDef, WorkloadSpec};
+    let spec: WorkloadSpec = "profile:fiu-webvm,scale=2,duplicates.dedup_rate=0.3".parse().unwrap();
+    assert_eq!(spec.to_string(), "profile:fiu-webvm,scale=2,duplicates.dedup_rate=0.3");
+    let def = WorkloadDef::new(spec);
+    assert_eq!(def.label, "fiu-webvm");
+    let cfg = dedupsim::config::Config::fad_table1();
+    let w = def.load(&cfg).unwrap();
+    let p = Profile::load_named(Path::new("fiu-webvm"), &[]).unwrap();
+    assert_eq!(w.requests.len() as u64, 2 * p.source.requests);
+    let dedup = locality(&w).dup_page_share();
+    assert!((dedup - 0.3).abs() < 0.05, "dedup rate asked 0.3, generated {dedup}");
+    for bad in ["profile:", "profile:x.toml,scale=0", "profile:x.toml,oops"] {
+        assert!(bad.parse::<WorkloadSpec>().is_err(), "{bad}");
+    }
+}
