@@ -90,6 +90,14 @@ pub struct FadArgs {
     /// Skip the gap decomposition and the load sensitivity.
     #[arg(long)]
     no_gap: bool,
+    /// Skip the workload families (the headline claims on workloads fitted to real and recorded
+    /// profiles, and the reuse-distance sensitivity; docs/reproduce.md).
+    #[arg(long)]
+    no_families: bool,
+    /// The recorded real-content traces (`scripts/record-workloads.sh --out DIR`): the
+    /// workload families' third family.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_families")]
+    recorded: Option<PathBuf>,
     /// What a file is: `merged` (consecutive same-op, address-contiguous records are one file, as
     /// FAD's authors' simulator preprocesses traces) or `request` (one trace request per file).
     #[arg(long, default_value = "merged", value_name = "RULE")]
@@ -330,6 +338,12 @@ pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
         only: a.only.clone(),
         command: command_line(),
         plots: !a.no_plots,
+        families: (!a.no_families).then_some(if a.quick {
+            dedupsim::experiment::families::Size::QUICK
+        } else {
+            dedupsim::experiment::families::Size::FULL
+        }),
+        recorded: a.recorded.clone(),
     };
     begin(&out, "reproduce fad")?;
     let bar = Bar::new(a.quiet);

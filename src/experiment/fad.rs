@@ -16,6 +16,7 @@
 use super::declare::{
     self, mean, num, Bars, Block, Cdfs, Declaration, Metric, Outcome, Plotter, Rows, Variant, Workload,
 };
+use super::families::{self, Member};
 use super::paper::{
     self, CLAIMS, DOF, FIG15_RHO, FIG15_SPEEDUP, READ_MEAN, READ_P99, READ_P999, WRITE_MEAN, WRITE_VOLUME,
 };
@@ -66,6 +67,11 @@ pub struct FadOptions {
     pub command: String,
     /// Write PNG and SVG plots.
     pub plots: bool,
+    /// Also run the headline claims on the workload families
+    /// ([`super::families`]) at this size (`None`: off).
+    pub families: Option<families::Size>,
+    /// With `families`: the recorded real-content traces (family c).
+    pub recorded: Option<PathBuf>,
 }
 
 impl Default for FadOptions {
@@ -80,6 +86,8 @@ impl Default for FadOptions {
             only: Vec::new(),
             command: "dedupsim reproduce fad".into(),
             plots: true,
+            families: None,
+            recorded: None,
         }
     }
 }
@@ -254,6 +262,21 @@ pub fn declaration(base: &Config, opts: &FadOptions) -> Result<(Declaration, Vec
             workloads.extend(super::gap::workloads(base, c.row, opts.scale));
         }
     }
+    let fam = match opts.families {
+        Some(size) => {
+            let mut m = families::fitted(size)?;
+            if let Some(dir) = &opts.recorded {
+                m.extend(families::recorded(dir)?);
+            }
+            let p = crate::profile::Profile::load_named(Path::new(SWEEP_PROFILE), &[])
+                .map_err(|e| ExperimentError::Workload { workload: SWEEP_PROFILE.into(), reason: e.to_string() })?;
+            let sweep = families::sweep(SWEEP_PROFILE, size.scale_of(&p), SWEEP_KEY, &SWEEP_REUSE);
+            workloads.extend(families::workloads(&m, &FAMILY_POLICIES));
+            workloads.extend(families::workloads(&sweep, &FAMILY_POLICIES));
+            Some((m, sweep))
+        }
+        None => None,
+    };
     let mut identity = serde_json::Map::new();
     identity.insert("config_hash".into(), base.config_hash_hex().into());
     identity.insert("seed".into(), base.seed.into());
@@ -279,7 +302,7 @@ pub fn declaration(base: &Config, opts: &FadOptions) -> Result<(Declaration, Vec
             "FAD Section IV reproduced with dedupsim",
             "Lin et al., FAD, Section IV",
             workloads,
-            report(base, opts, &choices, rho0),
+            report(base, opts, &choices, rho0, fam),
         )
     };
     Ok((decl, choices))
@@ -383,7 +406,13 @@ fn bars(
 }
 
 /// REPORT.md's blocks.
-fn report(base: &Config, opts: &FadOptions, choices: &[WorkloadChoice], rho0: f64) -> Vec<Block> {
+fn report(
+    base: &Config,
+    opts: &FadOptions,
+    choices: &[WorkloadChoice],
+    rho0: f64,
+    fam: Option<(Vec<Member>, Vec<Member>)>,
+) -> Vec<Block> {
     let text = |s: &str| Block::Text(s.to_string());
     let mut r = vec![header(base, opts, choices, rho0), table_ii(opts, choices)];
     r.push(text("## Motivation (§II-C)\n\n"));
@@ -521,6 +550,10 @@ fn report(base: &Config, opts: &FadOptions, choices: &[WorkloadChoice], rho0: f6
     r.push(Block::Cdfs(Cdfs { prefix: "cdf_read_", variants: vec!["native", "dedup", "har", "fcrc", "fad"] }));
     if opts.gap {
         r.push(gap(opts, choices));
+    }
+    if let Some((members, sweep)) = fam {
+        let rows = choices.iter().map(|c| c.row).collect();
+        r.push(families_block(members, sweep, rows, opts.plots));
     }
     r.push(text("## Summary: the paper's numbers beside ours\n\n"));
     r.push(Block::Summary(CLAIMS.to_vec()));
@@ -892,6 +925,175 @@ fn gap(opts: &FadOptions, choices: &[WorkloadChoice]) -> Block {
         }
         Ok(o)
     }))
+}
+
+/// The policies of the family cells.
+const FAMILY_POLICIES: [&str; 3] = ["native", "dedup", "fad"];
+/// The sensitivity sweep: FAD's read gain against the duplicate reuse
+/// distance (the locality statistic that decides where a duplicate's copy
+/// lies), on the profile of the recorded image store (the recorded
+/// workload on which deduplication fragments reads, docs/recorded.md).
+const SWEEP_PROFILE: &str = "recorded-vmimages";
+const SWEEP_KEY: &str = "duplicates.reuse_distance_pages.mean";
+const SWEEP_REUSE: [f64; 5] = [500.0, 2_000.0, 8_000.0, 18_000.0, 36_000.0];
+
+/// "Workload families" (issue 24 item 5): the headline claims (Fig. 3 and
+/// Fig. 8-9's Dedup vs Native and FAD vs Dedup) on the replicas, on
+/// workloads fitted to real profiles and on the recorded workloads, and
+/// their sensitivity to the duplicate reuse distance.
+fn families_block(members: Vec<Member>, sweep: Vec<Member>, rows: Vec<&'static TableRow>, plots: bool) -> Block {
+    Block::Custom(Box::new(move |o: &Outcome, plotter: &mut Plotter| {
+        let idx = families::index(&o.exec.records);
+        let pct = |x: Option<f64>| x.map(|x| format!("{:+.1}%", x * 100.0)).unwrap_or_else(|| "n/a".into());
+        let paper = (
+            claim_percent("Deduplication vs Native, avg read latency"),
+            claim_percent("FAD vs Deduplication, avg read latency"),
+            claim_percent("FAD vs Deduplication, avg write latency"),
+        );
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "## Workload families (issue 24 item 5)\n\nThe headline claims on (a) the Table II replicas above, (b) \
+             workloads fitted to the committed profiles of real traces and of the recorded real-content workloads \
+             (`profile:NAME`, docs/profiles.md), (c) the recorded workloads themselves when `--recorded DIR` \
+             names their traces (`scripts/record-workloads.sh`, docs/recorded.md; replayed on an empty device). \
+             (b) and (c) were fitted to nothing the paper claims. Changes are of mean latencies; \"n/a\": no \
+             reads (the FIU homes and web-vm samples and the Plan 9 blocks are write-only).\n"
+        );
+        let _ = writeln!(
+            s,
+            "| family | workload | requests | read share | dedup rate | Dedup vs Native read | FAD vs Dedup read | \
+             FAD vs Dedup write | read DOF Native / Dedup / FAD |\n|---|---|---:|---:|---:|---:|---:|---:|---|"
+        );
+        let _ = writeln!(
+            s,
+            "| paper | FAD §II-C, §IV-B | | | | {:+.1}% | {:+.1}% | {:+.1}% | |",
+            paper.0, paper.1, paper.2
+        );
+        // (a): means of the per-workload changes over the replicas.
+        let mut acc = [(0.0, 0usize); 3];
+        for row in &rows {
+            let get = |p: &str| idx.get(&(row.key.to_string(), p.to_string(), String::new()));
+            if let (Some(n), Some(d), Some(f)) = (get("native"), get("dedup"), get("fad")) {
+                for (i, c) in [
+                    families::change(d.read_mean_us, n.read_mean_us),
+                    families::change(f.read_mean_us, d.read_mean_us),
+                    families::change(f.write_mean_us, d.write_mean_us),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if let Some(c) = c {
+                        acc[i].0 += c;
+                        acc[i].1 += 1;
+                    }
+                }
+            }
+        }
+        let mean = |(sum, n): (f64, usize)| (n > 0).then(|| sum / n as f64);
+        let _ = writeln!(
+            s,
+            "| replicas | mean of {} Table II replicas | | | | {} | {} | {} | |",
+            rows.len(),
+            pct(mean(acc[0])),
+            pct(mean(acc[1])),
+            pct(mean(acc[2]))
+        );
+        let mut holds = Vec::new();
+        for m in &members {
+            let (Some(n), Some(d), Some(f)) =
+                (families::get(&idx, m, "native"), families::get(&idx, m, "dedup"), families::get(&idx, m, "fad"))
+            else {
+                let _ = writeln!(s, "| {} | {} | not run | | | | | | |", m.family, m.label());
+                continue;
+            };
+            let dn = families::change(d.read_mean_us, n.read_mean_us);
+            let fd = families::change(f.read_mean_us, d.read_mean_us);
+            if let (Some(dn), Some(fd)) = (dn, fd) {
+                holds.push(format!(
+                    "{}: {}, {}",
+                    m.label(),
+                    verdict(dn, "Dedup", "Native"),
+                    verdict(fd, "FAD", "Dedup")
+                ));
+            }
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:.1}% | {:.1}% | {} | {} | {} | {:.3} / {:.3} / {:.3} |",
+                m.family,
+                m.label(),
+                n.requests,
+                n.read_ratio * 100.0,
+                d.dedup_rate * 100.0,
+                pct(dn),
+                pct(fd),
+                pct(families::change(f.write_mean_us, d.write_mean_us)),
+                n.dof_read,
+                d.dof_read,
+                f.dof_read
+            );
+        }
+        if !holds.is_empty() {
+            let _ = writeln!(s, "\nOn the workloads with reads (within ±1%: no effect): {}.\n", holds.join("; "));
+        }
+        // The sensitivity sweep.
+        let mut lines = vec![("Dedup vs Native".to_string(), Vec::new()), ("FAD vs Dedup".to_string(), Vec::new())];
+        let _ = writeln!(
+            s,
+            "Sensitivity: the profile `{SWEEP_PROFILE}` with `{SWEEP_KEY}` set (the mean distance, in pages \
+             written, from a duplicate back to its copy), read latency change:\n\n| reuse distance mean (pages) | \
+             dedup rate | Dedup vs Native read | FAD vs Dedup read | read DOF Dedup / FAD |\n|---:|---:|---:|---:|---|"
+        );
+        for (m, x) in sweep.iter().zip(SWEEP_REUSE) {
+            let (Some(n), Some(d), Some(f)) =
+                (families::get(&idx, m, "native"), families::get(&idx, m, "dedup"), families::get(&idx, m, "fad"))
+            else {
+                continue;
+            };
+            let dn = families::change(d.read_mean_us, n.read_mean_us);
+            let fd = families::change(f.read_mean_us, d.read_mean_us);
+            if let Some(v) = dn {
+                lines[0].1.push((x, v * 100.0));
+            }
+            if let Some(v) = fd {
+                lines[1].1.push((x, v * 100.0));
+            }
+            let _ = writeln!(
+                s,
+                "| {x:.0} | {:.1}% | {} | {} | {:.3} / {:.3} |",
+                d.dedup_rate * 100.0,
+                pct(dn),
+                pct(fd),
+                d.dof_read,
+                f.dof_read
+            );
+        }
+        if plots && lines.iter().all(|(_, p)| p.len() >= 2) {
+            plotter.lines(
+                "families_reuse_sensitivity",
+                "Read latency change vs duplicate reuse distance",
+                "duplicate reuse distance mean (pages)",
+                "read latency change (%)",
+                &lines,
+            )?;
+            let _ = writeln!(s, "\n![sensitivity](plots/families_reuse_sensitivity.png)\n");
+        } else {
+            s.push('\n');
+        }
+        Ok(s)
+    }))
+}
+
+/// "A slower than B" / "faster" / "no effect" for a mean latency change
+/// `c` of `a` against `b` (within ±1%: no effect).
+fn verdict(c: f64, a: &str, b: &str) -> String {
+    if c > 0.01 {
+        format!("{a} slower than {b}")
+    } else if c < -0.01 {
+        format!("{a} faster than {b}")
+    } else {
+        format!("{a} vs {b} no effect")
+    }
 }
 
 /// The paper's number for the claim described `what` (see [`CLAIMS`]).

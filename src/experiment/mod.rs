@@ -34,6 +34,7 @@
 
 pub mod declare;
 pub mod fad;
+pub mod families;
 pub mod fast24;
 pub mod gap;
 pub mod lightdedup;

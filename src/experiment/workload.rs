@@ -192,7 +192,9 @@ impl WorkloadDef {
             WorkloadSpec::Synth(s) => s.name.clone(),
             WorkloadSpec::Trace(p) => trace::trace_name(p),
             WorkloadSpec::Builtin(n) => n.clone(),
-            WorkloadSpec::Profile(p) => p.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            WorkloadSpec::Profile(p) => {
+                p.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            }
         };
         WorkloadDef {
             spec,

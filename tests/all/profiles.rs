@@ -46,7 +46,10 @@ fn known_outside(path: &Path, statistic: &str) -> bool {
 #[test]
 fn every_committed_profile_generates_within_tolerance() {
     let paths = committed();
-    assert!(paths.len() >= 10, "profiles/ holds the FIU samples, Plan 9, three replicas and three recordings: {paths:?}");
+    assert!(
+        paths.len() >= 10,
+        "profiles/ holds the FIU samples, Plan 9, three replicas and three recordings: {paths:?}"
+    );
     let mut failures = Vec::new();
     for path in &paths {
         let p = Profile::load(path, &[]).unwrap();

@@ -666,3 +666,50 @@ seed = [1, 2]
         assert!(e.to_string().contains("x.toml:5: [grid.set] `geometry.nope` = 1: unknown key"), "{e}");
     }
 }
+
+/// The workload families (issue 24 item 5): every fitted profile and the
+/// reuse-distance sweep run Native, Deduplication and FAD, and the report's
+/// rows are the cells' numbers.
+#[test]
+fn the_workload_families_section_reports_the_family_cells() {
+    use dedupsim::experiment::families;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config::preset("fad-table1").unwrap();
+    let opts = FadOptions {
+        scale: QUICK_SCALE,
+        only: vec!["mail".into()],
+        families: Some(families::Size { requests: 1_500.0, pages: 60_000.0 }),
+        command: "test".into(),
+        plots: false,
+        ..FadOptions::default()
+    };
+    let outcome = fad::run(&cfg, &opts, dir.path(), 2, &Silent).unwrap();
+    let report = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+    let section = &report[report.find("## Workload families").expect("section")..];
+    let read = |label: &str, policy: &str| {
+        let r = outcome.exec.records.iter().find(|r| r.workload == label && r.policy == policy);
+        r.unwrap_or_else(|| panic!("{label} {policy} ran")).report.summary.read.mean_us
+    };
+    for name in families::FITTED {
+        let label = format!("fitted:{name}");
+        let row = section.lines().find(|l| l.contains(&format!("| {label} |"))).expect(&label);
+        let (n, d, f) = (read(&label, "native"), read(&label, "dedup"), read(&label, "fad"));
+        let cols: Vec<&str> = row.split('|').map(str::trim).collect();
+        if n > 0.0 {
+            assert_eq!(cols[6], format!("{:+.1}%", (d / n - 1.0) * 100.0), "{row}");
+            assert_eq!(cols[7], format!("{:+.1}%", (f / d - 1.0) * 100.0), "{row}");
+        } else {
+            assert_eq!((cols[6], cols[7]), ("n/a", "n/a"), "{row}");
+        }
+    }
+    // Write-only samples have no reads; the recordings do.
+    assert_eq!(read("fitted:fiu-homes", "native"), 0.0);
+    assert!(read("fitted:recorded-vmimages", "native") > 0.0);
+    // The sweep: five reuse distances, each a row.
+    let sweep = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.split('|').nth(1).is_some_and(|c| c.trim().parse::<f64>().is_ok()))
+        .count();
+    assert_eq!(sweep, 5, "{section}");
+    assert!(section.contains("| replicas | mean of 1 Table II replicas |"), "{section}");
+}
