@@ -20,7 +20,7 @@
 
 use super::declare::{num, Bars, Block, Claim, Declaration, Metric, Outcome, Plotter, Variant, Workload};
 use super::paper::WRITE_MEAN;
-use super::replica;
+use super::{families, replica};
 use super::{WorkloadDef, WorkloadSpec};
 use crate::config::Config;
 use crate::engine::{ENTRY_BYTES, IDEAL_BYTES};
@@ -163,6 +163,56 @@ fn dedup_variants() -> Vec<Variant> {
         ld("ld-no-spec", &[("speculative", "false")]).named("light-dedup, speculative = false"),
         ld("ld-cached", &[("region_cache", "4194304")]).named("light-dedup, all metadata cached"),
     ]
+}
+
+/// The variants run on the workload families: the hint claims need
+/// light-dedup with and without trust degrees, the latency claim caftl.
+fn family_variants() -> Vec<Variant> {
+    dedup_variants().into_iter().filter(|v| ["caftl", "ld", "ld-no-trust"].contains(&v.label.as_str())).collect()
+}
+
+/// The sensitivity sweep: the hint hit rate against the mean duplicate run
+/// length (a hint predicts the next page of a run, §4.3), on the profile of
+/// the recorded image store (its runs are the longest of the recordings,
+/// mean 19.9 pages; docs/recorded.md).
+const SWEEP_PROFILE: &str = "recorded-vmimages";
+const SWEEP_KEY: &str = "duplicates.run_pages.mean";
+const SWEEP_RUNS: [f64; 5] = [2.0, 5.0, 10.0, 20.0, 50.0];
+
+fn sweep_table(o: &Outcome, plotter: &mut Plotter) -> Result<String, super::ExperimentError> {
+    let mut md = format!(
+        "\n## Hint hit rate against duplicate run length (issue 24 item 5)\n\nThe profile `{SWEEP_PROFILE}` with \
+         `{SWEEP_KEY}` set; the other workload families (`fitted:*`, workloads fitted to the committed real \
+         profiles: docs/profiles.md) are rows of every table above.\n\n| run length mean asked (pages) | dups in runs \
+         > 10 | trust degrees: followed / hit rate | no trust degrees: followed / hit rate |\n|---:|---:|---|---|\n"
+    );
+    let mut lines = vec![("trust degrees".to_string(), Vec::new()), ("no trust degrees".to_string(), Vec::new())];
+    for x in SWEEP_RUNS {
+        let w = format!("sweep:{SWEEP_KEY}={x}");
+        let cell = |v: &str, i: usize, lines: &mut Vec<(String, Vec<(f64, f64)>)>| {
+            o.report(&w, v).map_or("n/a".into(), |r| {
+                let followed = stat(r, "engine_hint_followed");
+                if followed > 0.0 {
+                    lines[i].1.push((x, 100.0 * hit_rate(r)));
+                }
+                format!("{followed:.0} / {:.1}%", 100.0 * hit_rate(r))
+            })
+        };
+        let runs = o.report(&w, "ld").map(|r| 100.0 * stat(r, "engine_dup_run_frac_over_10"));
+        let (a, b) = (cell("ld", 0, &mut lines), cell("ld-no-trust", 1, &mut lines));
+        let _ = writeln!(md, "| {x} | {}% | {a} | {b} |", num(runs, 1));
+    }
+    if lines.iter().all(|(_, p)| p.len() >= 2) {
+        plotter.lines(
+            "hint_hit_rate_vs_run_length",
+            "Hint hit rate vs duplicate run length",
+            "duplicate run length mean (pages)",
+            "hint hit rate (%)",
+            &lines,
+        )?;
+        md.push_str("\n![sweep](plots/hint_hit_rate_vs_run_length.png)\n");
+    }
+    Ok(md)
 }
 
 /// The metadata cache sizes (pages of 4 KiB) the layouts run with on the
@@ -356,6 +406,16 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         def
     };
     workloads.push(Workload::new(builtin("light-dedup-copy"), dedup_variants()));
+    // Workload families (issue 24 item 5): the fitted real profiles and the
+    // run-length sweep, as shown workloads of every table.
+    let size = if scale < 1.0 { families::Size::QUICK } else { families::Size::FULL };
+    let fitted = families::fitted(size).expect("the built-in profiles load (tested in tests/all/profiles.rs)");
+    let sweep_profile = crate::profile::Profile::load_named(std::path::Path::new(SWEEP_PROFILE), &[])
+        .expect("the built-in profiles load (tested in tests/all/profiles.rs)");
+    let sweep = families::sweep(SWEEP_PROFILE, size.scale_of(&sweep_profile), SWEEP_KEY, &SWEEP_RUNS);
+    for m in fitted.into_iter().chain(sweep) {
+        workloads.push(Workload::new(m.def, family_variants()));
+    }
     for p in 1..=3 {
         let w = Workload::new(builtin(&format!("light-dedup-aging-{p}")), layout_variants());
         workloads.push(Workload { shown: false, ..w });
@@ -437,6 +497,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     report.push(Block::Custom(Box::new(runs_table)));
     report.push(Block::Custom(Box::new(amplification_table)));
     report.push(Block::Custom(Box::new(latency_table)));
+    report.push(Block::Custom(Box::new(sweep_table)));
     report.push(Block::Text("\n".into()));
     report.push(Block::Bars(Bars {
         number: "§5.2",
@@ -493,7 +554,36 @@ mod tests {
         let decl = declaration(&cfg, 0.05);
         let plan = decl.plan(&cfg).unwrap();
         assert_eq!(plan.cells.len(), decl.variants().count());
-        assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 4);
+        // Three replicas, the copy, seven fitted profiles, five sweep points.
+        assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 4 + 7 + 5);
+    }
+
+    /// The run-length sweep (issue 24 item 5): each row is its cells'
+    /// engine statistics.
+    #[test]
+    fn the_sweep_rows_are_the_cells_numbers() {
+        let cfg = Config::fad_table1();
+        let mut decl = declaration(&cfg, 0.05);
+        decl.workloads.retain(|w| w.def.label.starts_with("sweep:"));
+        assert_eq!(decl.workloads.len(), SWEEP_RUNS.len());
+        decl.workloads.truncate(2);
+        let dir = tempfile::tempdir().unwrap();
+        let o = super::super::declare::run(&decl, &cfg, dir.path(), 2, &super::super::Silent, "t", false).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+        for x in &SWEEP_RUNS[..2] {
+            let w = format!("sweep:{SWEEP_KEY}={x}");
+            let (ld, nt) = (o.report(&w, "ld").unwrap(), o.report(&w, "ld-no-trust").unwrap());
+            assert!(stat(nt, "engine_hint_followed") > 0.0, "{w}: the image store's runs give hints");
+            let row = format!(
+                "| {x} | {:.1}% | {:.0} / {:.1}% | {:.0} / {:.1}% |",
+                100.0 * stat(ld, "engine_dup_run_frac_over_10"),
+                stat(ld, "engine_hint_followed"),
+                100.0 * hit_rate(ld),
+                stat(nt, "engine_hint_followed"),
+                100.0 * hit_rate(nt)
+            );
+            assert!(md.contains(&row), "{row} in\n{md}");
+        }
     }
 
     /// The copy workload through the generic runner: every followed hint
