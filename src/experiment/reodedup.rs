@@ -11,6 +11,7 @@
 //! load (the policies relocate in idle time, so the load matters).
 
 use super::declare::{num, Bars, Block, Claim, Declaration, Metric, Outcome, Plotter, Variant, Workload};
+use super::families;
 use super::paper::{DOF, READ_MEAN};
 use super::replica::{self, TABLE_II};
 use super::ExperimentError;
@@ -71,16 +72,72 @@ fn schemes_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
 }
 
 /// The declaration at replica `scale`, for the base device `base`.
+/// The schemes run on the workload families.
+const FAMILY_SCHEMES: [&str; 4] = ["dedup", "fad", "reodedup-csr", "reodedup-atr"];
+
+/// The relocation claims on workloads fitted to the real profiles.
+fn families_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError> {
+    let mut md = String::from(
+        "\n## Workload families (issue 24 item 5)\n\nOn workloads fitted to the committed real profiles (`fitted:*`, \
+         docs/profiles.md; the FIU homes and web-vm samples and the Plan 9 blocks have no reads): read share, dedup \
+         rate, read DOF and mean read latency against Deduplication, pages relocated. The cluster's sweeps of \
+         cross-file sharing and buffer size are in docs/cluster.md.\n\n| workload | read share | dedup rate (device) | read DOF \
+         Dedup / FAD / CSR / ATR | read latency vs Dedup: FAD / CSR / ATR | relocated CSR / ATR |\n|---|---:|---:|---|---|---|\n",
+    );
+    for name in families::FITTED {
+        let w = format!("fitted:{name}");
+        let get = |v: &str| o.report(&w, v);
+        let (Some(d), Some(f), Some(c), Some(a)) = (get("dedup"), get("fad"), get("reodedup-csr"), get("reodedup-atr"))
+        else {
+            continue;
+        };
+        let vs = |r: &RunReport| {
+            let (x, y) = (r.summary.read.mean_us, d.summary.read.mean_us);
+            if x > 0.0 && y > 0.0 {
+                format!("{:+.1}%", (x / y - 1.0) * 100.0)
+            } else {
+                "n/a".into()
+            }
+        };
+        let reads = d.counters.reads as f64;
+        let total = reads + d.counters.writes as f64;
+        let _ = writeln!(
+            md,
+            "| {w} | {:.1}% | {:.1}% | {:.3} / {:.3} / {:.3} / {:.3} | {} / {} / {} | {} / {} |",
+            if total > 0.0 { 100.0 * reads / total } else { 0.0 },
+            100.0 * d.summary.dedup_rate_achieved,
+            d.summary.dof_read,
+            f.summary.dof_read,
+            c.summary.dof_read,
+            a.summary.dof_read,
+            vs(f),
+            vs(c),
+            vs(a),
+            c.counters.programs.relocation,
+            a.counters.programs.relocation
+        );
+    }
+    Ok(md)
+}
+
 pub fn declaration(base: &Config, scale: f64) -> Declaration {
     let keys: Vec<&str> = TABLE_II.iter().map(|r| r.key).collect();
     let variants: Vec<Variant> = SCHEMES.iter().map(|(p, n)| Variant::new(*p, p, &[]).named(*n)).collect();
-    let workloads: Vec<Workload> = replica::at_own_load(&keys, scale, base)
+    let mut workloads: Vec<Workload> = replica::at_own_load(&keys, scale, base)
         .into_iter()
         .map(|d| {
             let name = replica::row(&d.label).map_or(d.label.clone(), |r| r.name.to_string());
             Workload { name, ..Workload::new(d, variants.clone()) }
         })
         .collect();
+    // Workload families (issue 24 item 5): hidden from the replicas' means,
+    // in their own table.
+    let size = if scale < 1.0 { families::Size::QUICK } else { families::Size::FULL };
+    let family_variants: Vec<Variant> =
+        variants.iter().filter(|v| FAMILY_SCHEMES.contains(&v.label.as_str())).cloned().collect();
+    for m in families::fitted(size).expect("the built-in profiles load (tested in tests/all/profiles.rs)") {
+        workloads.push(Workload { shown: false, ..Workload::new(m.def, family_variants.clone()) });
+    }
     let change = |o: &Outcome, subject: &str, m: Metric| {
         let v: Vec<f64> = o.workloads.iter().filter_map(|w| o.ratio(w, subject, "dedup", m)).collect();
         let mean = super::declare::mean(&v);
@@ -151,6 +208,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         Block::Header,
         Block::Claims(claims),
         Block::Custom(Box::new(schemes_table)),
+        Block::Custom(Box::new(families_table)),
         Block::Text("\n".into()),
         bars(
             "Read latency",
@@ -186,9 +244,10 @@ mod tests {
     fn the_declaration_is_valid() {
         let cfg = Config::fad_table1();
         let decl = declaration(&cfg, 0.05);
-        assert_eq!(decl.workloads.len(), 9);
+        assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 9);
+        assert_eq!(decl.workloads.len(), 9 + families::FITTED.len());
         let plan = decl.plan(&cfg).unwrap();
-        assert_eq!(plan.cells.len(), 9 * SCHEMES.len());
+        assert_eq!(plan.cells.len(), 9 * SCHEMES.len() + families::FITTED.len() * FAMILY_SCHEMES.len());
     }
 
     /// On web1's replica the declaration runs end to end: relocation moves
