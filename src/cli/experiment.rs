@@ -61,6 +61,10 @@ pub struct DeclaredArgs {
     quiet: bool,
     #[command(flatten)]
     memory: MemoryArgs,
+    /// The recorded real-content traces (`scripts/record-workloads.sh --out DIR`) as a workload
+    /// family (light-dedup, reodedup; docs/recorded.md).
+    #[arg(long, value_name = "DIR")]
+    recorded: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -660,7 +664,10 @@ fn reproduce_declared(
         .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
     let what = format!("reproduce {name}");
     check_out_dir(&out, &what)?;
-    let decl = declaration(&cfg, scale);
+    let mut decl = declaration(&cfg, scale);
+    if let Some(dir) = &a.recorded {
+        decl.add_recorded(dir)?;
+    }
     // Cells vary the engine and its tables (SmartDedup's memory budget,
     // prefix bits): the largest cell's estimate counts, as for a sweep.
     let plan = decl.plan(&cfg)?;

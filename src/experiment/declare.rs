@@ -256,6 +256,11 @@ pub struct Declaration {
     /// Names of workloads the declaration does not run but claims mention
     /// (label, name).
     pub names: Vec<(String, String)>,
+    /// The variants a reproduction runs on workload families
+    /// ([`super::families`]) and whether those workloads are shown; `None`:
+    /// it has no family table that takes the recorded traces
+    /// ([`Declaration::add_recorded`]).
+    pub family: Option<(Vec<Variant>, bool)>,
 }
 
 impl Declaration {
@@ -274,7 +279,32 @@ impl Declaration {
             identity,
             plot_suffix: String::new(),
             names: Vec::new(),
+            family: None,
         }
+    }
+
+    /// Adds the recorded real-content traces in `dir` (family c of
+    /// [`super::families`]) with the declaration's family variants, each
+    /// replayed on an empty device as it was recorded.
+    pub fn add_recorded(&mut self, dir: &std::path::Path) -> Result<(), ExperimentError> {
+        let Some((variants, shown)) = self.family.clone() else {
+            return Err(ExperimentError::Workload {
+                workload: dir.display().to_string(),
+                reason: format!("--recorded: reproduce {} does not run the recorded workloads", self.name),
+            });
+        };
+        for m in super::families::recorded(dir)? {
+            let cells = variants
+                .iter()
+                .map(|v| {
+                    let mut v = v.clone();
+                    v.params.extend(m.set.iter().cloned());
+                    v
+                })
+                .collect();
+            self.workloads.push(Workload { shown, ..Workload::new(m.def, cells) });
+        }
+        Ok(())
     }
 
     /// The common shape: every workload runs every variant; REPORT.md is
@@ -368,6 +398,17 @@ impl Outcome {
     /// none).
     pub fn name<'a>(&'a self, label: &'a str) -> &'a str {
         self.workload_names.iter().find(|(l, _)| l == label).map_or(label, |(_, n)| n.as_str())
+    }
+
+    /// Labels of the workload-family workloads (`fitted:*`, `recorded:*`,
+    /// [`super::families`]), shown or hidden, in declaration order.
+    pub fn family_labels(&self) -> Vec<String> {
+        self.workload_names
+            .iter()
+            .map(|(l, _)| l)
+            .filter(|l| l.starts_with("fitted:") || l.starts_with("recorded:"))
+            .cloned()
+            .collect()
     }
 
     /// The name shown for a variant label.

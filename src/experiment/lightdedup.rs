@@ -514,13 +514,15 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         claims: Vec::new(),
     }));
     report.push(Block::Notes(notes));
-    Declaration::new(
+    let mut decl = Declaration::new(
         "light-dedup",
         "Light-Dedup (Qiu et al., USENIX ATC'23): hints, metadata layout and verification",
         "J. Qiu et al., \"Light-Dedup: A Light-weight Inline Deduplication Framework for Non-Volatile Memory File Systems\", USENIX ATC'23, §3.2, §4.3-4.4, §5.2-5.5",
         workloads,
         report,
-    )
+    );
+    decl.family = Some((family_variants(), true));
+    decl
 }
 
 #[cfg(test)]

@@ -79,13 +79,14 @@ const FAMILY_SCHEMES: [&str; 4] = ["dedup", "fad", "reodedup-csr", "reodedup-atr
 fn families_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError> {
     let mut md = String::from(
         "\n## Workload families (issue 24 item 5)\n\nOn workloads fitted to the committed real profiles (`fitted:*`, \
-         docs/profiles.md; the FIU homes and web-vm samples and the Plan 9 blocks have no reads): read share, dedup \
+         docs/profiles.md; the FIU homes and web-vm samples and the Plan 9 blocks have no reads) and, with \
+         `--recorded DIR`, the recorded real-content traces (`recorded:*`, docs/recorded.md, replayed on an empty \
+         device): read share, dedup \
          rate, read DOF and mean read latency against Deduplication, pages relocated. The cluster's sweeps of \
          cross-file sharing and buffer size are in docs/cluster.md.\n\n| workload | read share | dedup rate (device) | read DOF \
          Dedup / FAD / CSR / ATR | read latency vs Dedup: FAD / CSR / ATR | relocated CSR / ATR |\n|---|---:|---:|---|---|---|\n",
     );
-    for name in families::FITTED {
-        let w = format!("fitted:{name}");
+    for w in o.family_labels() {
         let get = |v: &str| o.report(&w, v);
         let (Some(d), Some(f), Some(c), Some(a)) = (get("dedup"), get("fad"), get("reodedup-csr"), get("reodedup-atr"))
         else {
@@ -226,13 +227,15 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
             "The cluster system the paper evaluates (routing by fingerprint, containers, superchunks, read I/O counts) is `dedupsim cluster` (docs/cluster.md).".into(),
         ]),
     ];
-    Declaration::new(
+    let mut decl = Declaration::new(
         "reodedup",
         "ReoDedup's relocation inside the SSD vs FAD, HAR and FCRC on FAD's workloads",
         "Wang et al., ReoDedup, §IV (CSR, ATR) and §VI (the SSD variant), on FAD's Table II workloads",
         workloads,
         report,
-    )
+    );
+    decl.family = Some((family_variants, false));
+    decl
 }
 
 #[cfg(test)]

@@ -189,3 +189,55 @@ fn an_experiment_workload_can_be_a_profile() {
         assert!(bad.parse::<WorkloadSpec>().is_err(), "{bad}");
     }
 }
+
+/// `--recorded DIR` adds the recorded traces as a workload family to the
+/// reproductions that take it, and is refused (naming the reproduction)
+/// by one that does not.
+#[test]
+fn recorded_traces_join_the_reproductions_that_take_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    let t = rec.join("tiny.trace");
+    dedupsim()
+        .args(["trace", "synth", "--synth", "requests=400,read=0.3", "-o", t.to_str().unwrap()])
+        .assert()
+        .success();
+    let out = dir.path().join("reo");
+    dedupsim()
+        .args(["reproduce", "reodedup", "--quick", "-q", "--no-plots", "--recorded"])
+        .arg(&rec)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let row = md.lines().find(|l| l.starts_with("| recorded:tiny |")).unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains('%'), "{row}");
+    let bad = dir.path().join("sd");
+    let err = dedupsim()
+        .args(["reproduce", "smartdedup", "--quick", "-q", "--recorded"])
+        .arg(&rec)
+        .arg("--out")
+        .arg(&bad)
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("reproduce smartdedup does not run the recorded workloads"), "{err}");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = dedupsim()
+        .args(["reproduce", "light-dedup", "--quick", "-q", "--recorded"])
+        .arg(&empty)
+        .arg("--out")
+        .arg(dir.path().join("ld"))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&err).contains("record-workloads.sh"));
+}
