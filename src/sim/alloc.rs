@@ -65,14 +65,14 @@ pub(super) enum PreconditionAllocator {
 impl Allocators {
     /// The allocators `cfg` selects for a policy whose placement is free
     /// (`placement_free`) or not, with or without the FAD-SSDsim model
-    /// (`fad_ssdsim`). `allocation = "dynamic"` is taken as it is for a
-    /// placement-free policy: the constructor has refused it where it does
-    /// not apply.
+    /// (`fad_ssdsim`, which replaces every allocation, `dynamic` included).
+    /// `allocation = "dynamic"` is taken as it is for a placement-free
+    /// policy: the constructor has refused it where it does not apply.
     pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
         let programs = match cfg.allocation {
             _ if !placement_free => Allocator::Policy,
-            Allocation::Dynamic => Allocator::Dynamic,
             _ if fad_ssdsim => Allocator::FadSsdsim,
+            Allocation::Dynamic => Allocator::Dynamic,
             Allocation::Static(order) => Allocator::Static(order),
             Allocation::LeastLoaded => Allocator::LeastLoaded,
             Allocation::Cyclic => Allocator::Policy,

@@ -266,9 +266,10 @@ impl<'w> Simulation<'w> {
         }
         let policy_idle_threshold = policy.idle_threshold();
         if cfg.allocation == Allocation::Dynamic {
-            // A policy that places its own pages keeps doing so, as under
-            // every allocation ([`Allocators::choose`]).
-            let why = if !policy.placement_free() {
+            // A policy that places its own pages keeps doing so, and the
+            // FAD-SSDsim model places the others', as under every
+            // allocation ([`Allocators::choose`]).
+            let why = if !policy.placement_free() || cfg.experiment.fad_ssdsim_model {
                 None
             } else if policy.deduplicates() && !ftl_index {
                 Some("the dedup engine reads stored copies by physical page, which a copy waiting to be placed does not have yet")
@@ -276,8 +277,6 @@ impl<'w> Simulation<'w> {
                 Some("requests are streamed in one by one (serve), where arrivals depend on completions")
             } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                 Some("the replay is closed-loop")
-            } else if cfg.experiment.fad_ssdsim_model {
-                Some("the FAD-SSDsim model places the baselines' pages itself")
             } else {
                 None
             };

@@ -811,8 +811,8 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
 }
 
 /// The allocator value chosen at setup: `allocation` applies to the
-/// placement-free policies only, the FAD-SSDsim model replaces it (but not
-/// dynamic allocation, which the constructor refuses with the model), and
+/// placement-free policies only, the FAD-SSDsim model replaces it (dynamic
+/// allocation included), and
 /// static allocation also places round-robin preconditioning, whatever the
 /// policy.
 #[test]
@@ -832,6 +832,8 @@ fn allocators_are_chosen_from_allocation_policy_and_model() {
         (Allocation::Static(order), true, true, A::FadSsdsim, P::Static(order)),
         (Allocation::Dynamic, true, false, A::Dynamic, P::RoundRobin),
         (Allocation::Dynamic, false, false, A::Policy, P::RoundRobin),
+        (Allocation::Dynamic, true, true, A::FadSsdsim, P::RoundRobin),
+        (Allocation::Dynamic, false, true, A::Policy, P::RoundRobin),
     ];
     for (allocation, free, model, programs, precondition) in cases {
         cfg.allocation = allocation;
