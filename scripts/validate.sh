@@ -224,7 +224,8 @@ count() {
 # they are settings: static CWDP striping (MQSim has no dynamic allocation)
 # and a write done when its program ends.
 # 4 = SSDsim against dedupsim with SSDsim's own (serve-time, dynamic)
-# allocation rule, which dedupsim applies to Native only.
+# allocation rule (dedupsim's `allocation = "dynamic"`; the peers have no
+# deduplication, so every table runs Native).
 # dedupsim's side of tables 2-4 is the peers' own config file, imported
 # (`dedupsim config import`, docs/config-import.md), so that the two cannot
 # drift: SSDsim's dynamic allocation (4), its static mode 1 = CWDP in the
@@ -431,7 +432,10 @@ args="${run_args[*]:-}"
   echo "\`dedupsim config import ../shared/peers/config/ssdsim-fad-table1.parameters\` (SSDsim's file itself:"
   echo "\`allocation = \"dynamic\"\`, no copyback): SSDsim's own allocation rule, applied when a channel serves the"
   echo "write (docs/simulator.md, \"Dynamic allocation\"), instead of its approximation at processing time (the"
-  echo "default, \`least-loaded\`). Same columns and target as above."
+  echo "default, \`least-loaded\`). Same columns and target as above. dedupsim's dynamic allocation serves every"
+  echo "placement-free policy (Native, Deduplication, HAR, FCRC); the peers have no deduplication, so the rows"
+  echo "are Native's. It is not \`fad-table1\`'s default: it is refused in the closed-loop replay, by"
+  echo "\`dedupsim serve\` and with engines that verify a duplicate by reading the stored copy."
   echo
   echo "| trace | requests | SSDsim rd | SSDsim wr | SSDsim P99 rd | SSDsim P99 wr | dedupsim rd | dedupsim wr | dedupsim P99 rd | dedupsim P99 wr | × rd | × wr | × P99 rd | × P99 wr | target |"
   echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
@@ -505,7 +509,7 @@ row named after each isolates it.
   benchmark included, with the *same* placement in both simulators: there
   the benchmark's figures agree too, so the timing model is not the cause.
   And with SSDsim's rule itself in dedupsim (`allocation = "dynamic"`,
-  which applies to Native only, the table "Against SSDsim, with SSDsim's
+  the table "Against SSDsim, with SSDsim's
   dynamic allocation"), the benchmark agrees at the full load.
   With `allocation = "cyclic"` (round-robin at processing time) the
   benchmark's writes are slower still.

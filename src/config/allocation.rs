@@ -28,9 +28,11 @@ pub enum Allocation {
     /// waiting page then goes to that chip, and the FTL programs it there.
     /// Channels that can serve at the same instant are tried from a
     /// rotating start (the programs so far, modulo the channels), as SSDsim
-    /// does. Only for policies that neither deduplicate nor place their
-    /// own pages (Native), in the open-loop replay: a duplicate or a
-    /// placement decided at processing time has no serve-time equivalent.
+    /// does. For every placement-free policy (Native, Deduplication, HAR,
+    /// FCRC): a copy's FTL entry exists from processing time, so a
+    /// duplicate written while it waits references it and is mapped when
+    /// it is placed ([`crate::ftl::Ftl::reserve`]). Only in the open-loop
+    /// replay and with the FTL's own fingerprint index (`caftl`).
     /// docs/simulator.md, "Dynamic allocation".
     Dynamic,
     /// Static striping by logical page: a page's channel, chip, die and

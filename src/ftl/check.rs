@@ -1,6 +1,6 @@
 //! Full-state invariant checks for the FTL (used by `--check` and tests).
 
-use super::{EntryId, Ftl};
+use super::{EntryId, Ftl, UNPLACED};
 use crate::units::Ppn;
 use thiserror::Error;
 
@@ -27,7 +27,9 @@ impl Ftl {
     /// * no page past a block's write pointer is valid (no page programmed
     ///   twice without an erase);
     /// * each block is exactly one of free (erased), active, or closed;
-    /// * the fingerprint index points only to live entries of that content.
+    /// * the fingerprint index points only to live entries of that content;
+    /// * a copy not placed yet ([`Ftl::reserve`]) is mapped by no LPN, only
+    ///   waited for, and its references are those waiting maps.
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let mut refs = vec![0u32; self.entries.len()];
         for (lpn, &m) in self.l2p.iter().enumerate() {
@@ -36,12 +38,27 @@ impl Ftl {
             }
             let e = (m - 1) as usize;
             ensure!(e < self.entries.len(), "LPN {lpn} maps to unknown entry {e}");
+            ensure!(self.entries[e].ppn != UNPLACED, "LPN {lpn} maps to entry {e}, which has no page yet");
             refs[e] += 1;
         }
+        for (e, n) in self.deferred.waiting_on() {
+            ensure!((e as usize) < self.entries.len(), "LPNs wait for unknown entry {e}");
+            ensure!(self.entries[e as usize].ppn == UNPLACED, "LPNs wait for entry {e}, which is placed");
+            refs[e as usize] += n;
+        }
+        ensure!(self.deferred.counts_agree(), "the waiting maps per LPN do not add up");
         let mut live = 0u64;
+        let mut reserved = 0u64;
         for (e, ent) in self.entries.iter().enumerate() {
-            ensure!(ent.refs == refs[e], "entry {e} has refcount {} but {} LPNs map to it", ent.refs, refs[e]);
-            if ent.refs > 0 {
+            ensure!(
+                ent.refs == refs[e],
+                "entry {e} has refcount {} but {} LPNs map to it or wait for it",
+                ent.refs,
+                refs[e]
+            );
+            if ent.refs > 0 && ent.ppn == UNPLACED {
+                reserved += 1;
+            } else if ent.refs > 0 {
                 live += 1;
                 ensure!(
                     self.p2e.owner(ent.ppn) == e as u32 + 1,
@@ -58,8 +75,8 @@ impl Ftl {
             ensure!(refs[e as usize] == 0, "free entry {e} is still mapped");
         }
         ensure!(
-            free.len() as u64 + live == self.entries.len() as u64,
-            "entries leak: {} free + {live} live != {}",
+            free.len() as u64 + live + reserved == self.entries.len() as u64,
+            "entries leak: {} free + {live} live + {reserved} not placed != {}",
             free.len(),
             self.entries.len()
         );

@@ -61,17 +61,20 @@
 
 mod blocks;
 mod check;
+mod deferred;
 mod gc;
 mod params;
 mod revmap;
 
 pub use check::InvariantViolation;
+pub use deferred::UNPLACED;
 pub use gc::{GcPreference, GcWork};
 pub use params::{FtlParams, GcConfig, GcRule};
 
 use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
 use blocks::{BlockMeta, BlockTable};
+use deferred::Deferred;
 use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -246,6 +249,9 @@ pub struct Ftl {
     /// ([`Ftl::track_derefs`]).
     track_derefs: bool,
     derefs: Vec<(ContentId, EntryId)>,
+    /// Maps waiting for copies not placed yet (`allocation = "dynamic"`,
+    /// [`deferred`]).
+    deferred: Deferred,
 }
 
 impl Ftl {
@@ -314,6 +320,7 @@ impl Ftl {
             freed: Vec::new(),
             track_derefs: false,
             derefs: Vec::new(),
+            deferred: Deferred::default(),
             geo,
         }
     }
@@ -439,10 +446,11 @@ impl Ftl {
         &self.entries[e as usize]
     }
 
-    /// The entry `e` if it is a live copy (some LPN maps to it).
+    /// The entry `e` if it is a live copy (some LPN maps to it; not a copy
+    /// still waiting for its page, [`Ftl::reserve`]).
     #[inline]
     pub fn entry_live(&self, e: EntryId) -> Option<&Entry> {
-        self.entries.get(e as usize).filter(|ent| ent.refs > 0)
+        self.entries.get(e as usize).filter(|ent| ent.refs > 0 && ent.ppn != UNPLACED)
     }
 
     /// Starts logging every freed copy (content, entry), for a dedup engine
@@ -501,6 +509,14 @@ impl Ftl {
     /// drops the LPN's previous mapping.
     #[inline]
     pub fn map_pinned(&mut self, lpn: Lpn, e: EntryId) {
+        debug_assert!(self.is_placed(e), "entry {e} has no page yet: map it when placed");
+        self.deferred.now(lpn);
+        self.remap(lpn, e);
+    }
+
+    /// [`Ftl::map_pinned`] without the bookkeeping of waiting maps.
+    #[inline]
+    fn remap(&mut self, lpn: Lpn, e: EntryId) {
         let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], e + 1);
         if old != 0 {
             self.release(old - 1);
@@ -509,6 +525,7 @@ impl Ftl {
 
     /// Removes the LPN's mapping (TRIM / overwrite).
     pub fn unmap(&mut self, lpn: Lpn) {
+        self.deferred.now(lpn);
         let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], 0);
         if old != 0 {
             self.release(old - 1);
@@ -524,6 +541,7 @@ impl Ftl {
         }
         if ent.refs == 0 {
             let ent = *ent;
+            debug_assert!(ent.ppn != UNPLACED, "entry {e} freed before it was placed");
             self.p2e.set(ent.ppn, 0);
             let b = self.geo.block_of(ent.ppn) as usize;
             // Wrapping: an active block's count excludes its programmed pages.
@@ -589,21 +607,35 @@ impl Ftl {
         self.live_entries += 1;
         self.p2e.set(ppn, e + 1);
         if index {
-            let c = content.0 as usize;
-            if c >= self.index.len() {
-                self.index.resize((c + 1).next_power_of_two(), 0);
-            }
-            if self.index[c] == 0 {
-                self.index[c] = e + 1;
-                self.indexed += 1;
-            }
+            self.index_copy(content, e);
         }
-        let gc = if (self.planes[plane as usize].free.len()) < self.min_free {
-            self.collect_triggered(plane)?
-        } else {
-            None
-        };
+        let gc = self.gc_after_program(plane)?;
         Ok((e, ppn, gc))
+    }
+
+    /// Makes `e` the fingerprint index's primary copy of `content` if it
+    /// has none.
+    #[inline]
+    fn index_copy(&mut self, content: ContentId, e: EntryId) {
+        let c = content.0 as usize;
+        if c >= self.index.len() {
+            self.index.resize((c + 1).next_power_of_two(), 0);
+        }
+        if self.index[c] == 0 {
+            self.index[c] = e + 1;
+            self.indexed += 1;
+        }
+    }
+
+    /// The GC a page programmed into `plane` triggers, if its free blocks
+    /// fell below the threshold.
+    #[inline]
+    fn gc_after_program(&mut self, plane: u32) -> Result<Option<GcWork>, FtlError> {
+        if (self.planes[plane as usize].free.len()) < self.min_free {
+            self.collect_triggered(plane)
+        } else {
+            Ok(None)
+        }
     }
 
     /// Moves live copy `e` to a new physical page in parallel unit `unit`

@@ -227,3 +227,81 @@ fn reference_counts_and_index_follow_sharers() {
     assert_eq!(ftl.find_duplicate(ContentId(7)), None);
     ftl.check_invariants().unwrap();
 }
+
+/// A copy reserved before it has a page (`allocation = "dynamic"`): its
+/// own LPN and a duplicate's wait for it, keeping their old mappings; the
+/// fingerprint index finds it meanwhile; placing it maps both to its page.
+/// A waiting map that a later write (an immediate map) or a trim
+/// overtook is not applied, only its reference dropped; a copy whose
+/// every waiting map is stale is freed once placed. The invariants
+/// (waiting maps counted as references) hold at every step.
+#[test]
+fn a_copy_placed_later_maps_the_lpns_waiting_for_it() {
+    let mut ftl = Ftl::new(&tiny().ftl_params());
+    let plane = ftl.geometry().unit_planes(1)[0];
+    // LPNs 0, 1 and 2 hold old copies.
+    for l in 0..3 {
+        let (e, _, _) = ftl.program(0, ContentId(100 + l), true).unwrap();
+        ftl.map_pinned(Lpn(l), e);
+    }
+    let old0 = ftl.lookup(Lpn(0)).unwrap();
+    let e = ftl.reserve(ContentId(7), true);
+    assert!(!ftl.is_placed(e));
+    ftl.map_pinned_when_placed(Lpn(0), e);
+    // A duplicate written meanwhile finds the waiting copy and waits too.
+    assert_eq!(ftl.find_duplicate(ContentId(7)), Some(e));
+    assert_eq!(ftl.entry_live(e), None, "no LPN maps to it yet");
+    ftl.pin(e);
+    ftl.map_pinned_when_placed(Lpn(1), e);
+    // LPN 2 waits too, but is overwritten with a placed copy before `e` is placed.
+    ftl.pin(e);
+    ftl.map_pinned_when_placed(Lpn(2), e);
+    let (other, _, _) = ftl.program(0, ContentId(200), true).unwrap();
+    ftl.map_pinned(Lpn(2), other);
+    assert_eq!(ftl.lookup(Lpn(0)), Some(old0), "old mapping kept until placed");
+    assert_eq!(ftl.entry(e).refs, 3);
+    assert_eq!(ftl.live_pages(), 3, "the reserved copy has no page");
+    ftl.check_invariants().unwrap();
+    let mut mapped = Vec::new();
+    let (ppn, gc) = ftl.place(e, plane, &mut mapped).unwrap();
+    assert_eq!(gc, None);
+    assert_eq!(mapped, [Lpn(0), Lpn(1)]);
+    assert_eq!(ftl.geometry().unit_of(ppn), 1);
+    for l in [0, 1] {
+        let m = ftl.lookup(Lpn(l)).unwrap();
+        assert_eq!((m, ftl.entry(m).ppn, ftl.entry(m).content), (e, ppn, ContentId(7)));
+    }
+    assert_eq!(ftl.lookup(Lpn(2)), Some(other), "the later write stays");
+    assert_eq!(ftl.entry(e).refs, 2);
+    assert_eq!(ftl.live_pages(), 2, "old copies of LPNs 0 and 1 freed; `e` and `other` live");
+    ftl.check_invariants().unwrap();
+
+    // Every waiting map stale (a trim came later): placed, then freed.
+    let f = ftl.reserve(ContentId(8), true);
+    ftl.map_pinned_when_placed(Lpn(5), f);
+    ftl.unmap(Lpn(5));
+    ftl.check_invariants().unwrap();
+    mapped.clear();
+    ftl.place(f, plane, &mut mapped).unwrap();
+    assert!(mapped.is_empty());
+    assert_eq!((ftl.lookup(Lpn(5)), ftl.find_duplicate(ContentId(8))), (None, None));
+    assert_eq!(ftl.live_pages(), 2);
+    ftl.check_invariants().unwrap();
+
+    // Two waiting maps of one LPN whose copies are placed out of write
+    // order: the later write wins; the earlier one is not applied.
+    let g = ftl.reserve(ContentId(9), true);
+    let h = ftl.reserve(ContentId(10), true);
+    ftl.map_pinned_when_placed(Lpn(6), g);
+    ftl.map_pinned_when_placed(Lpn(6), h);
+    ftl.pin(g);
+    ftl.map_pinned_when_placed(Lpn(7), g);
+    ftl.check_invariants().unwrap();
+    mapped.clear();
+    ftl.place(h, plane, &mut mapped).unwrap();
+    ftl.place(g, plane, &mut mapped).unwrap();
+    assert_eq!(mapped, [Lpn(6), Lpn(7)]);
+    assert_eq!((ftl.lookup(Lpn(6)), ftl.lookup(Lpn(7))), (Some(h), Some(g)));
+    assert_eq!(ftl.entry(g).refs, 1);
+    ftl.check_invariants().unwrap();
+}

@@ -146,6 +146,10 @@ impl Policy for DieHint {
                     prev = Some(unit);
                     continue;
                 }
+                Dup::Waiting { .. } if self.dedup => {
+                    out.push(Action::Reference);
+                    continue;
+                }
                 Dup::InFile { first } if self.dedup => {
                     out.push(Action::Reference);
                     prev = match out.get(first as usize) {

@@ -407,7 +407,9 @@ impl Fad {
         for (k, p) in file.iter().enumerate() {
             match p.dup {
                 Dup::Existing { entry, .. } => self.by_entry.push((entry, k as u32)),
-                Dup::InFile { .. } => self.repeat[k] = true,
+                // A copy waiting to be placed has no unit to count or
+                // rewrite from: referenced, like a repeat.
+                Dup::InFile { .. } | Dup::Waiting { .. } => self.repeat[k] = true,
                 Dup::None => {}
             }
         }

@@ -299,7 +299,7 @@ impl Fcrc {
             let key = match p.dup {
                 Dup::None => continue,
                 // Existing copies before in-file repeats: refs + 1 > 0.
-                Dup::Existing { refs, .. } => refs as u64 + 1,
+                Dup::Existing { refs, .. } | Dup::Waiting { refs, .. } => refs as u64 + 1,
                 Dup::InFile { .. } => 0,
             };
             self.cand.push((key, k as u32));
@@ -386,7 +386,8 @@ impl Fcrc {
                     dups += 1;
                     Slot::Dup(ppn.0 / self.group)
                 }
-                Dup::InFile { .. } => {
+                // No container yet: counted, never a candidate.
+                Dup::InFile { .. } | Dup::Waiting { .. } => {
                     dups += 1;
                     Slot::Other
                 }

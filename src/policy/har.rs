@@ -292,7 +292,9 @@ impl Policy for Har {
         for p in file {
             let a = match p.dup {
                 Dup::None => Action::Program { unit: self.next.take(units) },
-                Dup::InFile { .. } => Action::Reference,
+                // A copy being written now (in this file or waiting to be
+                // placed) is in no group yet: never sparse.
+                Dup::InFile { .. } | Dup::Waiting { .. } => Action::Reference,
                 Dup::Existing { ppn, .. } => {
                     if !self.inherited.contains(&self.group_of(ppn)) {
                         self.monitor(ppn);

@@ -54,6 +54,17 @@ pub enum Dup {
     },
     /// Same content as the earlier page `first` of this very file.
     InFile { first: u32 },
+    /// The content's copy is written but waits to be placed (`allocation =
+    /// "dynamic"`: SSDsim's allocation chooses its plane only when a
+    /// channel serves it), so it has no unit or page group yet. The
+    /// placement-free policies that see it (`dedup`, `har`, `fcrc`)
+    /// reference it like an in-file repeat, whose copy is also being
+    /// written now; `fcrc` may rewrite it by its heat as any duplicate.
+    Waiting {
+        entry: EntryId,
+        /// Its reference count: FAD's heat H(b) (§III-D).
+        refs: u32,
+    },
 }
 
 /// One page of a file write, as the policy sees it.

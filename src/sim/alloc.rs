@@ -10,7 +10,7 @@ use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::{SimError, Simulation};
 use crate::config::{Allocation, Config, PreconditionPlacement, StaticOrder};
-use crate::ftl::GcWork;
+use crate::ftl::{EntryId, GcWork};
 use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
@@ -65,13 +65,14 @@ pub(super) enum PreconditionAllocator {
 impl Allocators {
     /// The allocators `cfg` selects for a policy whose placement is free
     /// (`placement_free`) or not, with or without the FAD-SSDsim model
-    /// (`fad_ssdsim`). `allocation = "dynamic"` is taken as it is: the
-    /// constructor has refused it where it does not apply.
+    /// (`fad_ssdsim`, which replaces every allocation, `dynamic` included).
+    /// `allocation = "dynamic"` is taken as it is for a placement-free
+    /// policy: the constructor has refused it where it does not apply.
     pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
         let programs = match cfg.allocation {
+            _ if !placement_free => Allocator::Policy,
+            _ if fad_ssdsim => Allocator::FadSsdsim,
             Allocation::Dynamic => Allocator::Dynamic,
-            _ if fad_ssdsim && placement_free => Allocator::FadSsdsim,
-            _ if fad_ssdsim || !placement_free => Allocator::Policy,
             Allocation::Static(order) => Allocator::Static(order),
             Allocation::LeastLoaded => Allocator::LeastLoaded,
             Allocation::Cyclic => Allocator::Policy,
@@ -92,14 +93,17 @@ impl Allocators {
 }
 
 /// A timed page write waiting for dynamic allocation to place it
-/// (`allocation = "dynamic"`).
+/// (`allocation = "dynamic"`): its copy, reserved in the FTL with the
+/// LPNs that wait for it ([`crate::ftl::Ftl::reserve`]), and the write it
+/// belongs to (an id of [`Simulation::unplaced_files`]).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Unplaced {
-    pub(super) lpn: Lpn,
-    pub(super) content: ContentId,
-    /// Trimmed after it was written: unmapped again once placed.
-    pub(super) trimmed: bool,
+    pub(super) entry: EntryId,
+    pub(super) file: u64,
 }
+
+/// The unit of a page whose copy is not placed yet.
+pub(super) const NO_UNIT: u32 = u32::MAX;
 
 impl<'w> Simulation<'w> {
     /// The first unit after `unit` (cyclically) whose next plane has room
@@ -201,10 +205,12 @@ impl<'w> Simulation<'w> {
     }
 
     /// Places the page writes dynamic allocation serves before `until`
-    /// (`allocation = "dynamic"`): each goes to the next plane of the chip
-    /// the timing model chose (SSDsim's die and plane tokens), is mapped
-    /// (and unmapped again if trimmed meanwhile), may trigger GC there, and
-    /// completes its file's write DOF when it is the file's last page.
+    /// (`allocation = "dynamic"`): each copy goes to the next plane of the
+    /// chip the timing model chose (SSDsim's die and plane tokens), may
+    /// trigger GC there, and the LPNs waiting for it are mapped then (its
+    /// own and its duplicates', unless a later write or trim of the LPN
+    /// came first: [`crate::ftl::Ftl::place`]). A write's DOF is counted
+    /// once the copies of all its pages are placed.
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
         while let Some((tag, chip, t)) = self.timing.place_next(until) {
             if self.observing_ops {
@@ -215,30 +221,49 @@ impl<'w> Simulation<'w> {
             let ptr = &mut self.chip_ptr[chip as usize];
             let plane = planes[*ptr as usize];
             *ptr = (*ptr + 1) % planes.len() as u32;
-            let (e, _, gc) = self.ftl.program_in_plane(plane, page.content, false)?;
-            self.ftl.map_pinned(page.lpn, e);
-            if page.trimmed {
-                self.ftl.unmap(page.lpn);
+            let content = self.ftl.entry(page.entry).content;
+            let mut mapped = std::mem::take(&mut self.placed_lpns);
+            mapped.clear();
+            let (_, gc) = self.ftl.place(page.entry, plane, &mut mapped)?;
+            for &lpn in &mapped {
+                self.shadow_write(lpn.0, Some(content));
             }
-            self.shadow_write(page.lpn.0, (!page.trimmed).then_some(page.content));
+            self.placed_lpns = mapped;
             if let Some(gc) = gc {
                 self.account_gc(gc, t, t, true);
             }
             let unit = self.ftl.geometry().unit_of_plane(plane);
-            let file = self.unplaced_files.front_mut().expect("a file per unplaced page");
-            file.1.push(unit);
-            if file.1.len() == file.0 as usize {
-                let (n, units) = self.unplaced_files.pop_front().expect("just seen");
-                for u in units {
-                    self.count_unit(u);
+            self.unit_placed(page.file, unit);
+            if let Some(files) = self.unplaced_refs.remove(&page.entry) {
+                for f in files {
+                    self.unit_placed(f, unit);
                 }
-                let max = self.drain_units();
-                self.metrics.dof.write_sum += dof(n, max, self.units);
-                self.metrics.dof.write_count += 1;
             }
+            self.count_placed_files();
             self.collect();
         }
         Ok(())
+    }
+
+    /// A page of write `file` (an id of `unplaced_files`) is on `unit`.
+    fn unit_placed(&mut self, file: u64, unit: u32) {
+        let i = (file - self.first_unplaced_file) as usize;
+        self.unplaced_files[i].1.push(unit);
+    }
+
+    /// Counts the write DOF of the oldest writes whose pages are all
+    /// placed, in write order.
+    pub(super) fn count_placed_files(&mut self) {
+        while self.unplaced_files.front().is_some_and(|f| f.1.len() == f.0 as usize) {
+            let (n, units) = self.unplaced_files.pop_front().expect("just seen");
+            self.first_unplaced_file += 1;
+            for u in units {
+                self.count_unit(u);
+            }
+            let max = self.drain_units();
+            self.metrics.dof.write_sum += dof(n, max, self.units);
+            self.metrics.dof.write_count += 1;
+        }
     }
 
     /// Counts GC work and, when timed, schedules it on its chip at `at`.

@@ -5,7 +5,7 @@ use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::Simulation;
 use crate::engine::{self, FlashOp, Verdict, When, WritePage};
-use crate::ftl::EntryId;
+use crate::ftl::{EntryId, UNPLACED};
 use crate::policy::Dup;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::Nanos;
@@ -72,6 +72,10 @@ impl<'w> Simulation<'w> {
     #[inline]
     pub(super) fn existing(&self, e: EntryId) -> Dup {
         let ent = self.ftl.entry(e);
+        if ent.ppn == UNPLACED {
+            // Reserved for a write that dynamic allocation has not placed yet.
+            return Dup::Waiting { entry: e, refs: ent.refs };
+        }
         Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
     }
 

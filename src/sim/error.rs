@@ -48,8 +48,9 @@ pub enum SimError {
     BadEngine { engine: String, verdicts: usize, hashed: usize, want: usize },
     #[error(
         "allocation = \"dynamic\" (SSDsim's serve-time allocation) does not apply here: {why}; it applies \
-         only to policies that neither deduplicate nor place their own pages (native), in the open-loop \
-         replay; use allocation = \"least-loaded\" (its approximation at processing time) otherwise"
+         to the policies that do not place their own pages (native, dedup, har, fcrc) with the FTL's own \
+         fingerprint index (dedup.engine = \"caftl\"), in the open-loop replay; use allocation = \
+         \"least-loaded\" (its approximation at processing time) otherwise"
     )]
     DynamicAllocation { why: &'static str },
 }

@@ -43,10 +43,10 @@ use crate::metrics::Metrics;
 use crate::policy::{Action, PageInfo, PageLayout, Policy, Relocation};
 use crate::series::SeriesRecorder;
 use crate::timing::Timing;
-use crate::units::{ContentId, Nanos};
+use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::Workload;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 mod alloc;
 mod check;
@@ -148,8 +148,18 @@ pub struct Simulation<'w> {
     /// Those pages, oldest first (the timing model's order).
     unplaced: VecDeque<Unplaced>,
     /// Written requests not fully placed yet, oldest first: their pages
-    /// and the units of those placed so far (for the write DOF).
+    /// and the units of those placed so far (for the write DOF); the id
+    /// of the first (ids count the timed writes).
     unplaced_files: VecDeque<(u32, Vec<u32>)>,
+    first_unplaced_file: u64,
+    /// Per copy waiting to be placed: the writes whose duplicates
+    /// reference it, waiting for its unit (their DOF).
+    unplaced_refs: HashMap<EntryId, Vec<u64>>,
+    /// Scratch: the LPNs a placed copy mapped.
+    placed_lpns: Vec<Lpn>,
+    /// Duplicates that referenced a copy waiting to be placed (reported
+    /// as the policy statistic `dynamic_waiting_references`).
+    waiting_refs: u64,
     /// The device seen at chip level (its units are the chips, each listing
     /// its planes in SSDsim's rotation, die fastest) and, per chip, the
     /// rotation's pointer, for dynamically placed pages.
@@ -256,16 +266,17 @@ impl<'w> Simulation<'w> {
         }
         let policy_idle_threshold = policy.idle_threshold();
         if cfg.allocation == Allocation::Dynamic {
-            let why = if policy.deduplicates() {
-                Some("it deduplicates (a duplicate would reference a copy still waiting to be placed)")
-            } else if !policy.placement_free() {
-                Some("it places its own pages")
+            // A policy that places its own pages keeps doing so, and the
+            // FAD-SSDsim model places the others', as under every
+            // allocation ([`Allocators::choose`]).
+            let why = if !policy.placement_free() || cfg.experiment.fad_ssdsim_model {
+                None
+            } else if policy.deduplicates() && !ftl_index {
+                Some("the dedup engine reads stored copies by physical page, which a copy waiting to be placed does not have yet")
             } else if streaming {
                 Some("requests are streamed in one by one (serve), where arrivals depend on completions")
             } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
                 Some("the replay is closed-loop")
-            } else if cfg.experiment.fad_ssdsim_model {
-                Some("the FAD-SSDsim model places the baselines' pages itself")
             } else {
                 None
             };
@@ -351,6 +362,10 @@ impl<'w> Simulation<'w> {
             alloc: Allocators::choose(cfg, policy.placement_free(), fad_ssdsim.is_some()),
             unplaced: VecDeque::new(),
             unplaced_files: VecDeque::new(),
+            first_unplaced_file: 0,
+            unplaced_refs: HashMap::new(),
+            placed_lpns: Vec::new(),
+            waiting_refs: 0,
             chip_level: Geometry::new(&cfg.geometry, ParallelUnit::Chip),
             chip_ptr: vec![0; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
             fad_ssdsim,

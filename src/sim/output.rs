@@ -66,6 +66,9 @@ impl<'w> Simulation<'w> {
         if let Some(m) = &self.fad_ssdsim {
             policy_stats.push(("fad_ssdsim_page0_reads", m.page0_reads as f64));
         }
+        if self.alloc.dynamic() && self.dedup {
+            policy_stats.push(("dynamic_waiting_references", self.waiting_refs as f64));
+        }
         if self.rcount.idle_windows > 0 {
             let r = &self.rcount;
             policy_stats.extend([

@@ -2,7 +2,7 @@
 //! §III-B: fingerprint, lookup, policy, pin, execute in page order, DOF).
 //! See the module doc of [`crate::sim`].
 
-use super::alloc::{Allocator, Unplaced};
+use super::alloc::{Allocator, Unplaced, NO_UNIT};
 use super::inflight::PendingOp;
 use super::{SimError, Simulation, SMALL_FILE};
 use crate::ftl::{EntryId, Ftl, GcPreference};
@@ -95,11 +95,8 @@ impl<'w> Simulation<'w> {
     pub(super) fn trim(&mut self, r: &Request) {
         self.metrics.counters.trims += 1;
         self.metrics.counters.trim_pages += r.pages as u64;
-        // Pages written before the trim but not placed yet are unmapped
-        // again when placed.
-        for u in self.unplaced.iter_mut().filter(|u| (r.lpn..r.lpn + r.pages).contains(&u.lpn.0)) {
-            u.trimmed = true;
-        }
+        // Pages written before the trim but not placed yet are not mapped
+        // when placed (`Ftl::place`: the trim is the later write).
         for l in r.lpn..r.lpn + r.pages {
             self.ftl.unmap(Lpn(l));
             if let Some(m) = self.fad_ssdsim.as_deref_mut() {
@@ -210,7 +207,7 @@ impl<'w> Simulation<'w> {
         //    model maps no reference: nothing to pin).
         if self.fad_ssdsim.is_none() {
             for (p, a) in self.pages.iter().zip(&self.actions) {
-                if let (Action::Reference, Dup::Existing { entry, .. }) = (a, p.dup) {
+                if let (Action::Reference, Dup::Existing { entry, .. } | Dup::Waiting { entry, .. }) = (a, p.dup) {
                     self.ftl.pin(entry);
                 }
             }
@@ -246,6 +243,9 @@ impl<'w> Simulation<'w> {
             }
         }
         self.programmed.clear();
+        // This write's id among those whose DOF waits for placements
+        // (`allocation = "dynamic"`).
+        let file = self.first_unplaced_file + self.unplaced_files.len() as u64;
         for k in 0..n {
             let p = self.pages[k];
             let h = if hashed { self.hash_ready[k] } else { t };
@@ -276,6 +276,7 @@ impl<'w> Simulation<'w> {
                     // unit stays what the lookup saw.
                     let (e, unit) = match p.dup {
                         Dup::Existing { entry, unit, .. } => (entry, unit),
+                        Dup::Waiting { entry, .. } => (entry, NO_UNIT),
                         Dup::InFile { first } => {
                             let e = self.entry_of[first as usize];
                             self.ftl.pin(e);
@@ -283,7 +284,16 @@ impl<'w> Simulation<'w> {
                         }
                         Dup::None => return Err(SimError::BadReference { policy: self.policy.name().into(), page: k }),
                     };
-                    self.ftl.map_pinned(p.lpn, e);
+                    if unit == NO_UNIT {
+                        // A copy waiting to be placed (`allocation =
+                        // "dynamic"`): the LPN is mapped when it is, and
+                        // the write's DOF waits for its unit.
+                        self.ftl.map_pinned_when_placed(p.lpn, e);
+                        self.unplaced_refs.entry(e).or_default().push(file);
+                        self.waiting_refs += 1;
+                    } else {
+                        self.ftl.map_pinned(p.lpn, e);
+                    }
                     if timed {
                         self.metrics.counters.dedup_pages += 1;
                     }
@@ -291,12 +301,23 @@ impl<'w> Simulation<'w> {
                     (e, unit)
                 }
                 Action::Program { .. } if deferred => {
-                    // Placed when a channel serves it (`place_unplaced`).
-                    self.metrics.counters.programs.host_unique += 1;
+                    // A copy placed when a channel serves it
+                    // (`place_unplaced`); indexed now, so that duplicates
+                    // reference it meanwhile. The LPN keeps its old
+                    // mapping until then.
+                    let is_new = p.dup == Dup::None;
+                    let e = self.ftl.reserve(p.content, dedup && is_new && self.ftl_index);
+                    self.ftl.map_pinned_when_placed(p.lpn, e);
+                    let pr = &mut self.metrics.counters.programs;
+                    if is_new {
+                        pr.host_unique += 1;
+                    } else {
+                        pr.host_rewrite += 1;
+                    }
                     self.inflight[slot as usize].remaining += 1;
                     self.timing.submit_unplaced(h, slot);
-                    self.unplaced.push_back(Unplaced { lpn: p.lpn, content: p.content, trimmed: false });
-                    (EntryId::MAX, u32::MAX)
+                    self.unplaced.push_back(Unplaced { entry: e, file });
+                    (e, NO_UNIT)
                 }
                 Action::Program { unit } => {
                     let is_new = p.dup == Dup::None;
@@ -347,7 +368,8 @@ impl<'w> Simulation<'w> {
             if engine_path {
                 self.programmed.push(matches!(self.actions[k], Action::Program { .. }));
             }
-            if !deferred {
+            // A page waiting for its copy is mapped (and shadowed) then.
+            if unit != NO_UNIT {
                 self.shadow_write(p.lpn.0, Some(p.content));
             }
         }
@@ -385,7 +407,11 @@ impl<'w> Simulation<'w> {
         // 6. DOF of the file as just placed (FAD §II-C); under dynamic
         //    allocation once its last page is placed.
         if timed && self.alloc.dynamic() {
-            self.unplaced_files.push_back((n as u32, Vec::with_capacity(n)));
+            let placed = self.unit_of_page.iter().copied().filter(|&u| u != NO_UNIT);
+            let mut units = Vec::with_capacity(n);
+            units.extend(placed);
+            self.unplaced_files.push_back((n as u32, units));
+            self.count_placed_files();
         } else if timed {
             for k in 0..n {
                 self.count_unit(self.unit_of_page[k]);

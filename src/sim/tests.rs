@@ -186,8 +186,10 @@ fn static_allocation_places_every_page_by_its_lpn() {
 /// trims and reads of pages still waiting to be placed, and every write
 /// gets its DOF once placed. A write that arrives at the same instant
 /// as a large read, one request before it, is served before the read
-/// arrives (SSDsim decides after each arrival). Deduplicating policies
-/// and the closed loop are refused.
+/// arrives (SSDsim decides after each arrival). The closed loop and a
+/// dedup engine that reads stored copies by page are refused; a policy
+/// that places its own pages (FAD) keeps its placement, exactly as under
+/// `least-loaded`.
 #[test]
 fn dynamic_allocation_places_writes_when_served() {
     use crate::config::Allocation;
@@ -219,12 +221,38 @@ fn dynamic_allocation_places_writes_when_served() {
     }
     w.content_space = 10_000;
     let opts = RunOptions { check: true, check_every: 1 };
-    let sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts).unwrap();
+    let sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts.clone()).unwrap();
     let (out, _) = sim.run_keep(&mut |_, _| {}).unwrap();
     let m = &out.metrics;
     assert_eq!(m.write_latency.count(), writes);
     assert_eq!(m.dof.write_count, writes);
     assert!(m.counters.gc_invocations > 0, "the small device collects garbage");
+
+    // The same writes, those arriving together with one content (of 37):
+    // the deduplicating placement-free policies reference copies still
+    // waiting to be placed.
+    let mut wd = w.clone();
+    for c in &mut wd.contents[..writes as usize] {
+        *c = ContentId(c.0 / 4 % 37);
+    }
+    for name in ["dedup", "har", "fcrc"] {
+        let sim = Simulation::new(&cfg, &wd, policy::build(name, &cfg).unwrap(), opts.clone()).unwrap();
+        let out = sim.run(&mut |_, _| {}).unwrap();
+        let waiting = out.policy_stats.iter().find(|s| s.0 == "dynamic_waiting_references").map_or(0.0, |s| s.1);
+        assert!(waiting > 10.0, "{name}: {waiting} references to waiting copies");
+        assert!(out.metrics.counters.dedup_pages > 100, "{name}");
+        assert_eq!(out.metrics.dof.write_count, writes, "{name}");
+    }
+
+    // FAD places its own pages: `dynamic` changes nothing for it.
+    let fad = |c: &Config| {
+        let out = Simulation::new(c, &w, policy::build("fad", c).unwrap(), RunOptions::default()).unwrap();
+        let m = out.run(&mut |_, _| {}).unwrap().metrics;
+        (m.write_latency.mean(), m.read_latency.mean(), m.dof.write_sum, m.counters.programs)
+    };
+    let mut least_loaded = cfg.clone();
+    least_loaded.allocation = Allocation::LeastLoaded;
+    assert_eq!(fad(&cfg), fad(&least_loaded));
 
     // A one-page write, then a 16-page read at the same instant: the
     // write is served first, its latency one transfer.
@@ -238,8 +266,11 @@ fn dynamic_allocation_places_writes_when_served() {
 
     let w = Workload::from_requests(Provenance::default(), reqs);
     for (name, c) in [
-        ("dedup", cfg.clone()),
-        ("fad", cfg.clone()),
+        ("dedup", {
+            let mut c = cfg.clone();
+            c.dedup.engine = "light-dedup".into();
+            c
+        }),
         ("native", {
             let mut c = cfg.clone();
             c.replay = ReplayConfig::ClosedLoop { queue_depth: 4 };
@@ -248,6 +279,49 @@ fn dynamic_allocation_places_writes_when_served() {
     ] {
         let err = Simulation::new(&c, &w, policy::build(name, &c).unwrap(), RunOptions::default()).err();
         assert!(matches!(err, Some(SimError::DynamicAllocation { .. })), "{name}: {err:?}");
+    }
+}
+
+/// `allocation = "dynamic"` under deduplication: a duplicate written while
+/// its content's copy waits to be placed references that copy (the FTL's
+/// entry indirection, `Ftl::reserve`): its LPN keeps its old page until
+/// the copy is placed, then maps to the copy's page; one program for two
+/// writes. A read in between reads the old page (checked by `--check`),
+/// a read after it the new one.
+#[test]
+fn a_duplicate_of_a_waiting_copy_maps_to_its_page_once_placed() {
+    use crate::config::Allocation;
+    let mut cfg = one_chip();
+    cfg.allocation = Allocation::Dynamic;
+    // LPN 10 written with content 7; later LPN 0 then LPN 10 with content
+    // 5 at the same instant (the first is hashed 32 us later, so not
+    // served before the second arrives); LPN 10 read just after and long
+    // after.
+    let reqs = vec![
+        req(0, Op::Write, 10, 0),
+        req(1_000, Op::Write, 0, 1),
+        req(1_000, Op::Write, 10, 2),
+        Request { arrival: Nanos::from_us(1_000) + Nanos(1), ..req(0, Op::Read, 10, NO_CONTENT) },
+        req(6_000, Op::Read, 10, NO_CONTENT),
+    ];
+    let mut w = Workload::from_requests(Provenance::default(), reqs);
+    w.contents = vec![ContentId(7), ContentId(5), ContentId(5)];
+    w.content_space = 10;
+    let opts = RunOptions { check: true, check_every: 1 };
+    for name in ["dedup", "har", "fcrc"] {
+        let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts.clone()).unwrap();
+        let (out, ftl) = sim.run_keep(&mut |_, _| {}).unwrap();
+        let stat = |k: &str| out.policy_stats.iter().find(|s| s.0 == k).map(|s| s.1);
+        assert_eq!(stat("dynamic_waiting_references"), Some(1.0), "{name}");
+        let c = &out.metrics.counters;
+        assert_eq!((c.programs.host_unique, c.dedup_pages, c.flash_reads_host), (2, 1, 2), "{name}");
+        let e = ftl.lookup(Lpn(0)).unwrap();
+        assert_eq!(ftl.lookup(Lpn(10)), Some(e), "{name}");
+        let ent = ftl.entry(e);
+        assert_eq!((ent.content, ent.refs), (ContentId(5), 2), "{name}");
+        assert!(ftl.is_placed(e), "{name}");
+        assert_eq!(ftl.live_pages(), 1, "{name}: content 7's page is free");
+        assert_eq!(out.metrics.dof.write_count, 3, "{name}");
     }
 }
 
@@ -737,8 +811,8 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
 }
 
 /// The allocator value chosen at setup: `allocation` applies to the
-/// placement-free policies only, the FAD-SSDsim model replaces it (but not
-/// dynamic allocation, which the constructor refuses with the model), and
+/// placement-free policies only, the FAD-SSDsim model replaces it (dynamic
+/// allocation included), and
 /// static allocation also places round-robin preconditioning, whatever the
 /// policy.
 #[test]
@@ -757,6 +831,9 @@ fn allocators_are_chosen_from_allocation_policy_and_model() {
         (Allocation::Static(order), false, false, A::Policy, P::Static(order)),
         (Allocation::Static(order), true, true, A::FadSsdsim, P::Static(order)),
         (Allocation::Dynamic, true, false, A::Dynamic, P::RoundRobin),
+        (Allocation::Dynamic, false, false, A::Policy, P::RoundRobin),
+        (Allocation::Dynamic, true, true, A::FadSsdsim, P::RoundRobin),
+        (Allocation::Dynamic, false, true, A::Policy, P::RoundRobin),
     ];
     for (allocation, free, model, programs, precondition) in cases {
         cfg.allocation = allocation;

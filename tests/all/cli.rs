@@ -166,13 +166,17 @@ mod default_job {
             .args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=static:CPWX"])
             .assert()
             .fails_with(1, &["allocation", "C, W, D and P"]);
-        // SSDsim's serve-time allocation: native only, so `run` of every
-        // policy is refused with the reason, `-p native` runs.
+        // SSDsim's serve-time allocation: `run` of every policy runs (FAD
+        // and the other self-placing policies keep their placement); a
+        // dedup engine that verifies by reading stored copies is refused
+        // with the reason.
         assert_ne!(summary(&json("dynamic")), summary(&ll));
+        dedupsim().args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=dynamic"]).assert().success();
         dedupsim()
-            .args(["run", "--quiet", "--synth", SMALL, "--set", "allocation=dynamic"])
+            .args(["run", "--quiet", "--synth", SMALL, "-p", "dedup", "--set", "allocation=dynamic"])
+            .args(["--engine", "light-dedup"])
             .assert()
-            .fails_with(1, &["policy dedup", "allocation = \"dynamic\"", "it deduplicates", "least-loaded"]);
+            .fails_with(1, &["policy dedup", "allocation = \"dynamic\"", "physical page", "least-loaded"]);
     }
 
     #[test]

@@ -471,7 +471,7 @@ fn allocation(d: &mut Draft, f: &mut Fields, origin: &str) -> Result<(), ConfigE
                 "dynamic",
                 format!(
                     "allocation = 0{}, dynamic_allocation = {dyn_mode}{}: SSDsim's dynamic allocation, a write page \
-                     placed when a channel and chip can serve it (Native only; other policies use least-loaded)",
+                     placed when a channel and chip can serve it (policies that place their own pages keep their placement)",
                     at(line),
                     at(dl)
                 ),
