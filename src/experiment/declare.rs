@@ -256,6 +256,9 @@ pub struct Declaration {
     /// Names of workloads the declaration does not run but claims mention
     /// (label, name).
     pub names: Vec<(String, String)>,
+    /// Cells report per-chip and per-channel use
+    /// ([`crate::report::RunReport::resources`]); default off.
+    pub resources: bool,
 }
 
 impl Declaration {
@@ -274,6 +277,7 @@ impl Declaration {
             identity,
             plot_suffix: String::new(),
             names: Vec::new(),
+            resources: false,
         }
     }
 
@@ -307,6 +311,7 @@ impl Declaration {
     /// The plan: per workload, its cells in declaration order.
     pub fn plan(&self, base: &Config) -> Result<Plan, ExperimentError> {
         let mut plan = Plan::new(&self.name);
+        plan.resources = self.resources;
         for w in &self.workloads {
             let wi = plan.add_workload(w.def.clone())?;
             for v in &w.variants {
@@ -376,6 +381,11 @@ impl Outcome {
     }
 
     /// The report of `variant` on `workload`.
+    /// Every (workload label, variant label) with a row, in plan order.
+    pub fn cells(&self) -> Vec<(String, String)> {
+        self.index.iter().map(|(w, v, _)| (w.clone(), v.clone())).collect()
+    }
+
     pub fn report(&self, workload: &str, variant: &str) -> Option<&RunReport> {
         self.index.iter().find(|(w, v, _)| w == workload && v == variant).map(|&(_, _, i)| &self.rows[i].report)
     }
