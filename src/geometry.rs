@@ -54,6 +54,35 @@ pub struct GeometryConfig {
     pub pages_per_block: u32,
     /// Flash page size in bytes (a multiple of 4096).
     pub page_size: u32,
+    /// How parallel units are numbered (`geometry.unit_order`; default
+    /// channel first). Omitted from the serialized form when default.
+    #[serde(default, skip_serializing_if = "UnitOrder::is_default")]
+    pub unit_order: UnitOrder,
+}
+
+/// The order in which parallel units (and the round-robin that stripes
+/// over them) visit the chips: `geometry.unit_order`.
+///
+/// * `channel-first` (default): unit `u` on channel `u mod C`, SSDsim's
+///   dynamic allocation order (channel -> chip -> die -> plane);
+/// * `chip-first`: the chips of channel 0 first, then channel 1's
+///   (chip -> channel -> die -> plane), so units `u` and `u + 1` share a
+///   channel. Under it a file on every other unit of the FAST'24 drive
+///   still spans all four channels (on half the dies), so a die collision
+///   can be told from a channel collision (issue 28 item 1; FAST'24 slides,
+///   "Die-level collision": a die serves one request at a time).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitOrder {
+    #[default]
+    ChannelFirst,
+    ChipFirst,
+}
+
+impl UnitOrder {
+    pub fn is_default(&self) -> bool {
+        *self == UnitOrder::ChannelFirst
+    }
 }
 
 /// One dimension of the flash array, as a letter of a [`StaticOrder`].
@@ -163,6 +192,7 @@ pub struct Geometry {
     /// Flattened per-unit plane lists (sub-rotation order).
     unit_planes: Vec<u32>,
     planes_per_unit: u32,
+    order: UnitOrder,
 }
 
 impl Geometry {
@@ -196,6 +226,7 @@ impl Geometry {
             plane_unit: Vec::new(),
             unit_planes: Vec::new(),
             planes_per_unit: 0,
+            order: g.unit_order,
         };
         geo.build_units();
         geo
@@ -233,11 +264,14 @@ impl Geometry {
         let mut unit_planes = vec![0u32; self.planes as usize];
         let mut plane_unit = vec![0u32; self.planes as usize];
         // Enumerate every slot of the SSDsim order: slot s -> (channel, chip, die, plane),
-        // channel fastest. Slot s belongs to unit s % n_units and is that unit's
-        // (s / n_units)-th plane in sub-rotation order.
+        // channel fastest (`chip-first`: chip, then channel). Slot s belongs to
+        // unit s % n_units and is that unit's (s / n_units)-th plane in
+        // sub-rotation order.
         for s in 0..self.planes {
-            let ch = s % c;
-            let chip_in_ch = (s / c) % k;
+            let (ch, chip_in_ch) = match self.order {
+                UnitOrder::ChannelFirst => (s % c, (s / c) % k),
+                UnitOrder::ChipFirst => ((s / k) % c, s % k),
+            };
             let die = (s / (c * k)) % d;
             let pl = s / (c * k * d);
             debug_assert!(pl < p);
@@ -333,6 +367,22 @@ mod tests {
         Geometry::new(&Config::fad_table1().geometry, unit)
     }
 
+    /// `unit_order = "chip-first"` numbers units chip fastest: on 4
+    /// channels x 2 chips, units 0, 2, 4, 6 are chip 0 of channels 0-3
+    /// (channel first: channels 0, 2, 0, 2). Issue 28 item 1.
+    #[test]
+    fn chip_first_numbering_spreads_every_other_unit_over_all_channels() {
+        let mut cfg = Config::fad_table1().geometry;
+        (cfg.channels, cfg.chips_per_channel, cfg.dies_per_chip, cfg.planes_per_die) = (4, 2, 1, 1);
+        let channel = |g: &Geometry, u: u32| g.channel_of_chip(g.chip_of_plane(g.unit_planes(u)[0]));
+        let first = Geometry::new(&cfg, ParallelUnit::Die);
+        assert_eq!((0..8).map(|u| channel(&first, u)).collect::<Vec<_>>(), [0, 1, 2, 3, 0, 1, 2, 3]);
+        cfg.unit_order = UnitOrder::ChipFirst;
+        let chip = Geometry::new(&cfg, ParallelUnit::Die);
+        assert_eq!((0..8).map(|u| channel(&chip, u)).collect::<Vec<_>>(), [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!([0, 2, 4, 6].map(|u| chip.chip_of_plane(chip.unit_planes(u)[0])), [0, 1, 2, 3]);
+    }
+
     #[test]
     fn table1_sizes() {
         let g = geo(ParallelUnit::Chip);
@@ -354,6 +404,7 @@ mod tests {
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_size: 4096,
+            unit_order: Default::default(),
         };
         let g = Geometry::new(&cfg, ParallelUnit::Chip);
         let (c, w, d, p) = (3, 2, 4, 5);
@@ -394,6 +445,7 @@ mod tests {
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_size: 4096,
+            unit_order: Default::default(),
         };
         let reference: Vec<u32> = {
             let g = Geometry::new(&cfg, ParallelUnit::Plane);

@@ -93,6 +93,39 @@ pub struct ChipStats {
     pub utilization: f64,
 }
 
+/// Where a run's time went per chip and per channel (a chip is a die on
+/// presets with one die per chip, such as `fast24-nvmevirt`); present only
+/// when the run asked for it ([`crate::sim::RunOptions::resources`]: the
+/// `reproduce fast24` cells). Chip `g` is on channel `g % channels`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceStats {
+    /// Per chip: µs busy with reads (sense start to transfer end).
+    pub chip_read_busy_us: Vec<f64>,
+    /// Per chip: pages sensed.
+    pub chip_reads: Vec<u64>,
+    /// Per channel: µs of bus time moving read data out.
+    pub channel_read_us: Vec<f64>,
+    /// Per channel: µs of bus time moving program data in.
+    pub channel_write_us: Vec<f64>,
+    /// One page's sense (`timing.read`) and transfer, µs.
+    pub t_read_us: f64,
+    pub t_xfer_us: f64,
+}
+
+impl ResourceStats {
+    fn new(r: &crate::timing::Resources) -> ResourceStats {
+        let us = |v: &[crate::units::Nanos]| v.iter().map(|n| n.as_us_f64()).collect();
+        ResourceStats {
+            chip_read_busy_us: us(&r.chip_read_busy),
+            chip_reads: r.chip_reads.clone(),
+            channel_read_us: us(&r.channel_read),
+            channel_write_us: us(&r.channel_write),
+            t_read_us: r.t_read.as_us_f64(),
+            t_xfer_us: r.t_xfer.as_us_f64(),
+        }
+    }
+}
+
 /// Block erase-count distribution.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WearStats {
@@ -242,6 +275,9 @@ pub struct RunReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     pub histograms: Histograms,
+    /// Per-chip and per-channel use; absent unless the run asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceStats>,
 }
 
 fn default_engine() -> String {
@@ -321,6 +357,7 @@ impl RunReport {
             hash,
             warnings,
             histograms: Histograms { read: m.read_latency.clone(), write: m.write_latency.clone() },
+            resources: out.resources.as_ref().map(ResourceStats::new),
         }
     }
 

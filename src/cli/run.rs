@@ -277,7 +277,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     a.observe.check(&policies)?;
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
-    let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) };
+    let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false };
     let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
     let (reports, requests) = match streamed {
         Some(done) => done,

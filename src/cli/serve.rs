@@ -150,7 +150,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         store_memory,
         store_dir: a.store.clone(),
         record: a.record.clone(),
-        check: RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0) },
+        check: RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false },
         series: a.series.timeseries,
     };
     let stop = Arc::new(AtomicBool::new(false));

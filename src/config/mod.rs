@@ -37,7 +37,7 @@ pub use raw::RawConfig;
 pub use setup::{format_bytes, MemoryEstimate};
 
 pub use crate::ftl::{FtlParams, GcConfig, GcRule};
-pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder};
+pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder, UnitOrder};
 pub use crate::timing::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 use crate::units::Nanos;
 pub use crate::workload::PreconditionRule;
@@ -148,6 +148,11 @@ pub struct Config {
     pub alloc_unit: ParallelUnit,
     /// How placement-free policies' pages are allocated.
     pub allocation: Allocation,
+    /// `alloc_pages`: pages a parallel unit takes in a row, in write order,
+    /// before the cyclic pointer of `native`, `dedup` and `die-hint` moves
+    /// to the next unit (default 1). FAST'24 slides, Fig. 8(a): NVMe-A/B
+    /// have 16 KB pages and allocate 2 of them (32 KB) per die.
+    pub alloc_pages: u32,
     pub replay: ReplayConfig,
     pub dedup: DedupConfig,
     /// Per-policy parameter tables (`[policy.fad]`, `[policy.har]`, ...),
@@ -179,6 +184,7 @@ impl Config {
                 blocks_per_plane: 2048,
                 pages_per_block: 64,
                 page_size,
+                unit_order: UnitOrder::ChannelFirst,
             },
             over_provisioning: 0.20,
             timing: TimingConfig {
@@ -198,6 +204,7 @@ impl Config {
                 aged: 0.0,
             },
             alloc_unit: ParallelUnit::Chip,
+            alloc_pages: 1,
             allocation: Allocation::LeastLoaded,
             replay: ReplayConfig::OpenLoop { time_scale: 1.0 },
             dedup: DedupConfig {
@@ -623,6 +630,7 @@ impl Config {
             blocks_per_plane: blocks,
             pages_per_block: pages,
             page_size: 4096,
+            unit_order: Default::default(),
         };
         cfg.over_provisioning = 0.25;
         cfg.gc.min_free_blocks = 2;

@@ -12,6 +12,7 @@
 //! impls, so unit mistakes are reported by the TOML parser with the line.
 
 use super::parse;
+use super::UnitOrder;
 use super::{
     page_transfer_time, Allocation, Config, ConfigError, DedupConfig, ExperimentConfig, GcConfig, GcRule,
     GeometryConfig, HashOverlap, HashUnit, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule,
@@ -173,6 +174,10 @@ pub struct RawGeometry {
     pub pages_per_block: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_size: Option<RawSize>,
+    /// Omitted from canonical output when default (configurations that do
+    /// not set it keep their hashes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_order: Option<UnitOrder>,
 }
 
 /// `[timing]`: flash operation latencies and the channel bus speed.
@@ -294,6 +299,10 @@ pub struct RawConfig {
     pub alloc_unit: Option<ParallelUnit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<Allocation>,
+    /// Omitted from canonical output when 1 (configurations that do not
+    /// set it keep their hashes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_pages: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub geometry: Option<RawGeometry>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -323,7 +332,7 @@ pub struct RawConfig {
 ///
 /// Kept in sync with the structs above by a unit test.
 pub const SCHEMA: &[(&str, &[&str])] = &[
-    ("", &["base", "name", "seed", "over_provisioning", "alloc_unit", "allocation"]),
+    ("", &["base", "name", "seed", "over_provisioning", "alloc_unit", "allocation", "alloc_pages"]),
     (
         "geometry",
         &[
@@ -334,6 +343,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
             "blocks_per_plane",
             "pages_per_block",
             "page_size",
+            "unit_order",
         ],
     ),
     ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion", "duplicate_read_shortcut"]),
@@ -415,6 +425,7 @@ impl RawConfig {
             over_provisioning: self.over_provisioning.or(base.over_provisioning),
             alloc_unit: self.alloc_unit.or(base.alloc_unit),
             allocation: self.allocation.or(base.allocation),
+            alloc_pages: self.alloc_pages.or(base.alloc_pages),
             geometry: overlay_section(self.geometry, base.geometry, |t, b| {
                 overlay_fields!(
                     t,
@@ -427,6 +438,7 @@ impl RawConfig {
                         blocks_per_plane,
                         pages_per_block,
                         page_size,
+                        unit_order,
                     }
                 )
             }),
@@ -515,6 +527,7 @@ impl RawConfig {
                 blocks_per_plane: need(g.blocks_per_plane, "geometry.blocks_per_plane")?,
                 pages_per_block: need(g.pages_per_block, "geometry.pages_per_block")?,
                 page_size,
+                unit_order: g.unit_order.unwrap_or_default(),
             },
             over_provisioning: need(self.over_provisioning, "over_provisioning")?.0,
             timing: TimingConfig {
@@ -540,6 +553,7 @@ impl RawConfig {
             },
             alloc_unit: need(self.alloc_unit, "alloc_unit")?,
             allocation: need(self.allocation, "allocation")?,
+            alloc_pages: self.alloc_pages.unwrap_or(1),
             replay,
             dedup: DedupConfig {
                 fingerprint: need(d.fingerprint, "dedup.fingerprint")?.0,
@@ -570,6 +584,7 @@ impl RawConfig {
             over_provisioning: Some(RawFraction(c.over_provisioning)),
             alloc_unit: Some(c.alloc_unit),
             allocation: Some(c.allocation),
+            alloc_pages: (c.alloc_pages != 1).then_some(c.alloc_pages),
             geometry: Some(RawGeometry {
                 channels: Some(g.channels),
                 chips_per_channel: Some(g.chips_per_channel),
@@ -578,6 +593,7 @@ impl RawConfig {
                 blocks_per_plane: Some(g.blocks_per_plane),
                 pages_per_block: Some(g.pages_per_block),
                 page_size: Some(RawSize(u64::from(g.page_size))),
+                unit_order: (!g.unit_order.is_default()).then_some(g.unit_order),
             }),
             timing: Some(RawTiming {
                 read: Some(RawTime(c.timing.read)),

@@ -58,6 +58,16 @@ impl Config {
             );
         }
 
+        if self.alloc_pages == 0 || self.alloc_pages > self.geometry.pages_per_block {
+            return bad(
+                "alloc_pages",
+                format!(
+                    "alloc_pages = {}: must be from 1 to geometry.pages_per_block ({}), the pages a unit takes in a row before allocation moves on (e.g. 2: two 16 KB pages per die)",
+                    self.alloc_pages, self.geometry.pages_per_block
+                ),
+            );
+        }
+
         let op = self.over_provisioning;
         if op >= 1.0 {
             return bad(

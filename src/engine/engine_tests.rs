@@ -53,7 +53,7 @@ fn prepared(spec: &str, content: &str) -> Prepared {
 
 fn run_with(cfg: &Config, p: &Prepared, policy: &str, engine: Box<dyn Engine>) -> RunOutput {
     let pol = crate::policy::build(policy, cfg).unwrap();
-    let opts = RunOptions { check: true, check_every: 5_000 };
+    let opts = RunOptions { check: true, check_every: 5_000, resources: false };
     Simulation::with_engine(cfg, &p.workload, pol, engine, opts).unwrap().run(&mut |_, _| {}).unwrap()
 }
 

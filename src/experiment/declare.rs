@@ -261,6 +261,9 @@ pub struct Declaration {
     /// it has no family table that takes the recorded traces
     /// ([`Declaration::add_recorded`]).
     pub family: Option<(Vec<Variant>, bool)>,
+    /// Cells report per-chip and per-channel use
+    /// ([`crate::report::RunReport::resources`]); default off.
+    pub resources: bool,
 }
 
 impl Declaration {
@@ -280,6 +283,7 @@ impl Declaration {
             plot_suffix: String::new(),
             names: Vec::new(),
             family: None,
+            resources: false,
         }
     }
 
@@ -337,6 +341,7 @@ impl Declaration {
     /// The plan: per workload, its cells in declaration order.
     pub fn plan(&self, base: &Config) -> Result<Plan, ExperimentError> {
         let mut plan = Plan::new(&self.name);
+        plan.resources = self.resources;
         for w in &self.workloads {
             let wi = plan.add_workload(w.def.clone())?;
             for v in &w.variants {
@@ -417,6 +422,11 @@ impl Outcome {
     }
 
     /// The report of `variant` on `workload`.
+    /// Every (workload label, variant label) with a row, in plan order.
+    pub fn cells(&self) -> Vec<(String, String)> {
+        self.index.iter().map(|(w, v, _)| (w.clone(), v.clone())).collect()
+    }
+
     pub fn report(&self, workload: &str, variant: &str) -> Option<&RunReport> {
         self.index.iter().find(|(w, v, _)| w == workload && v == variant).map(|&(_, _, i)| &self.rows[i].report)
     }

@@ -135,6 +135,9 @@ pub struct Plan {
     identities: Vec<String>,
     /// Prepared-workload slots: (workload, seed, page size, logical pages).
     slots: Vec<(usize, u64, u32, u64)>,
+    /// Cells report per-chip and per-channel use ([`RunOptions::resources`]);
+    /// a cached cell without them is recomputed.
+    pub resources: bool,
 }
 
 /// Whether a config override applies to a policy: `policy.<table>.*`
@@ -349,7 +352,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions, obs: &dyn Observer) -> Result<Ex
     for (i, c) in plan.cells.iter().enumerate() {
         let path = dir.join(plan.cell_file(c));
         match CellRecord::read(&path) {
-            Ok(r) if r.key == c.key => records[i] = Some(r),
+            Ok(r) if r.key == c.key && (!plan.resources || r.report.resources.is_some()) => records[i] = Some(r),
             _ => pending.push(i),
         }
     }
@@ -388,6 +391,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions, obs: &dyn Observer) -> Result<Ex
         .build()
         .map_err(|e| ExperimentError::Internal(e.to_string()))?;
 
+    let opts_run = RunOptions { resources: plan.resources, ..RunOptions::default() };
     let work = |ci: usize| -> Result<(), ExperimentError> {
         let c = &plan.cells[ci];
         let def = &plan.workloads[c.workload];
@@ -416,7 +420,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions, obs: &dyn Observer) -> Result<Ex
             obs.advance(d.saturating_sub(last));
             last = d;
         };
-        let result = runner::run_one(&c.config, &shared.0, &c.policy, &RunOptions::default(), &mut cb);
+        let result = runner::run_one(&c.config, &shared.0, &c.policy, &opts_run, &mut cb);
         let report = result.map_err(|source| ExperimentError::Run {
             cell: format!("{} / {} {}", def.label, c.policy, c.params_string()),
             source,

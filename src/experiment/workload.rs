@@ -251,6 +251,8 @@ impl WorkloadDef {
                 )
             }
             WorkloadSpec::Synth(s) => format!("synth {s}"),
+            // v2: issue 28 rewrote the fast24 workloads (file 0 read alone).
+            WorkloadSpec::Builtin(n) if n.starts_with("fast24-") => format!("builtin {n} v2"),
             WorkloadSpec::Builtin(n) => format!("builtin {n} v1"),
             WorkloadSpec::Profile(p) => {
                 let text = match crate::profile::BUILTIN.iter().find(|(n, _)| p.path.as_os_str() == *n) {

@@ -102,6 +102,7 @@ mod tests {
             blocks_per_plane: 5,
             pages_per_block: 7,
             page_size: 4096,
+            unit_order: Default::default(),
         };
         let geo = Geometry::new(&g, ParallelUnit::Chip);
         let map = ReverseMap::new(&geo);

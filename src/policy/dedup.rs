@@ -12,6 +12,13 @@ pub struct Dedup {
     next: Cyclic,
 }
 
+impl Dedup {
+    /// Each unit takes `alloc_pages` pages in a row ([`Cyclic::with_run`]).
+    pub fn new(alloc_pages: u32) -> Dedup {
+        Dedup { next: Cyclic::with_run(alloc_pages) }
+    }
+}
+
 impl Policy for Dedup {
     fn name(&self) -> &'static str {
         "dedup"

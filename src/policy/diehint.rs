@@ -36,6 +36,21 @@
 //! ignores a trace's hints; `"trace"` uses the trace's hints only (a trace
 //! without hints then gets write order throughout, the hint-less drive).
 //!
+//! **Unhinted pages** (`unhinted`, [`Unhinted`]): on the paper's drive a
+//! page without a hint goes where the drive's write order puts it: the
+//! round-robin pointer advances with every page written, hinted or not
+//! (`"write-order"`, the `fast24-nvmevirt` preset's setting). The policy's
+//! default, `"own-pointer"`, is a pointer of its own that only unhinted
+//! pages advance (what dedupsim did before; kept as the default so that
+//! `run` on other presets is unchanged).
+//!
+//! **Allocation units of N pages** (`alloc_pages`, FAST'24 slides Fig. 8(a):
+//! NVMe-A/B allocate two 16 KB pages per die): unhinted pages take N in a
+//! row per die; an appended page that starts an allocation unit of its file
+//! (`lpn % N == 0`) goes to the die after the previous page's, and one
+//! inside a unit to the previous page's die (it fills the unit). With
+//! N = 1 every append moves on, as above.
+//!
 //! `die-hint-dedup` deduplicates like `dedup` (a duplicate references its
 //! existing copy) and places the new pages with the hints: the paper's
 //! drives do not deduplicate, the combination shows the hint under dedup.
@@ -56,18 +71,36 @@ pub enum HintSource {
     Trace,
 }
 
+/// Where an unhinted page goes (`[policy.die-hint] unhinted`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unhinted {
+    /// A pointer of the policy's own that only unhinted pages advance.
+    #[default]
+    OwnPointer,
+    /// The drive's write order: the pointer advances with every page
+    /// programmed (the paper's drive, issue 28 item 4).
+    WriteOrder,
+}
+
 /// Parameters of `die-hint` and `die-hint-dedup` (`[policy.die-hint]`).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DieHintParams {
     pub hints: HintSource,
+    pub unhinted: Unhinted,
 }
 
 /// The die-allocation hint policy. See the module doc.
 pub struct DieHint {
     dedup: bool,
     source: HintSource,
+    unhinted_rule: Unhinted,
+    /// `alloc_pages`.
+    run: u32,
     next: Cyclic,
+    /// Pages programmed so far (the write order of `Unhinted::WriteOrder`).
+    written: u64,
     layout: Vec<PageLayout>,
     appends: u64,
     overwrites: u64,
@@ -80,13 +113,30 @@ impl DieHint {
     }
 
     pub fn with_source(dedup: bool, source: HintSource) -> DieHint {
-        DieHint { dedup, source, next: Cyclic::default(), layout: Vec::new(), appends: 0, overwrites: 0, unhinted: 0 }
+        DieHint::with_params(dedup, &DieHintParams { hints: source, ..DieHintParams::default() }, 1)
+    }
+
+    /// From `[policy.die-hint]` and `alloc_pages`.
+    pub fn with_params(dedup: bool, p: &DieHintParams, alloc_pages: u32) -> DieHint {
+        let run = alloc_pages.max(1);
+        DieHint {
+            dedup,
+            source: p.hints,
+            unhinted_rule: p.unhinted,
+            run,
+            next: Cyclic::with_run(run),
+            written: 0,
+            layout: Vec::new(),
+            appends: 0,
+            overwrites: 0,
+            unhinted: 0,
+        }
     }
 
     /// Builds from `[policy.die-hint]` (both policies read it).
     pub fn build(dedup: bool, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
         let p: DieHintParams = params(ctx)?;
-        Ok(Box::new(DieHint::with_source(dedup, p.hints)))
+        Ok(Box::new(DieHint::with_params(dedup, &p, ctx.alloc_pages)))
     }
 
     /// The hint a page gets: the unit of an overwrite's old copy (first)
@@ -166,11 +216,21 @@ impl Policy for DieHint {
                 u % units
             } else if let Some(u) = from {
                 self.appends += 1;
-                (u + 1) % units
+                // A page inside its file's allocation unit fills the
+                // previous page's die; one that starts a unit moves on.
+                if p.lpn.0 % self.run == 0 {
+                    (u + 1) % units
+                } else {
+                    u % units
+                }
             } else {
                 self.unhinted += 1;
-                self.next.take(units)
+                match self.unhinted_rule {
+                    Unhinted::OwnPointer => self.next.take(units),
+                    Unhinted::WriteOrder => ((self.written / u64::from(self.run)) % u64::from(units)) as u32,
+                }
             };
+            self.written += 1;
             out.push(Action::Program { unit });
             prev = Some(unit);
         }
@@ -201,6 +261,31 @@ mod tests {
                 Action::Reference => u32::MAX,
             })
             .collect()
+    }
+
+    /// Unhinted pages in the drive's write order (every page written
+    /// advances it) or by the policy's own pointer; allocation units of 2
+    /// pages: an append inside its file's unit (odd LPN) fills the previous
+    /// page's die, one starting a unit moves on. Issue 28 items 2 and 4.
+    #[test]
+    fn write_order_and_two_page_units() {
+        let place = |p: &mut DieHint, lpn: u32, prev: Option<u32>| {
+            let mut out = Vec::new();
+            p.layout(&[PageLayout { prev_unit: prev, ..Default::default() }]);
+            p.place(&[page(lpn)], 8, &mut out);
+            units_of(&out)[0]
+        };
+        for (rule, last) in [(Unhinted::WriteOrder, 2), (Unhinted::OwnPointer, 1)] {
+            let mut p = DieHint::with_params(false, &DieHintParams { unhinted: rule, ..Default::default() }, 2);
+            let got = [
+                place(&mut p, 100, None),
+                place(&mut p, 300, None),
+                place(&mut p, 7, Some(5)),
+                place(&mut p, 8, Some(5)),
+                place(&mut p, 500, None),
+            ];
+            assert_eq!(got, [0, 0, 5, 6, last], "{rule:?}");
+        }
     }
 
     /// An append continues on the die after the previous page's; an

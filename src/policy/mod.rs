@@ -229,18 +229,31 @@ pub struct Relocation {
 #[derive(Clone, Debug, Default)]
 pub struct Cyclic {
     next: u32,
+    /// Pages a unit takes in a row (`alloc_pages`; 0 and 1 both mean one).
+    run: u32,
+    /// Pages the designated unit has taken in this run.
+    taken: u32,
 }
 
 impl Cyclic {
+    /// A pointer that gives each unit `run` pages in a row before moving
+    /// on (`alloc_pages`; FAST'24 slides, Fig. 8(a): 2 pages per die).
+    pub fn with_run(run: u32) -> Cyclic {
+        Cyclic { run, ..Cyclic::default() }
+    }
     /// The unit the pointer designates.
     #[inline]
     pub fn peek(&self, units: u32) -> u32 {
         self.next % units
     }
-    /// Advances past the designated unit.
+    /// Advances past the designated unit (after `run` pages).
     #[inline]
     pub fn advance(&mut self, units: u32) {
-        self.next = (self.next + 1) % units;
+        self.taken += 1;
+        if self.taken >= self.run {
+            self.taken = 0;
+            self.next = (self.next + 1) % units;
+        }
     }
     /// Returns the designated unit and advances.
     #[inline]
@@ -248,6 +261,21 @@ impl Cyclic {
         let u = self.peek(units);
         self.advance(units);
         u
+    }
+}
+
+#[cfg(test)]
+mod cyclic_tests {
+    use super::Cyclic;
+
+    /// `alloc_pages = 2`: each unit takes two pages in a row; 0 and 1 are
+    /// one page (the default pointer).
+    #[test]
+    fn cyclic_gives_each_unit_its_run() {
+        let mut c = Cyclic::with_run(2);
+        assert_eq!((0..7).map(|_| c.take(3)).collect::<Vec<_>>(), [0, 0, 1, 1, 2, 2, 0]);
+        let (mut a, mut b) = (Cyclic::default(), Cyclic::with_run(1));
+        assert_eq!((0..4).map(|_| (a.take(3), b.take(3))).collect::<Vec<_>>(), [(0, 0), (1, 1), (2, 2), (0, 0)]);
     }
 }
 
@@ -272,6 +300,8 @@ pub struct PolicySetup<'a> {
     pub pages_per_block: u32,
     /// One flash page read: `timing.read` plus one page over the bus.
     pub read_time: Nanos,
+    /// `alloc_pages`: pages a unit takes in a row from the cyclic pointer.
+    pub alloc_pages: u32,
 }
 
 /// What a registered policy's constructor gets: the one parameter table it
@@ -287,6 +317,8 @@ pub struct PolicyContext<'a> {
     pub pages_per_block: u32,
     /// `timing.read` plus one page transfer.
     pub read_time: Nanos,
+    /// `alloc_pages` ([`Cyclic::with_run`]).
+    pub alloc_pages: u32,
 }
 
 /// Constructor signature of a registered policy.
@@ -295,9 +327,9 @@ pub type Builder = fn(&PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
 /// Every policy: name, one-line description, the `[policy.<table>]` it
 /// reads (`None`: no parameters), constructor.
 pub const REGISTRY: &[(&str, &str, Option<&str>, Builder)] = &[
-    ("native", "no deduplication, round-robin allocation (FAD's Native)", None, |_| Ok(Box::new(Native::default()))),
-    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |_| {
-        Ok(Box::new(Dedup::default()))
+    ("native", "no deduplication, round-robin allocation (FAD's Native)", None, |c| Ok(Box::new(Native::new(c.alloc_pages)))),
+    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |c| {
+        Ok(Box::new(Dedup::new(c.alloc_pages)))
     }),
     ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
     (
@@ -344,6 +376,7 @@ pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dy
                 table: table_name.and_then(|t| setup.tables.get(t)),
                 pages_per_block: setup.pages_per_block,
                 read_time: setup.read_time,
+                alloc_pages: setup.alloc_pages,
             })
         })
         .unwrap_or_else(|| Err(PolicyError::Unknown { name: name.to_string(), available: names().join(", ") }))
@@ -386,5 +419,6 @@ pub fn params_in<P: DeserializeOwned + Default>(tables: &toml::Table, table: &'s
         table: tables.get(table),
         pages_per_block: 0,
         read_time: Nanos::ZERO,
+        alloc_pages: 1,
     })
 }

@@ -12,6 +12,13 @@ pub struct Native {
     next: Cyclic,
 }
 
+impl Native {
+    /// Each unit takes `alloc_pages` pages in a row ([`Cyclic::with_run`]).
+    pub fn new(alloc_pages: u32) -> Native {
+        Native { next: Cyclic::with_run(alloc_pages) }
+    }
+}
+
 impl Policy for Native {
     fn name(&self) -> &'static str {
         "native"

@@ -16,6 +16,10 @@ pub struct RunOptions {
     pub check: bool,
     /// Full-check interval in requests (0 = only at the end).
     pub check_every: u64,
+    /// Report where the time went per chip and per channel
+    /// ([`crate::timing::Resources`], [`crate::report::RunReport::resources`]);
+    /// off for `run`, whose output it would change.
+    pub resources: bool,
 }
 
 /// What a run produced (before report formatting).
@@ -41,6 +45,8 @@ pub struct RunOutput {
     pub hash: crate::timing::HashLoad,
     /// The time series, if [`Simulation::record_series`] asked for one.
     pub series: Option<TimeSeries>,
+    /// Per-chip and per-channel use, if [`RunOptions::resources`].
+    pub resources: Option<crate::timing::Resources>,
 }
 
 impl<'w> Simulation<'w> {
@@ -93,6 +99,7 @@ impl<'w> Simulation<'w> {
             hash: self.timing.hash_load(),
             metrics: self.metrics,
             series,
+            resources: self.opts.resources.then(|| self.timing.resources()),
         };
         Ok((out, self.ftl))
     }

@@ -266,7 +266,8 @@ mod tests {
     fn stream_closed_loop(cfg: &Config, w: &crate::workload::Workload, policy: &str, depth: u64) -> String {
         let p = crate::policy::build(policy, cfg).unwrap();
         let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
-        let mut sim = Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500 }).unwrap();
+        let mut sim =
+            Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500, resources: false }).unwrap();
         let mut now = Nanos::ZERO;
         for (k, r) in w.timed().iter().enumerate() {
             while sim.outstanding() >= depth {
@@ -290,7 +291,7 @@ mod tests {
 
     fn batch(cfg: &Config, w: &crate::workload::Workload, policy: &str) -> String {
         let p = crate::policy::build(policy, cfg).unwrap();
-        let opts = RunOptions { check: true, check_every: 500 };
+        let opts = RunOptions { check: true, check_every: 500, resources: false };
         let out = Simulation::new(cfg, w, p, opts).unwrap().run(&mut |_, _| {}).unwrap();
         format!("{:?} {:?} {:?}", out.metrics, out.chip_busy, out.erase_counts)
     }

@@ -153,7 +153,7 @@ fn static_allocation_places_every_page_by_its_lpn() {
             w.contents.push(ContentId(900 + r.lpn));
         }
         w.content_space = 1000;
-        let opts = RunOptions { check: true, check_every: 1 };
+        let opts = RunOptions { check: true, check_every: 1, resources: false };
         let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts).unwrap();
         let (_, ftl) = sim.run_keep(&mut |_, _| {}).unwrap();
         let geo = ftl.geometry();
@@ -220,7 +220,7 @@ fn dynamic_allocation_places_writes_when_served() {
         w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
     }
     w.content_space = 10_000;
-    let opts = RunOptions { check: true, check_every: 1 };
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
     let sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts.clone()).unwrap();
     let (out, _) = sim.run_keep(&mut |_, _| {}).unwrap();
     let m = &out.metrics;
@@ -337,7 +337,7 @@ fn check_reports_a_lost_mapping() {
     );
     w.contents = vec![ContentId(5)];
     w.content_space = 10;
-    let opts = RunOptions { check: true, check_every: 0 };
+    let opts = RunOptions { check: true, check_every: 0, resources: false };
     let mut sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts).unwrap();
     sim.write(0, &w.requests[0], w.content_of(&w.requests[0]), RequestHint::Absent, Nanos(0), true).unwrap();
     sim.ftl.unmap(Lpn(3)); // the FTL "loses" the mapping
@@ -541,7 +541,7 @@ fn fad_ssdsim_model_reads_a_referenced_duplicate_from_chip_0() {
     let base = Config::small_for_tests(4, 2, 16, 8);
     let run = |cfg: &Config| {
         let p = policy::build("dedup", cfg).unwrap();
-        let opts = RunOptions { check: true, check_every: 1 };
+        let opts = RunOptions { check: true, check_every: 1, resources: false };
         Simulation::new(cfg, &w, p, opts).unwrap().run_keep(&mut |_, _| {}).unwrap()
     };
     // Off: LPN 20 maps to LPN 7's copy on chip 7, which serves its read.
@@ -582,7 +582,7 @@ fn allowed_chip(cfg: &Config, g: u32) -> bool {
 /// Chips holding the final copies of LPNs 0..n.
 fn chips_used(cfg: &Config, policy: &str, w: &Workload, n: u32) -> Vec<u32> {
     let p = policy::build(policy, cfg).unwrap();
-    let opts = RunOptions { check: true, check_every: 0 };
+    let opts = RunOptions { check: true, check_every: 0, resources: false };
     let (_, ftl) = Simulation::new(cfg, w, p, opts).unwrap().run_keep(&mut |_, _| {}).unwrap();
     let mut used = vec![0u32; cfg.chips() as usize];
     for l in 0..n {
@@ -645,7 +645,7 @@ fn fad_ssdsim_model_trim_forgets_a_lost_duplicate() {
         workload(0, &[(Op::Write, 0, vec![5]), (Op::Write, 1, vec![5]), (Op::Trim, 1, vec![]), (Op::Read, 1, vec![])]);
     let cfg = fad_ssdsim(Config::small_for_tests(2, 2, 16, 8));
     let p = policy::build("dedup", &cfg).unwrap();
-    let opts = RunOptions { check: true, check_every: 1 };
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
     let out = Simulation::new(&cfg, &w, p, opts).unwrap().run(&mut |_, _| {}).unwrap();
     assert_eq!(out.metrics.counters.unmapped_read_pages, 1);
     assert_eq!(out.metrics.counters.flash_reads_host, 0);
@@ -776,7 +776,7 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
     for r in w.requests.iter_mut().filter(|r| r.op == Op::Read) {
         r.pages = 4;
     }
-    let opts = RunOptions { check: true, check_every: 1 };
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
     let run = |p: Box<dyn Policy>| Simulation::new(&cfg, &w, p, opts.clone()).unwrap().run_keep(&mut |_, _| {});
     let (base, _) = run(policy::build("dedup", &cfg).unwrap()).unwrap();
     assert_eq!(base.metrics.counters.programs.relocation, 0);

@@ -111,6 +111,13 @@ pub(super) struct Rules {
 pub(super) struct Accounting {
     pub(super) busy: Vec<Nanos>,
     pub(super) wait: Vec<Nanos>,
+    /// Per chip: busy time for reads (sense start to transfer end) and
+    /// pages read ([`Timing::resources`]).
+    pub(super) read_busy: Vec<Nanos>,
+    pub(super) reads: Vec<u64>,
+    /// Per channel: bus time of transfers out (reads) and in (programs).
+    pub(super) bus_read: Vec<Nanos>,
+    pub(super) bus_write: Vec<Nanos>,
     /// Busy time per interval of simulated time, host and background
     /// ([`Timing::record_busy`]); `None` unless asked for.
     pub(super) series: Option<Box<BusyByInterval>>,
@@ -247,6 +254,7 @@ impl Channel {
             let chip = (i as u32 * n + h) as usize;
             acct.wait[chip] += now - q.arrival;
             acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+            acct.bus_write[h as usize] += r.t_xfer;
             self.bus_free = now + r.t_xfer;
             c.phase = Phase::Program;
             c.tag = q.tag;
@@ -370,6 +378,9 @@ impl Channel {
                 // Held since `until`; busy from sense start to transfer end.
                 let start = c.until - r.t_read;
                 acct.charge(chip, start, self.bus_free - start, c.tag != NO_TAG);
+                acct.read_busy[chip] += self.bus_free - start;
+                acct.reads[chip] += 1;
+                acct.bus_read[h as usize] += r.t_xfer;
                 c.phase = Phase::Out;
                 self.held -= 1;
                 if r.shortcut {
@@ -391,6 +402,7 @@ impl Channel {
                 self.queued -= 1;
                 acct.wait[chip] += now - q.arrival;
                 acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+                acct.bus_write[h as usize] += r.t_xfer;
                 c.phase = Phase::Program;
                 c.tag = q.tag;
                 c.until = self.bus_free + r.t_prog;

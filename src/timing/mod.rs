@@ -120,6 +120,24 @@ pub enum OpKind {
     Gc(Nanos),
 }
 
+/// Per-chip and per-channel use ([`Timing::resources`]). Chip `g` is on
+/// channel `g % channels`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resources {
+    /// Per chip: time busy with reads, from a sense's start to the end of
+    /// its transfer out (holding the data while the bus is taken counts).
+    pub chip_read_busy: Vec<Nanos>,
+    /// Per chip: pages sensed.
+    pub chip_reads: Vec<u64>,
+    /// Per channel: bus time moving read data out.
+    pub channel_read: Vec<Nanos>,
+    /// Per channel: bus time moving program data in.
+    pub channel_write: Vec<Nanos>,
+    /// `timing.read` and one page's transfer, which bound the above.
+    pub t_read: Nanos,
+    pub t_xfer: Nanos,
+}
+
 /// Resource state and per-chip accounting. See the module doc.
 #[derive(Clone, Debug)]
 pub struct Timing {
@@ -184,7 +202,15 @@ impl Timing {
             loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; p.hash.engines.max(1) as usize],
             hash: HashLoad { engines: p.hash.engines.max(1), ..HashLoad::default() },
-            acct: Accounting { busy: vec![Nanos::ZERO; chips], wait: vec![Nanos::ZERO; chips], series: None },
+            acct: Accounting {
+                busy: vec![Nanos::ZERO; chips],
+                wait: vec![Nanos::ZERO; chips],
+                read_busy: vec![Nanos::ZERO; chips],
+                reads: vec![0; chips],
+                bus_read: vec![Nanos::ZERO; g.channels as usize],
+                bus_write: vec![Nanos::ZERO; g.channels as usize],
+                series: None,
+            },
             done: Vec::new(),
             shortcuts: 0,
             unplaced: VecDeque::new(),
@@ -320,6 +346,19 @@ impl Timing {
     /// The busy time per interval, if [`Timing::record_busy`] asked for it.
     pub fn take_busy(&mut self) -> Option<BusyByInterval> {
         self.acct.series.take().map(|b| *b)
+    }
+
+    /// Where the time went, per chip and per channel (issue 28 item 1: a
+    /// die collision told from a channel collision).
+    pub fn resources(&self) -> Resources {
+        Resources {
+            chip_read_busy: self.acct.read_busy.clone(),
+            chip_reads: self.acct.reads.clone(),
+            channel_read: self.acct.bus_read.clone(),
+            channel_write: self.acct.bus_write.clone(),
+            t_read: self.rules.t_read,
+            t_xfer: self.rules.t_xfer,
+        }
     }
 
     /// Per chip: total time operations waited between arriving at the chip

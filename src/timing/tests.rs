@@ -49,6 +49,24 @@ fn two_reads_same_channel_share_the_bus() {
     assert_eq!(run(&mut t), vec![TR + TX, TR + 2 * TX]);
 }
 
+/// Per-chip and per-channel accounting (issue 28 item 1): two reads on
+/// chips 0 and 2 (channel 0) and a program on chip 1 (channel 1).
+#[test]
+fn resources_split_time_by_chip_and_channel() {
+    let mut t = rp();
+    t.submit(0, Nanos(0), OpKind::Read, 0);
+    t.submit(2, Nanos(0), OpKind::Read, 1);
+    t.submit(1, Nanos(0), OpKind::Program, 2);
+    run(&mut t);
+    let r = t.resources();
+    assert_eq!(r.chip_reads, vec![1, 0, 1, 0]);
+    // Chip 2 held its sensed page while chip 0's went over the bus.
+    assert_eq!(r.chip_read_busy, vec![Nanos(TR + TX), Nanos(0), Nanos(TR + 2 * TX), Nanos(0)]);
+    assert_eq!(r.channel_read, vec![Nanos(2 * TX), Nanos(0)]);
+    assert_eq!(r.channel_write, vec![Nanos(0), Nanos(TX)]);
+    assert_eq!((r.t_read, r.t_xfer), (Nanos(TR), Nanos(TX)));
+}
+
 #[test]
 fn two_reads_different_channels_overlap() {
     let mut t = rp();

@@ -254,6 +254,10 @@ fn bad_inputs_name_the_key() {
         (&["over_provisioning=nan"], "over_provisioning"),
         (&["over_provisioning=lots"], "over_provisioning"),
         (&["gc.min_free_blocks=0"], "gc.min_free_blocks"),
+        (&["alloc_pages=0"], "alloc_pages"),
+        (&["alloc_pages=65"], "alloc_pages"),
+        (&["alloc_pages=two"], "alloc_pages"),
+        (&["geometry.unit_order=die-first"], "geometry.unit_order"),
         (&["gc.min_free_blocks=2048"], "gc.min_free_blocks"),
         // Above the spare blocks only with the SSDsim rule (one victim per write).
         (&["gc.min_free_blocks=408", "gc.rule=until-threshold"], "gc.min_free_blocks"),
@@ -421,11 +425,14 @@ fn toml_round_trip() {
         &["seed=\"18446744073709551615\"", "geometry.page_size=16KiB", "name=\"a \\\"quoted\\\" name\""],
         &["experiment.fad_ssdsim_model=true", "alloc_unit=die"],
         &["replay.time_scale=0.1", "dedup.fingerprint=0"],
+        &["alloc_pages=2", "geometry.unit_order=chip-first"],
     ] {
         configs.push(Config::load(None, &sets(o)).unwrap());
     }
-    assert_eq!(configs[configs.len() - 3].seed, u64::MAX);
-    assert!(configs[configs.len() - 2].experiment.fad_ssdsim_model);
+    assert_eq!(configs[configs.len() - 4].seed, u64::MAX);
+    assert!(configs[configs.len() - 3].experiment.fad_ssdsim_model);
+    let last = &configs[configs.len() - 1];
+    assert_eq!((last.alloc_pages, last.geometry.unit_order), (2, dedupsim::geometry::UnitOrder::ChipFirst));
     for c in configs {
         let text = c.to_toml_string();
         let back = Config::from_toml_str(&text, "round-trip").unwrap_or_else(|e| panic!("{e}\n{text}"));

@@ -207,7 +207,7 @@ fn reference_model(w: &Workload) -> HashMap<u32, u32> {
 /// and compares the final mapping with `model`.
 fn run_checked(cfg: &Config, name: &str, w: &Workload, model: &HashMap<u32, u32>) -> Result<(RunOutput, Ftl), String> {
     let p = policy::build(name, cfg).map_err(|e| format!("{name}: {e}"))?;
-    let opts = RunOptions { check: true, check_every: 1 };
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
     let sim = Simulation::new(cfg, w, p, opts).map_err(|e| format!("{name}: {e}"))?;
     let (out, ftl) = sim.run_keep(&mut |_, _| {}).map_err(|e| format!("{name}: {e}"))?;
     // One full check after every replayed request, one at the end.

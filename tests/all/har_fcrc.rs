@@ -390,7 +390,7 @@ fn tiny_workload() -> Workload {
 fn run_checked(name: &str, cfg: &Config) -> dedupsim::sim::RunOutput {
     let w = tiny_workload();
     let p = policy::build(name, cfg).unwrap();
-    let sim = Simulation::new(cfg, &w, p, RunOptions { check: true, check_every: 1 }).unwrap();
+    let sim = Simulation::new(cfg, &w, p, RunOptions { check: true, check_every: 1, resources: false }).unwrap();
     let out = sim.run(&mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(out.invariant_checks > 100);
     // Rewrites add physical copies: the tiny device must garbage-collect

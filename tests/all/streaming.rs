@@ -26,7 +26,7 @@ fn dir(name: &str) -> Dir {
 
 /// The held path's report and the streamed one's, as JSON.
 fn both(cfg: &Config, path: &Path, load: &LoadOptions, model: &ContentModel, policy: &str) -> (String, String) {
-    let opts = RunOptions { check: true, check_every: 997 };
+    let opts = RunOptions { check: true, check_every: 997, resources: false };
     let loaded = dedupsim::trace::load(path, load).unwrap();
     let need = runner::need_content(cfg, &[policy.to_string()]).unwrap();
     let prepared = runner::prepare_for(loaded.workload, model, cfg.seed, cfg.precondition.rule, need).unwrap();
