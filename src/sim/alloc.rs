@@ -67,7 +67,9 @@ impl Allocators {
     /// (`placement_free`) or not, with or without the FAD-SSDsim model
     /// (`fad_ssdsim`). `allocation = "dynamic"` is taken as it is: the
     /// constructor has refused it where it does not apply.
-    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
+    /// `past_pages`: preconditioned pages carrying the trace's own
+    /// contents, which resolve `precondition.placement = "auto"`.
+    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool, past_pages: u64) -> Allocators {
         let programs = match cfg.allocation {
             Allocation::Dynamic => Allocator::Dynamic,
             _ if fad_ssdsim && placement_free => Allocator::FadSsdsim,
@@ -76,10 +78,10 @@ impl Allocators {
             Allocation::LeastLoaded => Allocator::LeastLoaded,
             Allocation::Cyclic => Allocator::Policy,
         };
-        let precondition = match (cfg.precondition.placement, cfg.allocation) {
+        let precondition = match (cfg.precondition.placement.resolve(past_pages), cfg.allocation) {
             (PreconditionPlacement::Policy, _) => PreconditionAllocator::Policy,
-            (PreconditionPlacement::RoundRobin, Allocation::Static(order)) => PreconditionAllocator::Static(order),
-            (PreconditionPlacement::RoundRobin, _) => PreconditionAllocator::RoundRobin,
+            (_, Allocation::Static(order)) => PreconditionAllocator::Static(order),
+            (_, _) => PreconditionAllocator::RoundRobin,
         };
         Allocators { programs, precondition }
     }
