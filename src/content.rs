@@ -349,6 +349,12 @@ pub struct ContentSummary {
     pub ids_added: u64,
     /// Pages copied from earlier extents (`copy`); included in `pages_drawn`.
     pub copied_pages: u64,
+    /// Write requests that copy an earlier one (`copy`), and those of them
+    /// copied whole (the source at least as long: no page drawn).
+    #[serde(default)]
+    pub copied_requests: u64,
+    #[serde(default)]
+    pub copied_whole: u64,
     /// The model, in its string form.
     pub model: String,
     /// Set when [`assign_content`] could not assign anything (invalid model,
@@ -368,6 +374,8 @@ impl ContentSummary {
             n_used: 0,
             ids_added: 0,
             copied_pages: 0,
+            copied_requests: 0,
+            copied_whole: 0,
             model: model.to_string(),
             error: None,
         }
@@ -448,13 +456,17 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
     };
     let mut plan: Vec<u32> = Vec::new();
     let mut copied: u64 = 0;
+    let (mut copied_requests, mut copied_whole) = (0u64, 0u64);
     if copy > 0.0 {
         plan.reserve_exact(targets.len());
         for k in 0..targets.len() {
             if k > 0 && rng.gen::<f64>() < copy {
                 let src = rng.gen_range(0..k);
-                let l = w.requests[targets[k]].pages.min(w.requests[targets[src]].pages);
+                let (len, src_len) = (w.requests[targets[k]].pages, w.requests[targets[src]].pages);
+                let l = len.min(src_len);
                 copied += l as u64;
+                copied_requests += 1;
+                copied_whole += u64::from(src_len >= len);
                 plan.push(src as u32);
             } else {
                 plan.push(u32::MAX);
@@ -532,6 +544,8 @@ pub fn try_assign_content(w: &mut Workload, model: &ContentModel, seed: u64) -> 
         n_used: n,
         ids_added,
         copied_pages: copied,
+        copied_requests,
+        copied_whole,
         model: model.to_string(),
         error: None,
     })

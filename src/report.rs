@@ -251,6 +251,12 @@ pub struct RunReport {
     /// Realized dedup rate of all written contents, preconditioning included
     /// (1 - distinct/pages).
     pub content_dedup_rate: f64,
+    /// The preconditioning the run used: rule, placement (`auto`
+    /// resolved, and why), order, pages and how many carry the trace's own
+    /// contents ([`crate::runner::precondition_description`]); absent for
+    /// a run without a replayed workload (`serve`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub precondition: String,
     pub summary: Summary,
     pub counters: Counters,
     pub dof: DofStats,
@@ -304,6 +310,8 @@ pub struct RunMeta {
     pub content_model: String,
     pub content_dedup_rate: f64,
     pub page_size: u32,
+    /// [`RunReport::precondition`].
+    pub precondition: String,
 }
 
 impl RunReport {
@@ -340,6 +348,7 @@ impl RunReport {
             workload: meta.workload,
             content_model: meta.content_model,
             content_dedup_rate: meta.content_dedup_rate,
+            precondition: meta.precondition,
             summary,
             counters: c.clone(),
             dof: m.dof.clone(),
@@ -397,6 +406,9 @@ impl RunReport {
             self.seed,
             content_description(&self.content_model, self.content_dedup_rate)
         );
+        if !self.precondition.is_empty() {
+            let _ = writeln!(o, "precondition {}", self.precondition);
+        }
         if let Some(line) = self.changes_line() {
             let _ = writeln!(o, "{line}");
         }
@@ -576,6 +588,9 @@ pub fn run_header(r0: &RunReport, requests: u64) -> String {
         r0.seed,
         content_description(&r0.content_model, r0.content_dedup_rate)
     );
+    if !r0.precondition.is_empty() {
+        let _ = writeln!(o, "precondition {}", r0.precondition);
+    }
     if let Some(line) = r0.changes_line() {
         let _ = writeln!(o, "{line}");
     }

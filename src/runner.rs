@@ -8,7 +8,7 @@
 //! A [`Prepared`] workload is immutable and shared by every policy's run,
 //! so all policies replay identical requests with identical page contents.
 
-use crate::config::Config;
+use crate::config::{Config, PreconditionConfig, PreconditionOrder, PreconditionPlacement};
 use crate::content::{try_assign_content, ContentError, ContentModel};
 use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
@@ -86,6 +86,8 @@ pub struct Prepared {
     /// Whether writes carry drawn (or the trace's) contents; `false` when
     /// [`prepare_for`] skipped them because no policy of the run reads them.
     pub contents_drawn: bool,
+    /// The preconditioning used ([`precondition_of`]), for the report.
+    pub precondition: String,
 }
 
 /// The content model string of a workload prepared without contents.
@@ -102,10 +104,10 @@ pub fn need_content(cfg: &Config, policies: &[String]) -> Result<bool, RunError>
     Ok(false)
 }
 
-/// Adds preconditioning by `rule` and assigns content to every write that
-/// has none, with `model` and `seed` (deterministic).
-pub fn prepare(w: Workload, model: &ContentModel, seed: u64, rule: PreconditionRule) -> Result<Prepared, RunError> {
-    prepare_for(w, model, seed, rule, true)
+/// Adds preconditioning by `pre.rule` (in `pre.order`) and assigns content
+/// to every write that has none, with `model` and `seed` (deterministic).
+pub fn prepare(w: Workload, model: &ContentModel, seed: u64, pre: &PreconditionConfig) -> Result<Prepared, RunError> {
+    prepare_for(w, model, seed, pre, true)
 }
 
 /// [`prepare`], skipping the content model when `need_content` is false
@@ -118,32 +120,45 @@ pub fn prepare(w: Workload, model: &ContentModel, seed: u64, rule: PreconditionR
 /// [`CONTENTS_NOT_DRAWN`] with a 0% rate, and [`run_one`] refuses a
 /// deduplicating policy on such a workload. Every simulated result of a
 /// non-deduplicating policy is the same either way.
+///
+/// Unless `pre.placement` is round-robin, preconditioned pages whose
+/// content the trace shows (a read's hash of a page not yet written) get
+/// that content ([`Workload::apply_past_contents`]); with `auto` that
+/// makes the run place them through the policy (docs/preconditioning.md).
 pub fn prepare_for(
     mut w: Workload,
     model: &ContentModel,
     seed: u64,
-    rule: PreconditionRule,
+    pre: &PreconditionConfig,
     need_content: bool,
 ) -> Result<Prepared, RunError> {
+    let rule = pre.rule;
     let any_content = w.requests.iter().any(|r| r.op == Op::Write && r.content != NO_CONTENT);
-    if !need_content && !any_content {
-        w.add_precondition_with(rule);
+    let past = !w.past_contents.is_empty() && pre.placement != PreconditionPlacement::RoundRobin;
+    if !need_content && !any_content && !past {
+        w.add_precondition_in(rule, pre.order);
         let longest = w.requests.iter().filter(|r| r.op == Op::Write).map(|r| r.pages).max().unwrap_or(0);
         w.contents = vec![ContentId(0); longest as usize];
         w.content_space = u32::from(longest > 0);
         for r in w.requests.iter_mut().filter(|r| r.op == Op::Write) {
             r.content = 0;
         }
+        let precondition = precondition_of(pre, &w);
         return Ok(Prepared {
             workload: w,
             content_model: CONTENTS_NOT_DRAWN.to_string(),
             content_dedup_rate: 0.0,
             contents_drawn: false,
+            precondition,
         });
     }
     let had_content = w.requests.iter().any(|r| r.op == Op::Write) && w.has_content();
-    w.add_precondition_with(rule);
+    w.add_precondition_in(rule, pre.order);
+    let drawn_from = w.content_space;
     try_assign_content(&mut w, model, seed)?;
+    if past {
+        w.apply_past_contents(drawn_from);
+    }
     let content_model =
         if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
     // The replayed writes' own rate (a trace's rate, not mixed with the
@@ -154,7 +169,39 @@ pub fn prepare_for(
     } else {
         crate::content::realized_dedup_rate(&w)
     };
-    Ok(Prepared { workload: w, content_model, content_dedup_rate, contents_drawn: true })
+    let precondition = precondition_of(pre, &w);
+    Ok(Prepared { workload: w, content_model, content_dedup_rate, contents_drawn: true, precondition })
+}
+
+/// Which preconditioning a run of `w` (prepared) uses under `pre`, for its
+/// report: the rule, the placement (`auto` resolved, and why), the order
+/// and how many preconditioned pages carry the trace's own contents.
+pub fn precondition_of(pre: &PreconditionConfig, w: &Workload) -> String {
+    let pages: u64 = w.requests[..w.precondition as usize].iter().map(|r| u64::from(r.pages)).sum();
+    precondition_description(pre, pages, w.precondition_past_pages)
+}
+
+/// [`precondition_of`] from the preconditioned pages and those of them
+/// carrying the trace's own contents.
+pub fn precondition_description(pre: &PreconditionConfig, pages: u64, past: u64) -> String {
+    if pre.rule == PreconditionRule::None {
+        return "none".to_string();
+    }
+    let placement = pre.placement.resolve(past);
+    let why = match pre.placement {
+        PreconditionPlacement::Auto if past > 0 => {
+            " (auto: the trace shows the content of pages it reads before writing them)"
+        }
+        PreconditionPlacement::Auto => " (auto: the trace shows no content for pages it reads before writing them)",
+        _ => "",
+    };
+    let order = if placement == PreconditionPlacement::Policy || pre.order != PreconditionOrder::FirstRead {
+        format!(", {} order", pre.order.name())
+    } else {
+        String::new()
+    };
+    let contents = if past > 0 { format!(", {past} with the trace's content") } else { String::new() };
+    format!("{} {}{why}{order}: {pages} pages{contents}", pre.rule.name(), placement.name())
 }
 
 /// Replays `prepared` through policy `policy` and builds its report.
@@ -201,12 +248,13 @@ pub fn run_observed(
     }
     let mut out = sim.run(progress)?;
     let series = out.series.take();
-    let meta = run_meta(
+    let mut meta = run_meta(
         cfg,
         prepared.workload.provenance.clone(),
         prepared.content_model.clone(),
         prepared.content_dedup_rate,
     );
+    meta.precondition = prepared.precondition.clone();
     Ok((report_of(cfg, policy, meta, out)?, series))
 }
 
@@ -238,6 +286,7 @@ pub fn run_meta(cfg: &Config, workload: Provenance, content_model: String, conte
         content_model,
         content_dedup_rate,
         page_size: cfg.geometry.page_size,
+        precondition: String::new(),
     }
 }
 
@@ -404,7 +453,12 @@ pub fn run_streamed_drawing(
     if writes_with > 0 && pages_without > 0 {
         return Ok(None);
     }
-    let mut pre = Workload { requests: pre.finish(), ..Workload::default() };
+    // Reads that show what their pages held: preconditioning with those
+    // contents (placement not round-robin) needs the trace held whole.
+    if end.reads_with_content > 0 && cfg.precondition.placement != PreconditionPlacement::RoundRobin {
+        return Ok(None);
+    }
+    let mut pre = Workload { requests: pre.finish_in(cfg.precondition.order), ..Workload::default() };
     scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64 });
 
     // What prepare_for decides on the whole workload.
@@ -450,6 +504,9 @@ pub fn run_streamed_drawing(
         content_space,
         read_pages,
         hinted,
+        // The trace's own contents are never streamed into preconditioning
+        // (the held path takes such a trace, above).
+        precondition_past_pages: 0,
     };
     if need && !drawn {
         return Err(RunError::NoContents(policy.to_string()));
@@ -493,7 +550,8 @@ pub fn run_streamed_drawing(
     } else {
         pre_rate.rate()
     };
-    let meta = run_meta(cfg, end.provenance.clone(), content_model, rate);
+    let mut meta = run_meta(cfg, end.provenance.clone(), content_model, rate);
+    meta.precondition = precondition_description(&cfg.precondition, pre_pages, 0);
     report_of(cfg, policy, meta, out).map(Some)
 }
 
@@ -525,7 +583,7 @@ mod tests {
         w.contents = (0..4).map(ContentId).collect();
         w.content_space = 4;
         let model: ContentModel = "zipf:a=0.2,dedup=0.5".parse().unwrap();
-        let p = prepare(w, &model, 42, PreconditionRule::AllReads).unwrap();
+        let p = prepare(w, &model, 42, &PreconditionConfig::with_rule(PreconditionRule::AllReads)).unwrap();
         assert_eq!(p.content_dedup_rate, 0.0);
         assert!(crate::content::realized_dedup_rate(&p.workload) > 0.2, "the mixed rate would not be 0");
     }
@@ -540,9 +598,9 @@ mod tests {
         spec.requests = 3000;
         let w = crate::synth::generate(&spec, 7).unwrap();
         let model = ContentModel::default();
-        let rule = PreconditionRule::AllReads;
-        let with = prepare_for(w.clone(), &model, 7, rule, true).unwrap();
-        let without = prepare_for(w, &model, 7, rule, false).unwrap();
+        let rule = PreconditionConfig::with_rule(PreconditionRule::AllReads);
+        let with = prepare_for(w.clone(), &model, 7, &rule, true).unwrap();
+        let without = prepare_for(w, &model, 7, &rule, false).unwrap();
         assert!(!without.contents_drawn && without.workload.contents.len() <= 16);
         let opts = RunOptions::default();
         let a = run_one(&cfg, &with, "native", &opts, &mut |_, _| {}).unwrap();

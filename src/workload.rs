@@ -44,6 +44,50 @@ pub enum PreconditionRule {
     None,
 }
 
+impl PreconditionRule {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionRule::AllReads => "all-reads",
+            PreconditionRule::ReadsBeforeWrites => "reads-before-writes",
+            PreconditionRule::None => "none",
+        }
+    }
+}
+
+/// In which order the preconditioning writes are written
+/// (`precondition.order`): the order that stands for the past the trace
+/// does not show. The writes themselves (one per read request, covering its
+/// pages chosen by the [`PreconditionRule`], as maximal contiguous runs) are
+/// the same either way.
+///
+/// The default is first-read order: a file read as one request was most
+/// likely written as one file, and files read close together in time were
+/// more likely written close together than files whose only relation is
+/// their addresses; it is also the order the preconditioning writes had
+/// before the order became a setting, so the default changes nothing for
+/// content-free traces. Address order stands for a volume filled once,
+/// front to back (a copied or restored file system). docs/preconditioning.md.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PreconditionOrder {
+    /// In the order of the reads that first touch the pages.
+    #[default]
+    FirstRead,
+    /// Sorted by first logical page.
+    Address,
+}
+
+impl PreconditionOrder {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionOrder::FirstRead => "first-read",
+            PreconditionOrder::Address => "address",
+        }
+    }
+}
+
 /// What a "file" (FAD's unit of placement, §III-B) is in a block trace
 /// (`--files`). FAD does not say; its authors' simulator (FAD-SSDsim's
 /// trace preprocessing) merges runs of records.
@@ -111,6 +155,22 @@ pub struct Workload {
     /// (preconditioning writes not counted), sorted by `i`. Empty when the
     /// trace carries none; see [`Workload::hint_of`].
     pub hints: Vec<(u32, Hint)>,
+    /// What pages held before the trace began, as far as the trace shows
+    /// it: `(lpn, content)` for every page whose first access is a read
+    /// carrying content hashes (FIU traces hash the data they read), sorted
+    /// by `lpn`. A content no write of the trace carries has an id at or
+    /// above [`Workload::content_space`] (`content_space + k`, `k` below
+    /// [`Workload::past_only`]), outside the id space until
+    /// [`Workload::apply_past_contents`] takes it in. Empty for traces
+    /// whose reads carry no content and for synthetic workloads.
+    pub past_contents: Vec<(u32, ContentId)>,
+    /// How many distinct contents of [`Workload::past_contents`] no write
+    /// of the trace carries.
+    pub past_only: u32,
+    /// Preconditioned pages written with the content the trace showed
+    /// for them ([`Workload::apply_past_contents`]); 0 when their content
+    /// was drawn by the content model.
+    pub precondition_past_pages: u64,
 }
 
 /// A host's hint on a write request (Jun et al., FAST'24: an NVMe write
@@ -189,9 +249,20 @@ impl Preconditioner {
         }
     }
 
-    /// The preconditioning writes, in order.
+    /// The preconditioning writes, in first-read order.
     pub fn finish(self) -> Vec<Request> {
         self.pre
+    }
+
+    /// The preconditioning writes, in `order`.
+    pub fn finish_in(self, order: PreconditionOrder) -> Vec<Request> {
+        let mut pre = self.pre;
+        if order == PreconditionOrder::Address {
+            // Each page is preconditioned once: the writes do not overlap,
+            // so their first pages order them (a stable sort, as a rule).
+            pre.sort_by_key(|r| r.lpn);
+        }
+        pre
     }
 }
 
@@ -308,15 +379,59 @@ impl Workload {
     /// them is drawn by the content model like any other write, before the
     /// replayed writes' content. Idempotent.
     pub fn add_precondition_with(&mut self, rule: PreconditionRule) {
+        self.add_precondition_in(rule, PreconditionOrder::FirstRead);
+    }
+
+    /// [`Workload::add_precondition_with`], the writes in `order`.
+    pub fn add_precondition_in(&mut self, rule: PreconditionRule, order: PreconditionOrder) {
         if self.precondition > 0 || rule == PreconditionRule::None {
             return;
         }
         let mut p = Preconditioner::new(rule, self.lpn_span);
         self.requests.iter().for_each(|r| p.visit(r));
-        let mut pre = p.finish();
+        let mut pre = p.finish_in(order);
         self.precondition = pre.len() as u32;
         pre.append(&mut self.requests);
         self.requests = pre;
+    }
+
+    /// Gives the preconditioning writes' pages the content the trace showed
+    /// for them ([`Workload::past_contents`]), in place of the contents the
+    /// content model drew (which must have been drawn: every
+    /// preconditioning write carries contents). `drawn_from` is
+    /// [`Workload::content_space`] before the draw: a content no write
+    /// carries (id `drawn_from + k`) gets id `content_space + k`, past the
+    /// drawn ones, and the id space grows by [`Workload::past_only`].
+    /// A write keeps its pages whether or not the trace showed each one's
+    /// content (a page it did not show keeps its drawn content), so the
+    /// files are the same under either content. Returns the pages given the
+    /// trace's content (also in [`Workload::precondition_past_pages`]).
+    /// Idempotent.
+    pub fn apply_past_contents(&mut self, drawn_from: u32) -> u64 {
+        if self.past_contents.is_empty() || self.precondition_past_pages > 0 {
+            return self.precondition_past_pages;
+        }
+        let space = self.content_space;
+        let mut given = 0u64;
+        for r in &self.requests[..self.precondition as usize] {
+            if r.content == NO_CONTENT {
+                continue;
+            }
+            for k in 0..r.pages {
+                let lpn = r.lpn + k;
+                if let Ok(i) = self.past_contents.binary_search_by_key(&lpn, |&(l, _)| l) {
+                    let c = self.past_contents[i].1;
+                    let id = if c.0 >= drawn_from { ContentId(space + (c.0 - drawn_from)) } else { c };
+                    self.contents[(r.content + k) as usize] = id;
+                    given += 1;
+                }
+            }
+        }
+        if given > 0 {
+            self.content_space = space + self.past_only;
+        }
+        self.precondition_past_pages = given;
+        given
     }
 
     /// The replayed (timed) requests, after any preconditioning writes.
@@ -431,6 +546,46 @@ mod tests {
         assert_eq!(w.timed().len(), 4);
         w.add_precondition();
         assert_eq!(w.requests.len(), 7);
+    }
+
+    /// Address order writes the same preconditioning writes, sorted by
+    /// address; first-read order keeps the reads' order.
+    #[test]
+    fn precondition_order_sorts_the_same_writes() {
+        let reqs = vec![req(Op::Read, 9, 2), req(Op::Read, 0, 3), req(Op::Write, 5, 1), req(Op::Read, 4, 3)];
+        let mut first = Workload::from_requests(Provenance::default(), reqs.clone());
+        first.add_precondition_in(PreconditionRule::ReadsBeforeWrites, PreconditionOrder::FirstRead);
+        let mut addr = Workload::from_requests(Provenance::default(), reqs);
+        addr.add_precondition_in(PreconditionRule::ReadsBeforeWrites, PreconditionOrder::Address);
+        let shape =
+            |w: &Workload| w.requests[..w.precondition as usize].iter().map(|r| (r.lpn, r.pages)).collect::<Vec<_>>();
+        assert_eq!(shape(&first), vec![(9, 2), (0, 3), (4, 1), (6, 1)]);
+        assert_eq!(shape(&addr), vec![(0, 3), (4, 1), (6, 1), (9, 2)]);
+        assert_eq!(first.timed(), addr.timed());
+    }
+
+    /// The trace's contents replace the drawn ones page by page; a content
+    /// no write carries moves past the drawn ids.
+    #[test]
+    fn past_contents_replace_drawn_contents() {
+        let mut w = Workload::from_requests(Provenance::default(), vec![req(Op::Read, 0, 3), req(Op::Write, 7, 1)]);
+        w.requests[1].content = 0;
+        w.contents = vec![ContentId(0)];
+        w.content_space = 1;
+        // Page 0 held the written content 0, page 2 a content only read
+        // (id 1 = content_space + 0); page 1's is unknown.
+        w.past_contents = vec![(0, ContentId(0)), (2, ContentId(1))];
+        w.past_only = 1;
+        w.add_precondition_with(PreconditionRule::AllReads);
+        // As the content model would: three drawn ids 1, 2, 3.
+        w.requests[0].content = 1;
+        w.contents.extend([ContentId(1), ContentId(2), ContentId(3)]);
+        w.content_space = 4;
+        assert_eq!(w.apply_past_contents(1), 2);
+        assert_eq!(w.content_of(&w.requests[0]), &[ContentId(0), ContentId(2), ContentId(4)]);
+        assert_eq!((w.content_space, w.precondition_past_pages), (5, 2));
+        assert_eq!(w.apply_past_contents(1), 2, "idempotent");
+        assert_eq!(w.content_space, 5);
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let held = |path: &Path| {
         peak_of(|| {
             let w = dedupsim::trace::load(path, &load).unwrap().workload;
-            let p = runner::prepare_for(w, &model, cfg.seed, cfg.precondition.rule, false).unwrap();
+            let p = runner::prepare_for(w, &model, cfg.seed, &cfg.precondition, false).unwrap();
             runner::run_one(&cfg, &p, "native", &opts, &mut |_, _| {}).unwrap()
         })
     };

@@ -116,7 +116,7 @@ fn end_to_end(
     }
     let loaded = trace::load(path, opts)?;
     let need = runner::need_content(cfg, &[policy.to_string()])?;
-    let prepared = runner::prepare_for(loaded.workload, content, cfg.seed, cfg.precondition.rule, need)?;
+    let prepared = runner::prepare_for(loaded.workload, content, cfg.seed, &cfg.precondition, need)?;
     let t1 = clock();
     runner::run_one(cfg, &prepared, policy, &ro, &mut |_, _| {})?;
     let t2 = clock();

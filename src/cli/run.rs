@@ -285,7 +285,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
             // Contents are drawn only if some policy reads them (not for `-p native`).
             let need = runner::need_content(&cfg, &policies)?;
-            let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, cfg.precondition.rule, need)?;
+            let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, &cfg.precondition, need)?;
             let reports = if a.observe.any() {
                 a.observe.check_span(&cfg, &prepared)?;
                 a.observe.run(&cfg, &prepared, &policies, &opts, a.jobs, a.quiet)?
@@ -379,7 +379,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let w = synth::generate(&spec, cfg.seed)?;
     let t_gen = t0.elapsed();
     let t1 = Instant::now();
-    let prepared = runner::prepare(w, &a.content, cfg.seed, cfg.precondition.rule)?;
+    let prepared = runner::prepare(w, &a.content, cfg.seed, &cfg.precondition)?;
     let t_prep = t1.elapsed();
     let n = prepared.workload.timed().len() as f64;
     let pages: u64 = prepared.workload.timed().iter().map(|r| r.pages as u64).sum();

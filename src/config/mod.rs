@@ -40,23 +40,64 @@ pub use crate::ftl::{FtlParams, GcConfig, GcRule};
 pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder, UnitOrder};
 pub use crate::timing::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 use crate::units::Nanos;
-pub use crate::workload::PreconditionRule;
+pub use crate::workload::{PreconditionOrder, PreconditionRule};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Where untimed preconditioning writes are placed (`precondition.placement`).
+///
+/// FAD (§IV-A) does not say how its traces' data got onto the device before
+/// the replay; SSDsim, which it extends, writes every page a trace reads,
+/// round-robin and without deduplication. A deduplicating SSD would have
+/// written that data through its engine and its placement, and a trace that
+/// hashes the data it reads (FIU) says what the data was: `auto` (the
+/// default) writes it so for such a trace, and keeps SSDsim's rule for the
+/// others. docs/preconditioning.md.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PreconditionPlacement {
+    /// Per workload: [`PreconditionPlacement::Policy`] when the trace
+    /// carries content for pages it reads before writing them
+    /// ([`crate::workload::Workload::past_contents`]: FIU), else
+    /// [`PreconditionPlacement::RoundRobin`]. Which one a run used is in
+    /// its report (`precondition`).
+    #[default]
+    Auto,
     /// Plain round-robin over the parallel units, page by page, with no
     /// policy and no deduplication among them (SSDsim's pre-processing):
-    /// every policy starts from the same layout.
-    #[default]
+    /// every policy starts from the same layout. Contents are drawn by the
+    /// content model, even for pages whose content the trace shows. What
+    /// validation (scripts/validate.sh, SSDsim's imported config) sets.
     RoundRobin,
-    /// Through the policy under test, like a replayed write (untimed).
+    /// Through the dedup engine and the policy under test, like a replayed
+    /// write (untimed), in `precondition.order`; each page with the content
+    /// the trace showed for it when it shows one (a read's hash), else
+    /// drawn by the content model.
     Policy,
+}
+
+impl PreconditionPlacement {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionPlacement::Auto => "auto",
+            PreconditionPlacement::RoundRobin => "round-robin",
+            PreconditionPlacement::Policy => "policy",
+        }
+    }
+
+    /// The placement a run uses: `auto` resolved by whether the
+    /// preconditioning writes carry the trace's own contents
+    /// (`past_pages` of them, [`crate::workload::Workload::precondition_past_pages`]).
+    pub fn resolve(self, past_pages: u64) -> PreconditionPlacement {
+        match self {
+            PreconditionPlacement::Auto if past_pages > 0 => PreconditionPlacement::Policy,
+            PreconditionPlacement::Auto => PreconditionPlacement::RoundRobin,
+            p => p,
+        }
+    }
 }
 
 /// Preconditioning: what is on the device before the replay starts.
@@ -64,9 +105,23 @@ pub enum PreconditionPlacement {
 pub struct PreconditionConfig {
     pub rule: PreconditionRule,
     pub placement: PreconditionPlacement,
+    /// The order of the preconditioning writes (`precondition.order`).
+    pub order: PreconditionOrder,
     /// Fraction of every plane's blocks holding stale data at the start
     /// (an aged device), in [0, 1).
     pub aged: f64,
+}
+
+impl PreconditionConfig {
+    /// `rule` with the default placement (`auto`) and order, a fresh device.
+    pub fn with_rule(rule: PreconditionRule) -> PreconditionConfig {
+        PreconditionConfig {
+            rule,
+            placement: PreconditionPlacement::Auto,
+            order: PreconditionOrder::FirstRead,
+            aged: 0.0,
+        }
+    }
 }
 
 /// How the trace is replayed.
@@ -200,7 +255,8 @@ impl Config {
             gc: GcConfig { min_free_blocks: 64, copyback: true, wear_leveling: true, rule: GcRule::OnePerWrite },
             precondition: PreconditionConfig {
                 rule: PreconditionRule::AllReads,
-                placement: PreconditionPlacement::RoundRobin,
+                placement: PreconditionPlacement::Auto,
+                order: PreconditionOrder::FirstRead,
                 aged: 0.0,
             },
             alloc_unit: ParallelUnit::Chip,

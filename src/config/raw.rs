@@ -15,8 +15,8 @@ use super::parse;
 use super::UnitOrder;
 use super::{
     page_transfer_time, Allocation, Config, ConfigError, DedupConfig, ExperimentConfig, GcConfig, GcRule,
-    GeometryConfig, HashOverlap, HashUnit, ParallelUnit, PreconditionConfig, PreconditionPlacement, PreconditionRule,
-    ReplayConfig, Scheduling, TimingConfig, WriteCompletion,
+    GeometryConfig, HashOverlap, HashUnit, ParallelUnit, PreconditionConfig, PreconditionOrder, PreconditionPlacement,
+    PreconditionRule, ReplayConfig, Scheduling, TimingConfig, WriteCompletion,
 };
 use crate::units::Nanos;
 use serde::de::{self, Deserializer, Visitor};
@@ -223,6 +223,8 @@ pub struct RawPrecondition {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<PreconditionPlacement>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<PreconditionOrder>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aged: Option<RawFraction>,
 }
 
@@ -348,7 +350,7 @@ pub const SCHEMA: &[(&str, &[&str])] = &[
     ),
     ("timing", &["read", "program", "erase", "transfer", "scheduling", "write_completion", "duplicate_read_shortcut"]),
     ("gc", &["min_free_blocks", "copyback", "wear_leveling", "rule"]),
-    ("precondition", &["rule", "placement", "aged"]),
+    ("precondition", &["rule", "placement", "order", "aged"]),
     ("replay", &["mode", "time_scale", "queue_depth"]),
     ("dedup", &["fingerprint", "hash_engines", "hash_unit", "hash_overlap", "engine"]),
     ("experiment", &["fad_ssdsim_model"]),
@@ -453,7 +455,7 @@ impl RawConfig {
                 overlay_fields!(t, b, RawGc { min_free_blocks, copyback, wear_leveling, rule })
             }),
             precondition: overlay_section(self.precondition, base.precondition, |t, b| {
-                overlay_fields!(t, b, RawPrecondition { rule, placement, aged })
+                overlay_fields!(t, b, RawPrecondition { rule, placement, order, aged })
             }),
             replay: overlay_section(self.replay, base.replay, |t, b| {
                 overlay_fields!(t, b, RawReplay { mode, time_scale, queue_depth })
@@ -549,6 +551,7 @@ impl RawConfig {
             precondition: PreconditionConfig {
                 rule: need(pc.rule, "precondition.rule")?,
                 placement: need(pc.placement, "precondition.placement")?,
+                order: pc.order.unwrap_or_default(),
                 aged: pc.aged.map_or(0.0, |a| a.0),
             },
             alloc_unit: need(self.alloc_unit, "alloc_unit")?,
@@ -613,6 +616,9 @@ impl RawConfig {
             precondition: Some(RawPrecondition {
                 rule: Some(c.precondition.rule),
                 placement: Some(c.precondition.placement),
+                // Written only when set, as `aged`: a configuration that
+                // keeps the default keeps its hash.
+                order: (c.precondition.order != PreconditionOrder::default()).then_some(c.precondition.order),
                 aged: (c.precondition.aged != 0.0).then_some(RawFraction(c.precondition.aged)),
             }),
             replay: Some(RawReplay { mode: Some(mode), time_scale, queue_depth }),

@@ -48,7 +48,7 @@ fn prepared(spec: &str, content: &str) -> Prepared {
     let spec: SynthSpec = spec.parse().unwrap();
     let w = generate(&spec, 7).unwrap();
     let model: ContentModel = content.parse().unwrap();
-    prepare(w, &model, 7, PreconditionRule::AllReads).unwrap()
+    prepare(w, &model, 7, &crate::config::PreconditionConfig::with_rule(PreconditionRule::AllReads)).unwrap()
 }
 
 fn run_with(cfg: &Config, p: &Prepared, policy: &str, engine: Box<dyn Engine>) -> RunOutput {
@@ -164,7 +164,13 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 3001;
-    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true };
+    let p = Prepared {
+        workload: w,
+        content_model: "test".into(),
+        content_dedup_rate: 0.0,
+        contents_drawn: true,
+        precondition: String::new(),
+    };
     let tiny = [("memory_mb", 0.02.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &tiny));
     assert_eq!(out.metrics.counters.dedup_pages, 0, "in-line must miss: the fingerprint was evicted");
@@ -453,7 +459,13 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 10;
-    let p = Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true };
+    let p = Prepared {
+        workload: w,
+        content_model: "test".into(),
+        content_dedup_rate: 0.0,
+        contents_drawn: true,
+        precondition: String::new(),
+    };
     let dedup_at = |t: u32| {
         let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("threshold", (t as i64).into())]));
         (out.metrics.counters.dedup_pages, stat(&out, "engine_filtered_pages"))
@@ -672,7 +684,13 @@ fn handmade_at(steps: &[(u64, crate::units::Op, u32, Vec<u32>)]) -> Prepared {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = space;
-    Prepared { workload: w, content_model: "test".into(), content_dedup_rate: 0.0, contents_drawn: true }
+    Prepared {
+        workload: w,
+        content_model: "test".into(),
+        content_dedup_rate: 0.0,
+        contents_drawn: true,
+        precondition: String::new(),
+    }
 }
 
 /// With collision probability 1 every page whose content has no stored

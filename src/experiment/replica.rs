@@ -945,6 +945,38 @@ pub fn at_own_load(keys: &[&str], scale: f64, base: &crate::config::Config) -> V
 mod tests {
     use super::*;
 
+    /// Issue 24 item 6 (docs/engines.md, docs/reproduce.md): the replicas
+    /// of homes, mail and web-vm copy earlier write requests. The copy plan
+    /// (which requests copy which) is drawn before the population is sized,
+    /// so drawing again on the replica's own writes with its seed and model
+    /// finds the replica's plan, whatever rate the calibration settled on.
+    /// `cargo test --release --lib replica_copy_shares -- --nocapture`
+    /// prints the measured shares at `--quick`'s scale.
+    #[test]
+    fn replica_copy_shares() {
+        for key in ["homes", "mail", "webvm"] {
+            let r = row(key).unwrap();
+            let spec = ReplicaSpec::new(r, QUICK_SCALE, DEFAULT_UTILIZATION);
+            let ContentModel::Zipf { copy, .. } = spec.content else { panic!("{key}: a Zipf model") };
+            let mut bare = generate(&spec, 42).unwrap();
+            for q in bare.requests.iter_mut() {
+                q.content = NO_CONTENT;
+            }
+            (bare.contents, bare.content_space) = (Vec::new(), 0);
+            let writes = bare.requests.iter().filter(|q| q.op == Op::Write).count() as f64;
+            let s = try_assign_content(&mut bare, &spec.content, 42 ^ CONTENT_SALT).unwrap();
+            let share = s.copied_requests as f64 / writes;
+            println!(
+                "{key}: copy = {copy}: {:.1}% of {writes} write requests copy an earlier one ({:.1}% of them whole), \
+                 {:.1}% of written pages copied",
+                share * 100.0,
+                s.copied_whole as f64 / s.copied_requests.max(1) as f64 * 100.0,
+                s.copied_pages as f64 / s.pages_drawn as f64 * 100.0
+            );
+            assert!((share - copy).abs() < 0.02, "{key}: {share} vs copy = {copy}");
+        }
+    }
+
     /// Issue 9 item 3: `device_dedup_rate` is exactly what Deduplication
     /// achieves in the simulator, and the device calibration makes it
     /// Table II's rate (the trace's own rate is then higher).
@@ -972,7 +1004,7 @@ mod tests {
                     w,
                     &ContentModel::fad_calibrated(),
                     cfg.seed,
-                    crate::workload::PreconditionRule::AllReads,
+                    &crate::config::PreconditionConfig::with_rule(crate::workload::PreconditionRule::AllReads),
                 )
                 .unwrap();
                 let rep =

@@ -304,7 +304,7 @@ impl WorkloadDef {
     /// Loads and prepares (preconditioning + content) the workload.
     pub fn prepare(&self, cfg: &Config) -> Result<(Prepared, WorkloadSummary), ExperimentError> {
         let w = self.load(cfg)?;
-        let prepared = runner::prepare(w, &self.content, cfg.seed, cfg.precondition.rule)
+        let prepared = runner::prepare(w, &self.content, cfg.seed, &cfg.precondition)
             .map_err(|e| ExperimentError::Workload { workload: self.spec.to_string(), reason: e.to_string() })?;
         let summary = WorkloadSummary::of(self, &prepared, cfg.geometry.page_size);
         Ok((prepared, summary))

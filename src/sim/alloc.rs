@@ -68,7 +68,9 @@ impl Allocators {
     /// (`fad_ssdsim`, which replaces every allocation, `dynamic` included).
     /// `allocation = "dynamic"` is taken as it is for a placement-free
     /// policy: the constructor has refused it where it does not apply.
-    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool) -> Allocators {
+    /// `past_pages`: preconditioned pages carrying the trace's own
+    /// contents, which resolve `precondition.placement = "auto"`.
+    pub(super) fn choose(cfg: &Config, placement_free: bool, fad_ssdsim: bool, past_pages: u64) -> Allocators {
         let programs = match cfg.allocation {
             _ if !placement_free => Allocator::Policy,
             _ if fad_ssdsim => Allocator::FadSsdsim,
@@ -77,10 +79,10 @@ impl Allocators {
             Allocation::LeastLoaded => Allocator::LeastLoaded,
             Allocation::Cyclic => Allocator::Policy,
         };
-        let precondition = match (cfg.precondition.placement, cfg.allocation) {
+        let precondition = match (cfg.precondition.placement.resolve(past_pages), cfg.allocation) {
             (PreconditionPlacement::Policy, _) => PreconditionAllocator::Policy,
-            (PreconditionPlacement::RoundRobin, Allocation::Static(order)) => PreconditionAllocator::Static(order),
-            (PreconditionPlacement::RoundRobin, _) => PreconditionAllocator::RoundRobin,
+            (_, Allocation::Static(order)) => PreconditionAllocator::Static(order),
+            (_, _) => PreconditionAllocator::RoundRobin,
         };
         Allocators { programs, precondition }
     }

@@ -359,7 +359,12 @@ impl<'w> Simulation<'w> {
             free_slots: Vec::new(),
             completions: BinaryHeap::new(),
             closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
-            alloc: Allocators::choose(cfg, policy.placement_free(), fad_ssdsim.is_some()),
+            alloc: Allocators::choose(
+                cfg,
+                policy.placement_free(),
+                fad_ssdsim.is_some(),
+                plan.map_or(0, |p| p.precondition_past_pages),
+            ),
             unplaced: VecDeque::new(),
             unplaced_files: VecDeque::new(),
             first_unplaced_file: 0,

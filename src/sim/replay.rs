@@ -54,6 +54,10 @@ pub struct ReplayPlan {
     /// Whether the workload carries explicit write hints
     /// ([`Workload::hints`] not empty).
     pub hinted: bool,
+    /// Preconditioned pages carrying the trace's own contents
+    /// ([`Workload::precondition_past_pages`]): they resolve
+    /// `precondition.placement = "auto"`.
+    pub precondition_past_pages: u64,
 }
 
 impl ReplayPlan {
@@ -68,6 +72,7 @@ impl ReplayPlan {
             content_space: w.content_space,
             read_pages: timed.iter().filter(|r| r.op == Op::Read).map(|r| u64::from(r.pages)).sum(),
             hinted: !w.hints.is_empty(),
+            precondition_past_pages: w.precondition_past_pages,
         }
     }
 }

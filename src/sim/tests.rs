@@ -838,9 +838,17 @@ fn allocators_are_chosen_from_allocation_policy_and_model() {
     for (allocation, free, model, programs, precondition) in cases {
         cfg.allocation = allocation;
         cfg.precondition.placement = PreconditionPlacement::RoundRobin;
-        let got = Allocators::choose(&cfg, free, model);
+        let got = Allocators::choose(&cfg, free, model, 0);
         assert_eq!(got, Allocators { programs, precondition }, "{allocation} free={free} model={model}");
+        // The trace's own contents in preconditioning do not move it off
+        // round-robin when round-robin is set.
+        assert_eq!(Allocators::choose(&cfg, free, model, 5), got, "{allocation}");
         cfg.precondition.placement = PreconditionPlacement::Policy;
-        assert_eq!(Allocators::choose(&cfg, free, model).precondition, P::Policy, "{allocation}");
+        assert_eq!(Allocators::choose(&cfg, free, model, 0).precondition, P::Policy, "{allocation}");
+        // auto: round-robin (or static) unless preconditioned pages carry
+        // the trace's contents.
+        cfg.precondition.placement = PreconditionPlacement::Auto;
+        assert_eq!(Allocators::choose(&cfg, free, model, 0), got, "{allocation}");
+        assert_eq!(Allocators::choose(&cfg, free, model, 1).precondition, P::Policy, "{allocation}");
     }
 }

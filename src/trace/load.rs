@@ -782,7 +782,11 @@ impl CoarseCheck {
 ///    followed by (sub-page index as u32 LE, hash) for each present one.
 ///    With smaller pages each piece of a 4 KiB page gets
 ///    MD5(`dedupsim-subpage` ‖ index u32 LE ‖ page size u32 LE ‖ hash).
-///    Reads and trims carry no content ids.
+///    Reads and trims carry no content ids. A read's hashes (FIU hashes
+///    the data it reads) are kept for the pages it is the first request
+///    to touch: what they held before the trace
+///    ([`Workload::past_contents`], for preconditioning), interned with the
+///    writes' (a content no write carries gets an id past theirs).
 /// 5. **Capacity.** With `wrap_to_pages = W` every page `p` maps to
 ///    `p mod W` (a request crossing the boundary is split into two requests
 ///    at the same time, and counted in a warning). With `capacity_pages` a
@@ -803,6 +807,7 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
     let bases = volume_bases(&records.volumes, path, opts)?;
     let ParsedTrace { format, bad_lines, mut warnings, description, .. } = parsed;
     let mut b = Builder::new(format, path, opts, bases);
+    b.track_past = true;
     let mut extras = records.extras.into_iter();
     for r in &records.recs {
         let extra = if r.extra { extras.next() } else { None };
@@ -816,6 +821,8 @@ fn build(parsed: ParsedTrace, records: Records, path: &Path, opts: &LoadOptions)
         content_space: built.content_space,
         lpn_span: built.lpn_span,
         hints: built.hints,
+        past_contents: built.past_contents,
+        past_only: built.past_only,
         ..Workload::default()
     };
     let volumes = records.volumes.iter().zip(&built.bases).map(|(&(v, _, _), &b)| (v, b)).collect();
@@ -912,6 +919,10 @@ pub(super) struct Built {
     pub contents: Vec<ContentId>,
     pub hints: Vec<(u32, Hint)>,
     pub content_space: u32,
+    /// [`Workload::past_contents`] and [`Workload::past_only`] (empty
+    /// unless the builder tracks them: [`Builder::track_past`]).
+    pub past_contents: Vec<(u32, ContentId)>,
+    pub past_only: u32,
     pub lpn_span: u64,
     pub bases: Vec<u64>,
 }
@@ -951,7 +962,22 @@ pub(super) struct Builder<'a> {
     made: u64,
     duration: DurationCheck,
     coarse: CoarseCheck,
+    /// Read requests carrying content hashes.
+    pub(super) reads_with_content: u64,
+    /// Whether to gather [`Workload::past_contents`] (a loaded trace; a
+    /// streamed one only counts [`Builder::reads_with_content`]).
+    pub(super) track_past: bool,
+    /// Pages accessed so far (a bitmap), for the first access of each.
+    touched: Vec<u64>,
+    /// `(lpn, id)` of pages first accessed by a read with content; an id
+    /// with [`PAST_ONLY`] set indexes `read_intern` (a content no write
+    /// carried yet).
+    past: Vec<(u32, u32)>,
+    read_intern: HashMap<PageHash, u32>,
 }
+
+/// Marks a provisional id of a content first seen in a read.
+const PAST_ONLY: u32 = 1 << 31;
 
 impl<'a> Builder<'a> {
     pub(super) fn new(format: TraceFormat, path: &'a Path, opts: &'a LoadOptions, bases: Vec<u64>) -> Self {
@@ -982,7 +1008,55 @@ impl<'a> Builder<'a> {
             made: 0,
             duration: DurationCheck::default(),
             coarse: CoarseCheck::default(),
+            reads_with_content: 0,
+            track_past: false,
+            touched: Vec::new(),
+            past: Vec::new(),
+            read_intern: HashMap::new(),
         }
+    }
+
+    /// Notes the first access of each page of `l..l + p` (of a request of
+    /// `op` whose pages' hashes are `hashes`, if it carries any): a page
+    /// first read with a hash gets a [`Workload::past_contents`] entry.
+    fn first_access(
+        &mut self,
+        line: u64,
+        op: Op,
+        l: u64,
+        p: u64,
+        hashes: Option<&[PageHash]>,
+    ) -> Result<(), TraceError> {
+        let end = (l + p) as usize;
+        if self.touched.len() < end.div_ceil(64) {
+            self.touched.resize(end.div_ceil(64).max(self.touched.len() * 2), 0);
+        }
+        for (k, lpn) in (l as usize..end).enumerate() {
+            let (w, b) = (lpn / 64, 1u64 << (lpn % 64));
+            if self.touched[w] & b != 0 {
+                continue;
+            }
+            self.touched[w] |= b;
+            if let (Op::Read, Some(h)) = (op, hashes) {
+                let hash = &h[k];
+                let id = match self.intern.get(hash) {
+                    Some(&id) => id,
+                    None => {
+                        let next = self.read_intern.len() as u32;
+                        if next >= PAST_ONLY {
+                            return Err(TraceError::Parse {
+                                path: self.path.to_path_buf(),
+                                line,
+                                reason: "more than 2^31 distinct contents read before written".into(),
+                            });
+                        }
+                        *self.read_intern.entry(*hash).or_insert(next) | PAST_ONLY
+                    }
+                };
+                self.past.push((lpn as u32, id));
+            }
+        }
+        Ok(())
     }
 
     /// The base of volume `slot`, if known: every slot's is given, or a
@@ -1035,6 +1109,15 @@ impl<'a> Builder<'a> {
             }
             _ => None,
         };
+        // A read's hashes say what its pages held (before the trace, for a
+        // page no earlier request touched): kept for preconditioning only.
+        let read_hashes = match (&content, r.op) {
+            (Some(c), Op::Read) if !opts.ignore_content => page_hashes(c, r.offset, r.size, ps),
+            _ => None,
+        };
+        if read_hashes.is_some() {
+            self.reads_with_content += 1;
+        }
         if r.op == Op::Write {
             if hashes.is_some() {
                 self.writes_with += 1;
@@ -1129,6 +1212,10 @@ impl<'a> Builder<'a> {
                 }
                 None => NO_CONTENT,
             };
+            if self.track_past {
+                let h = read_hashes.as_deref().map(|h| &h[h0..h0 + p as usize]);
+                self.first_access(line, r.op, l, p, h)?;
+            }
             self.span = self.span.max(end);
             self.duration.add(t);
             self.coarse.add(t);
@@ -1182,11 +1269,36 @@ impl<'a> Builder<'a> {
         if let Some(w) = self.coarse.warning() {
             warnings.push(w);
         }
+        // A content first seen in a read is a write's if a later write
+        // carried it, else it gets an id past the writes' (in order of
+        // first appearance).
+        let space = self.intern.len() as u32;
+        let mut only = vec![u32::MAX; self.read_intern.len()];
+        let mut past_only = 0u32;
+        let mut by_id: Vec<(&PageHash, u32)> = self.read_intern.iter().map(|(h, &k)| (h, k)).collect();
+        by_id.sort_by_key(|&(_, k)| k);
+        for (h, k) in by_id {
+            only[k as usize] = match self.intern.get(h) {
+                Some(&id) => id,
+                None => {
+                    past_only += 1;
+                    space + past_only - 1
+                }
+            };
+        }
+        let mut past_contents: Vec<(u32, ContentId)> = self
+            .past
+            .iter()
+            .map(|&(l, id)| (l, ContentId(if id & PAST_ONLY != 0 { only[(id & !PAST_ONLY) as usize] } else { id })))
+            .collect();
+        past_contents.sort_unstable_by_key(|&(l, _)| l);
         Built {
             requests: self.requests,
             contents: self.contents,
             hints: self.hints,
-            content_space: self.intern.len() as u32,
+            content_space: space,
+            past_contents,
+            past_only,
             lpn_span: self.span,
             bases: self.bases,
         }
@@ -1204,6 +1316,30 @@ mod tests {
 
     fn load_str(text: &str, opts: &LoadOptions) -> Result<Loaded, TraceError> {
         load_from_reader(text.as_bytes(), Path::new("t.trace"), opts)
+    }
+
+    /// A read's hashes give the pages it is the first to touch their
+    /// content before the trace: a written content keeps the write's id, a
+    /// content only read gets an id past the writes' (which do not change).
+    #[test]
+    fn reads_show_what_pages_held_before_the_trace() {
+        let (a, b, c) = ("a".repeat(32), "b".repeat(32), "c".repeat(32));
+        let text = format!(
+            "1 1 p 0 8 W 6 0 {c}\n2 2 p 8 8 R 6 0 {b}\n3 3 p 0 8 R 6 0 {c}\n4 4 p 16 8 R 6 0 {a}\n\
+             5 5 p 24 8 W 6 0 {a}\n6 6 p 40 8 R 6 0 {b}\n7 7 p 8 8 R 6 0 {a}\n"
+        );
+        let opts = LoadOptions { format: Some(TraceFormat::Fiu), ..LoadOptions::default() };
+        let w = load_from_reader(text.as_bytes(), Path::new("t.blkparse"), &opts).unwrap().workload;
+        // Writes: c = 0, a = 1 (as without reads); b only read: 2.
+        assert_eq!(w.contents, vec![ContentId(0), ContentId(1)]);
+        assert_eq!(w.content_space, 2);
+        // Page 0 was written first; page 1's first read is b, page 2's a,
+        // page 5's b (page 1's second read is not its first access).
+        assert_eq!(w.past_contents, vec![(1, ContentId(2)), (2, ContentId(1)), (5, ContentId(2))]);
+        assert_eq!(w.past_only, 1);
+        let none = LoadOptions { ignore_content: true, ..opts };
+        let w = load_from_reader(text.as_bytes(), Path::new("t.blkparse"), &none).unwrap().workload;
+        assert!(w.past_contents.is_empty());
     }
 
     #[test]

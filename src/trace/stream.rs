@@ -57,6 +57,9 @@ pub struct StreamEnd {
     pub lpn_span: u64,
     /// Distinct contents interned (content ids are below this).
     pub content_space: u32,
+    /// Read requests carrying content hashes (what the pages held: a
+    /// streamed replay does not use them, docs/streaming.md).
+    pub reads_with_content: u64,
     /// `Some` when this pass could not place every volume: read the file
     /// again with this carry (module doc).
     pub rescan: Option<Carry>,
@@ -134,6 +137,7 @@ pub fn stream<E: From<TraceError>>(
             requests: 0,
             lpn_span: 0,
             content_space: 0,
+            reads_with_content: 0,
             rescan,
             carry: Carry::default(),
         };
@@ -143,6 +147,7 @@ pub fn stream<E: From<TraceError>>(
         return Err(e.into());
     }
     let made = b.made();
+    let reads_with_content = b.reads_with_content;
     let intern = std::mem::take(&mut b.intern);
     let built = b.finish(&mut parsed.warnings);
     let volumes = table.iter().zip(&built.bases).map(|(&(v, _, _), &b)| (v, b)).collect();
@@ -155,6 +160,7 @@ pub fn stream<E: From<TraceError>>(
         requests: made,
         lpn_span: built.lpn_span,
         content_space: built.content_space.max(intern.len() as u32),
+        reads_with_content,
         rescan: None,
         carry: Carry { bases: built.bases, intern },
     })

@@ -92,7 +92,9 @@ fn compare(dir: &Path, peer_file: &Path, old: &[&str], corrections: &[&str], dif
         let mut fixed = old.to_vec();
         fixed.extend_from_slice(corrections);
         assert_eq!(imported, run(dir, &w, &fixed), "{peer_file:?} on {w:?}: import != {fixed:?}");
-        let mut skip = vec!["config_hash", "config_changes"];
+        // `precondition` names the placement as set (round-robin) or as
+        // `auto` resolved it (round-robin on these content-free traces).
+        let mut skip = vec!["config_hash", "config_changes", "precondition"];
         skip.extend_from_slice(differ);
         assert_eq!(
             without(imported, &skip),
@@ -112,7 +114,14 @@ fn ssdsim_import_runs_as_validate_sh_ssdsim_dynamic_column() {
         dir.path(),
         &peers.join("ssdsim-fad-table1.parameters"),
         &["--set", "allocation=dynamic"],
-        &["--set", "gc.copyback=false", "--set", "gc.wear_leveling=false"],
+        &[
+            "--set",
+            "gc.copyback=false",
+            "--set",
+            "gc.wear_leveling=false",
+            "--set",
+            "precondition.placement=round-robin",
+        ],
         &[],
     );
 }
@@ -142,7 +151,14 @@ fn ssdsim_static_import_runs_as_validate_sh_static_column() {
         dir.path(),
         &file,
         &["--set", "allocation=static:CWDP"],
-        &["--set", "gc.copyback=false", "--set", "gc.wear_leveling=false"],
+        &[
+            "--set",
+            "gc.copyback=false",
+            "--set",
+            "gc.wear_leveling=false",
+            "--set",
+            "precondition.placement=round-robin",
+        ],
         &[],
     );
 }
@@ -159,7 +175,7 @@ fn mqsim_import_runs_as_validate_sh_mqsim_column() {
         dir.path(),
         &peers.join("mqsim-fad-table1.xml"),
         &["--set", "allocation=static:CWDP", "--set", "timing.write_completion=program"],
-        &["--set", "precondition.rule=reads-before-writes"],
+        &["--set", "precondition.rule=reads-before-writes", "--set", "precondition.placement=round-robin"],
         &["counters/programs/precondition", "counters/precondition_requests"],
     );
 }

@@ -17,6 +17,7 @@ mod har_fcrc;
 mod layers;
 mod outputs;
 mod plot_fromfiles;
+mod precondition;
 mod profiles;
 mod reproduce;
 mod round_two;

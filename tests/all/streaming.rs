@@ -29,7 +29,7 @@ fn both(cfg: &Config, path: &Path, load: &LoadOptions, model: &ContentModel, pol
     let opts = RunOptions { check: true, check_every: 997, resources: false };
     let loaded = dedupsim::trace::load(path, load).unwrap();
     let need = runner::need_content(cfg, &[policy.to_string()]).unwrap();
-    let prepared = runner::prepare_for(loaded.workload, model, cfg.seed, cfg.precondition.rule, need).unwrap();
+    let prepared = runner::prepare_for(loaded.workload, model, cfg.seed, &cfg.precondition, need).unwrap();
     let held = runner::run_one(cfg, &prepared, policy, &opts, &mut |_, _| {}).unwrap();
     let mut warnings = Vec::new();
     let streamed = runner::run_streamed(
