@@ -307,7 +307,7 @@ fn a_duplicate_of_a_waiting_copy_maps_to_its_page_once_placed() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = vec![ContentId(7), ContentId(5), ContentId(5)];
     w.content_space = 10;
-    let opts = RunOptions { check: true, check_every: 1 };
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
     for name in ["dedup", "har", "fcrc"] {
         let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts.clone()).unwrap();
         let (out, ftl) = sim.run_keep(&mut |_, _| {}).unwrap();
