@@ -1014,9 +1014,10 @@ mod tests {
     fn the_smartdedup_declaration_is_valid() {
         let cfg = Config::fad_table1();
         let decl = crate::experiment::smartdedup::declaration(&cfg, 0.05);
-        // The three replicas, and the FIO-like workload the metadata-writes
-        // claim reads (hidden).
-        assert_eq!(decl.workloads.len(), 4);
+        // The three replicas, the FIO-like workload the metadata-writes
+        // claim reads and the workload families (hidden).
+        let families = crate::experiment::families::FITTED.len() + 4;
+        assert_eq!(decl.workloads.len(), 4 + families);
         assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 3);
         let plan = decl.plan(&cfg).unwrap();
         assert_eq!(plan.cells.len(), decl.variants().count(), "variants must be distinct cells");
