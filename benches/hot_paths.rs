@@ -72,6 +72,7 @@ fn gc_steady_state(c: &mut Criterion) {
             blocks_per_plane: blocks,
             pages_per_block: 64,
             page_size: 4096,
+            ..cfg.geometry
         };
         cfg.gc.min_free_blocks = 4;
         let mut ftl = Ftl::new(&cfg.ftl_params());
