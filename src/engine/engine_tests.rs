@@ -51,6 +51,17 @@ fn prepared(spec: &str, content: &str) -> Prepared {
     prepare(w, &model, 7, &crate::config::PreconditionConfig::with_rule(PreconditionRule::AllReads)).unwrap()
 }
 
+/// A hand-made workload as prepared, contents as given, nothing drawn.
+fn as_prepared(w: crate::workload::Workload) -> Prepared {
+    Prepared {
+        workload: w,
+        content_model: "test".into(),
+        content_dedup_rate: 0.0,
+        contents_drawn: true,
+        precondition: String::new(),
+    }
+}
+
 fn run_with(cfg: &Config, p: &Prepared, policy: &str, engine: Box<dyn Engine>) -> RunOutput {
     let pol = crate::policy::build(policy, cfg).unwrap();
     let opts = RunOptions { check: true, check_every: 5_000, resources: false };
@@ -164,13 +175,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 3001;
-    let p = Prepared {
-        workload: w,
-        content_model: "test".into(),
-        content_dedup_rate: 0.0,
-        contents_drawn: true,
-        precondition: String::new(),
-    };
+    let p = as_prepared(w);
     let tiny = [("memory_mb", 0.02.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &tiny));
     assert_eq!(out.metrics.counters.dedup_pages, 0, "in-line must miss: the fingerprint was evicted");
@@ -459,13 +464,7 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 10;
-    let p = Prepared {
-        workload: w,
-        content_model: "test".into(),
-        content_dedup_rate: 0.0,
-        contents_drawn: true,
-        precondition: String::new(),
-    };
+    let p = as_prepared(w);
     let dedup_at = |t: u32| {
         let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("threshold", (t as i64).into())]));
         (out.metrics.counters.dedup_pages, stat(&out, "engine_filtered_pages"))
@@ -684,13 +683,7 @@ fn handmade_at(steps: &[(u64, crate::units::Op, u32, Vec<u32>)]) -> Prepared {
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = space;
-    Prepared {
-        workload: w,
-        content_model: "test".into(),
-        content_dedup_rate: 0.0,
-        contents_drawn: true,
-        precondition: String::new(),
-    }
+    as_prepared(w)
 }
 
 /// With collision probability 1 every page whose content has no stored

@@ -8,6 +8,13 @@ use crate::support::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// What an imported SSDsim config sets that the old hand-written
+/// settings left at dedupsim's defaults: no copyback bit in SSDsim's
+/// `advanced command`, `wear leveling` never read by SSDsim (neither
+/// matters without GC), and SSDsim's round-robin preconditioning.
+const SSDSIM_RULES: &[&str] =
+    &["--set", "gc.copyback=false", "--set", "gc.wear_leveling=false", "--set", "precondition.placement=round-robin"];
+
 fn peers_config() -> Option<PathBuf> {
     let dir = std::env::var_os("DEDUPSIM_PEERS_CONFIG")
         .map(PathBuf::from)
@@ -108,20 +115,11 @@ fn compare(dir: &Path, peer_file: &Path, old: &[&str], corrections: &[&str], dif
 fn ssdsim_import_runs_as_validate_sh_ssdsim_dynamic_column() {
     let Some(peers) = peers_config() else { return };
     let dir = tempfile::tempdir().unwrap();
-    // SSDsim's file has no copyback bit in `advanced command` and SSDsim
-    // never reads `wear leveling`: neither matters without GC.
     compare(
         dir.path(),
         &peers.join("ssdsim-fad-table1.parameters"),
         &["--set", "allocation=dynamic"],
-        &[
-            "--set",
-            "gc.copyback=false",
-            "--set",
-            "gc.wear_leveling=false",
-            "--set",
-            "precondition.placement=round-robin",
-        ],
+        SSDSIM_RULES,
         &[],
     );
 }
@@ -147,20 +145,7 @@ fn ssdsim_static_import_runs_as_validate_sh_static_column() {
         .join("\n");
     let file = dir.path().join("static.parameters");
     std::fs::write(&file, text).unwrap();
-    compare(
-        dir.path(),
-        &file,
-        &["--set", "allocation=static:CWDP"],
-        &[
-            "--set",
-            "gc.copyback=false",
-            "--set",
-            "gc.wear_leveling=false",
-            "--set",
-            "precondition.placement=round-robin",
-        ],
-        &[],
-    );
+    compare(dir.path(), &file, &["--set", "allocation=static:CWDP"], SSDSIM_RULES, &[]);
 }
 
 #[test]
