@@ -37,6 +37,17 @@ impl Size {
     /// The full reproduction.
     pub const FULL: Size = Size { requests: 50_000.0, pages: 2_000_000.0 };
 
+    /// The size for a declared reproduction at replica `scale`: `--quick`'s
+    /// scale (or below) gives [`Size::QUICK`], anything larger (the default
+    /// 0.2 included) [`Size::FULL`].
+    pub fn for_scale(scale: f64) -> Size {
+        if scale <= super::replica::QUICK_SCALE {
+            Size::QUICK
+        } else {
+            Size::FULL
+        }
+    }
+
     /// The scale of `p` that gives this size.
     pub fn scale_of(&self, p: &Profile) -> f64 {
         let s = &p.shape;

@@ -408,7 +408,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     workloads.push(Workload::new(builtin("light-dedup-copy"), dedup_variants()));
     // Workload families (issue 24 item 5): the fitted real profiles and the
     // run-length sweep, as shown workloads of every table.
-    let size = if scale < 1.0 { families::Size::QUICK } else { families::Size::FULL };
+    let size = families::Size::for_scale(scale);
     let fitted = families::fitted(size).expect("the built-in profiles load (tested in tests/all/profiles.rs)");
     let sweep_profile = crate::profile::Profile::load_named(std::path::Path::new(SWEEP_PROFILE), &[])
         .expect("the built-in profiles load (tested in tests/all/profiles.rs)");

@@ -133,7 +133,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         .collect();
     // Workload families (issue 24 item 5): hidden from the replicas' means,
     // in their own table.
-    let size = if scale < 1.0 { families::Size::QUICK } else { families::Size::FULL };
+    let size = families::Size::for_scale(scale);
     let family_variants: Vec<Variant> =
         variants.iter().filter(|v| FAMILY_SCHEMES.contains(&v.label.as_str())).cloned().collect();
     for m in families::fitted(size).expect("the built-in profiles load (tested in tests/all/profiles.rs)") {

@@ -505,7 +505,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     all.push(fio);
     // Workload families (issue 24 item 5): hidden from the replicas' means,
     // reported in their own table.
-    let size = if scale < 1.0 { families::Size::QUICK } else { families::Size::FULL };
+    let size = families::Size::for_scale(scale);
     for m in family_members(size) {
         let variants = family_variants(&m);
         all.push(Workload { shown: false, ..Workload::new(m.def, variants) });
