@@ -62,7 +62,7 @@ pub struct DeclaredArgs {
     #[command(flatten)]
     memory: MemoryArgs,
     /// The recorded real-content traces (`scripts/record-workloads.sh --out DIR`) as a workload
-    /// family (light-dedup, reodedup; docs/recorded.md).
+    /// family (light-dedup, reodedup, smartdedup; docs/recorded.md).
     #[arg(long, value_name = "DIR")]
     recorded: Option<PathBuf>,
 }
@@ -666,7 +666,7 @@ fn reproduce_declared(
     check_out_dir(&out, &what)?;
     let mut decl = declaration(&cfg, scale);
     if let Some(dir) = &a.recorded {
-        decl.add_recorded(dir)?;
+        decl.add_recorded(dir, &cfg)?;
     }
     // Cells vary the engine and its tables (SmartDedup's memory budget,
     // prefix bits): the largest cell's estimate counts, as for a sweep.

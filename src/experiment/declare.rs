@@ -238,6 +238,17 @@ pub enum Rows {
     PerCell,
 }
 
+/// The variants a reproduction runs on each workload of a family
+/// ([`Declaration::family`]).
+#[derive(Clone)]
+pub enum FamilyVariants {
+    /// The same variants on every workload.
+    Fixed(Vec<Variant>),
+    /// Variants that depend on the workload (SmartDedup sizes its store to
+    /// the workload's distinct pages), computed when it is added.
+    PerWorkload(fn(&super::families::Member, &Config) -> Result<Vec<Variant>, ExperimentError>),
+}
+
 /// A paper's evaluation as data. See the module doc.
 pub struct Declaration {
     /// Subcommand name (`reproduce NAME`) and experiment name.
@@ -260,7 +271,7 @@ pub struct Declaration {
     /// ([`super::families`]) and whether those workloads are shown; `None`:
     /// it has no family table that takes the recorded traces
     /// ([`Declaration::add_recorded`]).
-    pub family: Option<(Vec<Variant>, bool)>,
+    pub family: Option<(FamilyVariants, bool)>,
     /// Cells report per-chip and per-channel use
     /// ([`crate::report::RunReport::resources`]); default off.
     pub resources: bool,
@@ -290,18 +301,22 @@ impl Declaration {
     /// Adds the recorded real-content traces in `dir` (family c of
     /// [`super::families`]) with the declaration's family variants, each
     /// replayed on an empty device as it was recorded.
-    pub fn add_recorded(&mut self, dir: &std::path::Path) -> Result<(), ExperimentError> {
-        let Some((variants, shown)) = self.family.clone() else {
+    pub fn add_recorded(&mut self, dir: &std::path::Path, cfg: &Config) -> Result<(), ExperimentError> {
+        let Some((family, shown)) = self.family.clone() else {
             return Err(ExperimentError::Workload {
                 workload: dir.display().to_string(),
                 reason: format!("--recorded: reproduce {} does not run the recorded workloads", self.name),
             });
         };
         for m in super::families::recorded(dir)? {
+            let variants = match family {
+                FamilyVariants::Fixed(ref v) => v.clone(),
+                FamilyVariants::PerWorkload(of) => of(&m, cfg)?,
+            };
             let cells = variants
-                .iter()
+                .into_iter()
                 .map(|v| {
-                    let mut v = v.clone();
+                    let mut v = v;
                     v.params.extend(m.set.iter().cloned());
                     v
                 })

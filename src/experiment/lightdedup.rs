@@ -521,7 +521,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         workloads,
         report,
     );
-    decl.family = Some((family_variants(), true));
+    decl.family = Some((super::declare::FamilyVariants::Fixed(family_variants()), true));
     decl
 }
 

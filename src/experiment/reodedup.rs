@@ -234,7 +234,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         workloads,
         report,
     );
-    decl.family = Some((family_variants, false));
+    decl.family = Some((super::declare::FamilyVariants::Fixed(family_variants), false));
     decl
 }
 

@@ -510,13 +510,16 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         let variants = family_variants(&m);
         all.push(Workload { shown: false, ..Workload::new(m.def, variants) });
     }
-    Declaration::new(
+    let mut decl = Declaration::new(
         "smartdedup",
         "SmartDedup (Yang et al., USENIX ATC'19): the simulator experiments of §4.2 and §4.5",
         "Q. Yang, R. Jin, M. Zhao, \"SmartDedup: Optimizing Deduplication for Resource-constrained Devices\", USENIX ATC'19, §3.2, §4.1 (metadata writes), §4.2 (Replay on Simulator), §4.4 (adaptive selectivity) and §4.5 (Fragmentation Resistance)",
         all,
         report,
-    )
+    );
+    // Family (c), `--recorded DIR`: hidden, in the families table.
+    decl.family = Some((super::declare::FamilyVariants::PerWorkload(recorded_variants), false));
+    decl
 }
 
 /// The in-memory store of the family cells holds this share of the
@@ -556,6 +559,29 @@ fn family_variants(m: &families::Member) -> Vec<Variant> {
             .unwrap_or(0.0),
         _ => 0.0,
     };
+    store_variants(distinct)
+}
+
+/// Family (c), a recorded trace ([`Declaration::add_recorded`]): the same
+/// three policies, the store sized from the distinct pages the trace
+/// writes, counted on the trace as the run loads it.
+fn recorded_variants(m: &families::Member, cfg: &Config) -> Result<Vec<Variant>, super::ExperimentError> {
+    let w = m.def.load(cfg)?;
+    Ok(store_variants(distinct_written_pages(&w) as f64))
+}
+
+/// Distinct logical pages written by a workload's requests.
+fn distinct_written_pages(w: &crate::workload::Workload) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    for r in w.requests.iter().filter(|r| r.op == crate::units::Op::Write) {
+        seen.extend(r.lpn..r.lpn + r.pages);
+    }
+    seen.len() as u64
+}
+
+/// The three eviction policies with a store of [`FAMILY_STORE_SHARE`] of
+/// `distinct` pages.
+fn store_variants(distinct: f64) -> Vec<Variant> {
     let mb = (FAMILY_STORE_SHARE * distinct / FPS_PER_MB).max(0.001);
     EVICTIONS
         .iter()
@@ -575,7 +601,8 @@ fn families_table(o: &Outcome, plotter: &mut super::declare::Plotter) -> Result<
     use std::fmt::Write as _;
     let mut md = format!(
         "\n## Workload families (issue 24 item 5)\n\nThe eviction claims on workloads fitted to the committed real \
-         profiles (`fitted:*`, docs/profiles.md) and on a sweep of the recorded mail workload's duplicate reuse \
+         profiles (`fitted:*`, docs/profiles.md), on the recorded real-content workloads themselves when given \
+         (`recorded:*`, `--recorded DIR`, docs/recorded.md) and on a sweep of the recorded mail workload's duplicate reuse \
          distance (`{SWEEP_PROFILE}` with `{SWEEP_KEY}` set: temporal locality), each with a store of {:.0}% of \
          its distinct written pages (§4.1's ratio; capacity in fingerprints as realized). In-line dedup ratio \
          (pages deduplicated in line / pages written). Paper: recency (LRU) +41.8% over reference counts; G-LRU \
@@ -583,10 +610,7 @@ fn families_table(o: &Outcome, plotter: &mut super::declare::Plotter) -> Result<
          | eviction I/O G-LRU vs LRU |\n|---|---:|---|---:|---:|---:|\n",
         FAMILY_STORE_SHARE * 100.0
     );
-    let labels = families::FITTED
-        .iter()
-        .map(|n| format!("fitted:{n}"))
-        .chain(SWEEP_REUSE.iter().map(|v| format!("sweep:{SWEEP_KEY}={v}")));
+    let labels = o.family_labels().into_iter().chain(SWEEP_REUSE.iter().map(|v| format!("sweep:{SWEEP_KEY}={v}")));
     let mut line = Vec::new();
     for w in labels {
         let w = w.as_str();
@@ -674,6 +698,50 @@ mod tests {
                 let mb: f64 = get("engine.smartdedup.memory_mb").parse().unwrap();
                 assert!((mb - want).abs() <= 0.00005 + 1e-12, "{}: {mb} vs {want}", m.label());
             }
+        }
+    }
+
+    /// A recorded trace joins the families with its store sized from the
+    /// pages it writes, counted by hand here: 200 pages at page 0, 100 at
+    /// page 150 (50 of them overlapping), 3 at page 1,000, and a read of 500
+    /// pages (not counted): 253 distinct pages, above the 0.001 MB floor
+    /// (counting the overlap twice or the read would change the size).
+    #[test]
+    fn a_recorded_trace_sizes_its_store_from_its_written_pages() {
+        let dir = std::env::temp_dir().join(format!("dedupsim-sd-recorded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ids = |n: u32| (0..n).map(|i| (i % 7).to_string()).collect::<Vec<_>>().join(",");
+        let text = format!(
+            "# dedupsim-trace v1\n# time_ns op offset_bytes size_bytes [volume [content]]\n\
+             0 W 0 {} 0 {}\n10 W {} {} 0 {}\n20 W {} {} 0 {}\n30 R {} {} 0\n",
+            200 * 4096,
+            ids(200),
+            150 * 4096,
+            100 * 4096,
+            ids(100),
+            1000 * 4096,
+            3 * 4096,
+            ids(3),
+            2000 * 4096,
+            500 * 4096,
+        );
+        std::fs::write(dir.join("r.trace"), text).unwrap();
+        let cfg = Config::fad_table1();
+        let mut decl = declaration(&cfg, replica::QUICK_SCALE);
+        let before = decl.workloads.len();
+        decl.add_recorded(&dir, &cfg).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(decl.workloads.len(), before + 1);
+        let w = decl.workloads.last().unwrap();
+        assert_eq!(w.def.label, "recorded:r");
+        assert!(!w.shown);
+        let want = format!("{:.4}", FAMILY_STORE_SHARE * 253.0 / FPS_PER_MB);
+        assert_eq!(want, "0.0015");
+        assert_eq!(w.variants.len(), EVICTIONS.len());
+        for v in &w.variants {
+            let mb = v.params.iter().find(|(k, _)| k == "engine.smartdedup.memory_mb").map(|(_, x)| x.clone());
+            assert_eq!(mb.as_deref(), Some(want.as_str()));
+            assert!(v.params.contains(&("precondition.rule".to_string(), "\"none\"".to_string())));
         }
     }
 }

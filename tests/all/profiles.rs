@@ -216,7 +216,7 @@ fn recorded_traces_join_the_reproductions_that_take_them() {
     assert!(row.contains('%'), "{row}");
     let bad = dir.path().join("sd");
     let err = dedupsim()
-        .args(["reproduce", "smartdedup", "--quick", "-q", "--recorded"])
+        .args(["reproduce", "fast24", "--quick", "-q", "--recorded"])
         .arg(&rec)
         .arg("--out")
         .arg(&bad)
@@ -226,7 +226,7 @@ fn recorded_traces_join_the_reproductions_that_take_them() {
         .stderr
         .clone();
     let err = String::from_utf8_lossy(&err);
-    assert!(err.contains("reproduce smartdedup does not run the recorded workloads"), "{err}");
+    assert!(err.contains("reproduce fast24 does not run the recorded workloads"), "{err}");
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let err = dedupsim()
