@@ -71,7 +71,133 @@ fn schemes_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
     Ok(md)
 }
 
-/// The declaration at replica `scale`, for the base device `base`.
+/// The sensitivity sweeps' workload: the recorded image store, the family
+/// workload on which relocation moves read latency at all (docs/reodedup.md).
+const SWEEP_PROFILE: &str = "recorded-vmimages";
+/// Cross-file sharing, swept as the profile's dedup rate: its duplicates
+/// almost all come from earlier write requests (files; `within_request_share`
+/// 1.3%), so the dedup rate is the share of written pages shared with an
+/// earlier file.
+const SHARING_KEY: &str = "duplicates.dedup_rate";
+const SHARING: [f64; 5] = [0.1, 0.3, 0.5, 0.7, 0.9];
+/// The relocation window (files laid out together: the paper's write
+/// buffer, §V-A), swept on the fitted image store; 128 is the default.
+const WINDOWS: [usize; 5] = [1, 4, 16, 128, 512];
+
+fn window_label(policy: &str, w: usize) -> String {
+    format!("{policy}@window={w}")
+}
+
+/// CSR and ATR at each of [`WINDOWS`] but the default (the family cells
+/// run it).
+fn window_variants() -> Vec<Variant> {
+    let mut v = Vec::new();
+    for w in WINDOWS.iter().filter(|&&w| w != 128) {
+        for policy in ["reodedup-csr", "reodedup-atr"] {
+            v.push(Variant::new(
+                window_label(policy, *w),
+                policy,
+                &[(&format!("policy.{policy}.window"), w.to_string())],
+            ));
+        }
+    }
+    v
+}
+
+/// Read latency of `r` against `d`'s, as a percentage change.
+fn read_change(r: &RunReport, d: &RunReport) -> Option<f64> {
+    families::change(r.summary.read.mean_us, d.summary.read.mean_us).map(|x| 100.0 * x)
+}
+
+/// Issue 24 item 5's sensitivity: the schemes' read latency against
+/// Deduplication along the cross-file sharing sweep and the window sweep.
+fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentError> {
+    let mut md = format!(
+        "\n## Sensitivity: cross-file sharing and window size\n\nThe `{SWEEP_PROFILE}` profile (the recorded image \
+         store) with `{SHARING_KEY}` set: its duplicates almost all come from earlier files (within-request share \
+         1.3%), so this is the share of written pages shared with an earlier file. Mean read latency against \
+         Deduplication; then the fitted image store with CSR's and ATR's relocation window (files laid out \
+         together, the in-SSD stand-in for the paper's write buffer, §V-A) swept. The cluster's own sweeps are in \
+         docs/cluster.md.\n\n| {SHARING_KEY} | dedup rate (device) | read DOF Dedup | read latency vs Dedup: FAD / \
+         CSR / ATR | relocated CSR / ATR |\n|---:|---:|---:|---|---|\n"
+    );
+    let cell = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:+.1}%"));
+    let mut series: Vec<(String, Vec<(f64, f64)>)> =
+        ["fad", "reodedup-csr", "reodedup-atr"].iter().map(|v| (o.variant_name(v).to_string(), Vec::new())).collect();
+    for x in SHARING {
+        let w = format!("sweep:{SHARING_KEY}={x}");
+        let get = |v: &str| o.report(&w, v);
+        let (Some(d), Some(f), Some(c), Some(a)) = (get("dedup"), get("fad"), get("reodedup-csr"), get("reodedup-atr"))
+        else {
+            continue;
+        };
+        for (s, r) in series.iter_mut().zip([f, c, a]) {
+            if let Some(y) = read_change(r, d) {
+                s.1.push((x, y));
+            }
+        }
+        let _ = writeln!(
+            md,
+            "| {x} | {:.1}% | {:.3} | {} / {} / {} | {} / {} |",
+            100.0 * d.summary.dedup_rate_achieved,
+            d.summary.dof_read,
+            cell(read_change(f, d)),
+            cell(read_change(c, d)),
+            cell(read_change(a, d)),
+            c.counters.programs.relocation,
+            a.counters.programs.relocation
+        );
+    }
+    if series.iter().any(|s| s.1.len() >= 2) {
+        plotter.lines(
+            "sharing_sensitivity",
+            "Read latency vs cross-file sharing (recorded image store profile)",
+            "share of written pages shared with an earlier file (dedup rate)",
+            "mean read latency vs Deduplication (%)",
+            &series,
+        )?;
+        md.push_str("\n![sharing](plots/sharing_sensitivity.png)\n");
+    }
+    md.push_str("\n| window (files) | read latency vs Dedup: CSR / ATR | relocated CSR / ATR |\n|---:|---|---|\n");
+    let w = format!("fitted:{SWEEP_PROFILE}");
+    let mut series: Vec<(String, Vec<(f64, f64)>)> =
+        ["reodedup-csr", "reodedup-atr"].iter().map(|v| (o.variant_name(v).to_string(), Vec::new())).collect();
+    if let Some(d) = o.report(&w, "dedup") {
+        for win in WINDOWS {
+            let label = |p: &str| if win == 128 { p.to_string() } else { window_label(p, win) };
+            let (Some(c), Some(a)) = (o.report(&w, &label("reodedup-csr")), o.report(&w, &label("reodedup-atr")))
+            else {
+                continue;
+            };
+            for (s, r) in series.iter_mut().zip([c, a]) {
+                if let Some(y) = read_change(r, d) {
+                    s.1.push((win as f64, y));
+                }
+            }
+            let _ = writeln!(
+                md,
+                "| {win}{} | {} / {} | {} / {} |",
+                if win == 128 { " (default)" } else { "" },
+                cell(read_change(c, d)),
+                cell(read_change(a, d)),
+                c.counters.programs.relocation,
+                a.counters.programs.relocation
+            );
+        }
+    }
+    if series.iter().any(|s| s.1.len() >= 2) {
+        plotter.lines(
+            "window_sensitivity",
+            "Read latency vs relocation window (fitted recorded image store)",
+            "relocation window (files)",
+            "mean read latency vs Deduplication (%)",
+            &series,
+        )?;
+        md.push_str("\n![window](plots/window_sensitivity.png)\n");
+    }
+    Ok(md)
+}
+
 /// The schemes run on the workload families.
 const FAMILY_SCHEMES: [&str; 4] = ["dedup", "fad", "reodedup-csr", "reodedup-atr"];
 
@@ -121,6 +247,7 @@ fn families_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentErro
     Ok(md)
 }
 
+/// The declaration at replica `scale`, for the base device `base`.
 pub fn declaration(base: &Config, scale: f64) -> Declaration {
     let keys: Vec<&str> = TABLE_II.iter().map(|r| r.key).collect();
     let variants: Vec<Variant> = SCHEMES.iter().map(|(p, n)| Variant::new(*p, p, &[]).named(*n)).collect();
@@ -137,6 +264,15 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     let family_variants: Vec<Variant> =
         variants.iter().filter(|v| FAMILY_SCHEMES.contains(&v.label.as_str())).cloned().collect();
     for m in families::fitted(size).expect("the built-in profiles load (tested in tests/all/profiles.rs)") {
+        let mut cells = family_variants.clone();
+        if m.label() == format!("fitted:{SWEEP_PROFILE}") {
+            cells.extend(window_variants());
+        }
+        workloads.push(Workload { shown: false, ..Workload::new(m.def, cells) });
+    }
+    let p = crate::profile::Profile::load_named(std::path::Path::new(SWEEP_PROFILE), &[])
+        .expect("the built-in profiles load (tested in tests/all/profiles.rs)");
+    for m in families::sweep(SWEEP_PROFILE, size.scale_of(&p), SHARING_KEY, &SHARING) {
         workloads.push(Workload { shown: false, ..Workload::new(m.def, family_variants.clone()) });
     }
     let change = |o: &Outcome, subject: &str, m: Metric| {
@@ -210,6 +346,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         Block::Claims(claims),
         Block::Custom(Box::new(schemes_table)),
         Block::Custom(Box::new(families_table)),
+        Block::Custom(Box::new(sensitivity)),
         Block::Text("\n".into()),
         bars(
             "Read latency",
@@ -248,9 +385,14 @@ mod tests {
         let cfg = Config::fad_table1();
         let decl = declaration(&cfg, 0.05);
         assert_eq!(decl.workloads.iter().filter(|w| w.shown).count(), 9);
-        assert_eq!(decl.workloads.len(), 9 + families::FITTED.len());
+        assert_eq!(decl.workloads.len(), 9 + families::FITTED.len() + SHARING.len());
         let plan = decl.plan(&cfg).unwrap();
-        assert_eq!(plan.cells.len(), 9 * SCHEMES.len() + families::FITTED.len() * FAMILY_SCHEMES.len());
+        assert_eq!(
+            plan.cells.len(),
+            9 * SCHEMES.len()
+                + (families::FITTED.len() + SHARING.len()) * FAMILY_SCHEMES.len()
+                + 2 * (WINDOWS.len() - 1)
+        );
     }
 
     /// On web1's replica the declaration runs end to end: relocation moves
