@@ -45,6 +45,7 @@ impl Config {
             tables: &self.policy,
             pages_per_block: self.geometry.pages_per_block,
             read_time: self.timing.read + self.timing.page_transfer,
+            program_time: self.timing.program + self.timing.page_transfer,
             alloc_pages: self.alloc_pages,
         }
     }

@@ -27,7 +27,7 @@ pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
 pub use native::Native;
-pub use reodedup::{ReoDedup, ReoDedupParams};
+pub use reodedup::{RelocationCost, ReoDedup, ReoDedupParams};
 
 use crate::background::IdleWindow;
 use crate::ftl::{EntryId, Ftl};
@@ -300,6 +300,8 @@ pub struct PolicySetup<'a> {
     pub pages_per_block: u32,
     /// One flash page read: `timing.read` plus one page over the bus.
     pub read_time: Nanos,
+    /// One flash page program: `timing.program` plus one page over the bus.
+    pub program_time: Nanos,
     /// `alloc_pages`: pages a unit takes in a row from the cyclic pointer.
     pub alloc_pages: u32,
 }
@@ -317,6 +319,8 @@ pub struct PolicyContext<'a> {
     pub pages_per_block: u32,
     /// `timing.read` plus one page transfer.
     pub read_time: Nanos,
+    /// `timing.program` plus one page transfer.
+    pub program_time: Nanos,
     /// `alloc_pages` ([`Cyclic::with_run`]).
     pub alloc_pages: u32,
 }
@@ -376,6 +380,7 @@ pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dy
                 table: table_name.and_then(|t| setup.tables.get(t)),
                 pages_per_block: setup.pages_per_block,
                 read_time: setup.read_time,
+                program_time: setup.program_time,
                 alloc_pages: setup.alloc_pages,
             })
         })
@@ -419,6 +424,7 @@ pub fn params_in<P: DeserializeOwned + Default>(tables: &toml::Table, table: &'s
         table: tables.get(table),
         pages_per_block: 0,
         read_time: Nanos::ZERO,
+        program_time: Nanos::ZERO,
         alloc_pages: 1,
     })
 }

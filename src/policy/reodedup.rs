@@ -91,7 +91,9 @@
 //! Poisson arrivals of the Table II replicas, 1 ms precedes 4-5% of the
 //! homes and web-vm arrivals and 31% of mail's, and is about eight page
 //! reads with their transfers on `fad-table1`), `budget` (0 = unlimited)
-//! per `period_ms` (1000), `move_shared` (false), `iru` (false).
+//! per `period_ms` (1000), `move_shared` (false), `iru` (false), `cost`
+//! (`rounds`, the paper's Step 5 on chips; or `time`, §VI's cost model:
+//! [`RelocationCost`]) with `expected_reads` (1) and `write_weight` (1).
 //!
 //! **IRU** (§IV-C): in the cluster an updated chunk has a new fingerprint
 //! and would be routed to another node, away from its file's chunks; IRU
@@ -177,6 +179,36 @@ pub struct ReoDedupParams {
     /// ATR's file choice (`reodedup-atr`, §IV-B Step 3): `random` (default;
     /// seeded by the layout's number, so runs are reproducible) or `first`.
     pub atr_file: AtrFile,
+    /// How a layout's relocations are weighed before they are carried out
+    /// (§VI: "extending the relocation cost model to account for both read
+    /// benefits and write costs"): `rounds` (default: Step 5 on chips, any
+    /// drop of the window's read rounds, whatever the number of moves) or
+    /// `time` (the saved read time must exceed the moves' flash time,
+    /// [`RelocationCost`]).
+    pub cost: RelocationCost,
+    /// With `cost = "time"`: how often each laid-out file is expected to be
+    /// read before it is rewritten (the paper gives no read frequency).
+    pub expected_reads: f64,
+    /// With `cost = "time"`: weight of a move's flash time against saved
+    /// read time (above 1 charges wear and write amplification beyond the
+    /// time: §VI's "device durability").
+    pub write_weight: f64,
+}
+
+/// The relocation decision's cost model ([`ReoDedupParams::cost`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RelocationCost {
+    /// Carry the plan out if the window's read rounds drop at all (Step 5
+    /// on chips: the paper's rule, which weighs no write).
+    #[default]
+    Rounds,
+    /// Carry it out only if `saved rounds × expected_reads × t_read >
+    /// moves × write_weight × (t_read + t_program)`: each saved round is a
+    /// page read (with its transfer) saved at every read of the window's
+    /// files, each move costs a page read and a page program on the chips
+    /// (with their transfers).
+    Time,
 }
 
 impl Default for ReoDedupParams {
@@ -190,6 +222,9 @@ impl Default for ReoDedupParams {
             iru: false,
             csr: CsrGreedy::Rows,
             atr_file: AtrFile::Random,
+            cost: RelocationCost::Rounds,
+            expected_reads: 1.0,
+            write_weight: 1.0,
         }
     }
 }
@@ -215,6 +250,7 @@ struct Stats {
     issued: u64,
     stale: u64,
     files_dropped: u64,
+    rejected_cost: u64,
 }
 
 /// The ReoDedup relocation policy. See the module doc.
@@ -234,6 +270,11 @@ pub struct ReoDedup {
     pacer: Pacer,
     /// Time from issuing a relocation's read to its data being out.
     t_read_out: Nanos,
+    /// A page program with its transfer (the `time` cost model).
+    t_program: Nanos,
+    cost: RelocationCost,
+    expected_reads: f64,
+    write_weight: f64,
     next: Cyclic,
     files: VecDeque<Vec<(Lpn, ContentId)>>,
     pending: VecDeque<Planned>,
@@ -248,11 +289,14 @@ impl ReoDedup {
             Algorithm::Atr => "reodedup-atr",
         };
         let p: ReoDedupParams = super::params_with_units(ctx, UNIT_KEYS)?;
-        Ok(Box::new(ReoDedup::new(name, algorithm, &p, ctx.read_time)?))
+        let mut r = ReoDedup::new(name, algorithm, &p, ctx.read_time)?;
+        r.t_program = ctx.program_time;
+        Ok(Box::new(r))
     }
 
     /// A policy named `name` running `algorithm`; `t_read_out` is a page
-    /// read plus its transfer.
+    /// read plus its transfer (the page program time of the `time` cost
+    /// model is zero until [`ReoDedup::build`] sets it from the device).
     pub fn new(
         name: &'static str,
         algorithm: Algorithm,
@@ -275,6 +319,11 @@ impl ReoDedup {
         if !(p.period_ms.is_finite() && p.period_ms >= 0.0) {
             return Err(bad(format!("period_ms must be a non-negative number of milliseconds, not {}", p.period_ms)));
         }
+        for (k, v) in [("expected_reads", p.expected_reads), ("write_weight", p.write_weight)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(format!("{k} must be a non-negative number, not {v}")));
+            }
+        }
         for (k, v) in [("idle_ms", p.idle_ms), ("period_ms", p.period_ms)] {
             crate::background::check_time_param(k, v, "ms", 1e6, crate::background::MAX_BACKGROUND_TIME_NS)
                 .map_err(bad)?;
@@ -293,6 +342,10 @@ impl ReoDedup {
             idle: ms(p.idle_ms),
             pacer: Pacer::new(ms(p.period_ms), p.budget),
             t_read_out,
+            t_program: Nanos::ZERO,
+            cost: p.cost,
+            expected_reads: p.expected_reads,
+            write_weight: p.write_weight,
             next: Cyclic::default(),
             files: VecDeque::new(),
             pending: VecDeque::new(),
@@ -352,10 +405,41 @@ impl ReoDedup {
             s.rounds_after += before;
             return;
         }
+        if self.cost == RelocationCost::Time
+            && !worth_moving(
+                before - after,
+                planned.len() as u64,
+                self.expected_reads,
+                self.write_weight,
+                self.t_read_out,
+                self.t_program,
+            )
+        {
+            s.rejected_cost += 1;
+            s.rounds_after += before;
+            return;
+        }
         s.rounds_after += after;
         s.planned += planned.len() as u64;
         self.pending.extend(planned);
     }
+}
+
+/// The `time` cost model ([`RelocationCost::Time`]): `saved` read rounds,
+/// each a page read saved at each of `expected_reads` reads, against
+/// `moves` relocations, each a page read and a page program, weighted by
+/// `write_weight`. Strictly more saved than spent.
+fn worth_moving(
+    saved: u64,
+    moves: u64,
+    expected_reads: f64,
+    write_weight: f64,
+    t_read: Nanos,
+    t_program: Nanos,
+) -> bool {
+    let benefit = saved as f64 * expected_reads * t_read.0 as f64;
+    let cost = moves as f64 * write_weight * (t_read.0 + t_program.0) as f64;
+    benefit > cost
 }
 
 /// The window's read cost on chips: per file, the largest number of its
@@ -517,6 +601,9 @@ impl Policy for ReoDedup {
             ("reo_relocations_left", self.pending.len() as f64),
             ("reo_files_dropped", s.files_dropped as f64),
         ];
+        if self.cost == RelocationCost::Time {
+            v.push(("reo_layouts_rejected_cost", s.rejected_cost as f64));
+        }
         if self.iru {
             v.push(("reo_iru_updates", self.iru_updates as f64));
         }
@@ -581,6 +668,44 @@ mod tests {
         out.clear();
         stripe_targets(&layout, &ftl, |_| true, &mut out);
         assert!(out.is_empty());
+    }
+
+    /// The `time` cost model by hand, on the window of
+    /// [`an_idle_window_relocates_the_window_by_hand`]: the plan saves 2
+    /// read rounds with 2 moves. Reads take 1 µs, programs 9 µs: the moves
+    /// cost 2 × (1 + 9) = 20 µs, the saving is 2 × 1 µs per read of the
+    /// window, so it pays from 11 expected reads (10 only breaks even) and,
+    /// at twice the write weight, from 21. `rounds` ignores the cost.
+    #[test]
+    fn the_time_cost_model_weighs_moves_against_saved_reads() {
+        let issued = |cost: RelocationCost, expected_reads: f64, write_weight: f64| {
+            let p = ReoDedupParams { window: 2, cost, expected_reads, write_weight, ..ReoDedupParams::default() };
+            let mut r = ReoDedup::new("reodedup-test", Algorithm::Csr, &p, Nanos(1_000)).unwrap();
+            r.t_program = Nanos(9_000);
+            let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 8).ftl_params());
+            for (lpn, unit) in [(0u32, 0u32), (1, 0), (2, 1), (3, 1)] {
+                let (e, _, _) = ftl.program(unit, ContentId(lpn), true).unwrap();
+                ftl.map_pinned(Lpn(lpn), e);
+            }
+            let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
+            let mut out = Vec::new();
+            for file in [vec![page(0), page(1)], vec![page(2), page(3)]] {
+                r.place(&file, 4, &mut out);
+            }
+            let mut rel = Vec::new();
+            r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
+            let rejected = r.stats().into_iter().find(|(n, _)| *n == "reo_layouts_rejected_cost").map(|(_, v)| v);
+            (rel.len(), rejected)
+        };
+        assert_eq!(issued(RelocationCost::Rounds, 1.0, 1.0), (2, None));
+        assert_eq!(issued(RelocationCost::Time, 1.0, 1.0), (0, Some(1.0)));
+        assert_eq!(issued(RelocationCost::Time, 10.0, 1.0), (0, Some(1.0)));
+        assert_eq!(issued(RelocationCost::Time, 11.0, 1.0), (2, Some(0.0)));
+        assert_eq!(issued(RelocationCost::Time, 20.0, 2.0), (0, Some(1.0)));
+        assert_eq!(issued(RelocationCost::Time, 21.0, 2.0), (2, Some(0.0)));
+        let p = ReoDedupParams { expected_reads: -1.0, ..ReoDedupParams::default() };
+        let e = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, Nanos(1)).err().unwrap().to_string();
+        assert!(e.contains("expected_reads must be a non-negative number"), "{e}");
     }
 
     /// The window slides and an idle window lays out what it holds, by
