@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use dedupsim::cluster::reproduce::{reproduce, ReproduceOptions};
 use dedupsim::cluster::workload::{self, FioSpec};
-use dedupsim::cluster::{self, ClusterConfig, ClusterReport, FileSet, ReadModel, UpdateMode, WriteMode};
+use dedupsim::cluster::{
+    self, Arrival, ClusterConfig, ClusterReport, FileSet, ReadModel, TimeParams, UpdateMode, WriteBatch, WriteMode,
+};
 use dedupsim::experiment::sweep::shell_quote;
 use dedupsim::trace::{self, LoadOptions, TraceFormat};
 use std::fmt::Write as _;
@@ -91,6 +93,24 @@ pub struct ClusterArgs {
     /// Read I/Os charged per IRU redirect (§V-C Exp. 5) [default: 1].
     #[arg(long)]
     redirect_ios: Option<u32>,
+    /// How concurrent writers' requests interleave: poisson (independent seeded arrivals) or
+    /// lockstep (round-robin) [default: poisson].
+    #[arg(long)]
+    arrival: Option<String>,
+    /// Read cache of duplicated chunks per node (§V-A), bytes with a unit, 0 for none
+    /// [default: 16MiB].
+    #[arg(long)]
+    read_cache: Option<String>,
+    /// Network messages per write request: auto (the paper's per scheme, Exp. 8), chunk, unit or
+    /// node [default: auto].
+    #[arg(long)]
+    write_batch: Option<String>,
+    /// Reader threads of the timed read phase [default: 4].
+    #[arg(long)]
+    readers: Option<u32>,
+    /// HDDs per node [default: 2].
+    #[arg(long)]
+    disks: Option<u32>,
     /// Seed of the workload generators and the updates.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
@@ -104,10 +124,18 @@ pub struct ClusterArgs {
     /// write the report to DIR/REPORT.md instead of standard output.
     #[arg(long, requires = "out_users", value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3 and Exp. 5 (Markdown on stdout,
-    /// or DIR/REPORT.md with --out DIR).
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5 and 8 (read I/Os and timed
+    /// throughput) and the workload families (Markdown on stdout, or DIR/REPORT.md with --out DIR).
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
     reproduce: bool,
+    /// With --reproduce: the recorded workloads (a directory of *.trace files written by
+    /// scripts/record-workloads.sh) as the third workload family.
+    #[arg(long, requires = "reproduce", value_name = "DIR")]
+    recorded: Option<PathBuf>,
+    /// Exp. 4: measure the running time (CPU time) of brute-force CSR, greedy CSR and ATR on the
+    /// real code (a measurement, so not part of --reproduce); Markdown on stdout.
+    #[arg(long, conflicts_with_all = ["reproduce", "workload", "trace", "from_files", "emit_jobs", "json"])]
+    algorithm_time: bool,
     /// With --reproduce: smaller workloads.
     #[arg(long, requires = "reproduce")]
     quick: bool,
@@ -149,6 +177,11 @@ impl ClusterArgs {
             ("--csr", self.csr.is_some()),
             ("--atr-file", self.atr_file.is_some()),
             ("--redirect-ios", self.redirect_ios.is_some()),
+            ("--arrival", self.arrival.is_some()),
+            ("--read-cache", self.read_cache.is_some()),
+            ("--write-batch", self.write_batch.is_some()),
+            ("--readers", self.readers.is_some()),
+            ("--disks", self.disks.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
     }
@@ -298,7 +331,7 @@ fn table(reports: &[ClusterReport]) -> String {
     }
     let _ = writeln!(
         s,
-        "{:<11} {:>5} {:>6} {:>6} {:>7} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9}",
+        "{:<11} {:>5} {:>6} {:>6} {:>7} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "mode",
         "nodes",
         "chunk",
@@ -309,14 +342,16 @@ fn table(reports: &[ClusterReport]) -> String {
         "I/Os/file",
         "rewritten",
         "updated",
-        "redirects"
+        "redirects",
+        "read MB/s",
+        "write MB/s"
     );
     for r in reports {
         let c = &r.config;
         let sc = if c.mode == WriteMode::Superchunk { c.superchunk_chunks.to_string() } else { "-".into() };
         let _ = writeln!(
             s,
-            "{:<11} {:>5} {:>5}K {:>6} {:>7} {:>7.3} {:>11} {:>10.2} {:>9} {:>9} {:>9}",
+            "{:<11} {:>5} {:>5}K {:>6} {:>7} {:>7.3} {:>11} {:>10.2} {:>9} {:>9} {:>9} {:>10.1} {:>10.1}",
             c.mode.name(),
             c.nodes,
             c.chunk_bytes / 1024,
@@ -327,7 +362,9 @@ fn table(reports: &[ClusterReport]) -> String {
             r.read_ios_per_file,
             r.rewritten_chunks,
             r.updated_chunks,
-            r.redirects
+            r.redirects,
+            r.time.read_mb_s,
+            r.time.write_mb_s
         );
     }
     s
@@ -360,6 +397,17 @@ fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
 }
 
 pub fn run(a: ClusterArgs) -> Result<()> {
+    if a.algorithm_time {
+        let given = a.given_grid_options();
+        anyhow::ensure!(
+            given.is_empty(),
+            "--algorithm-time measures the algorithms on their own windows: {} do(es) not apply; leave them out",
+            given.join(", ")
+        );
+        let sizes = [5usize, 6, 7, 8, 9, 10, 11, 12, 64, 256, 1024];
+        let rows = cluster::algotime::measure(&sizes, 15, a.seed);
+        return common::out(&cluster::algotime::table(&rows));
+    }
     if a.reproduce {
         let given = a.given_grid_options();
         anyhow::ensure!(
@@ -381,7 +429,11 @@ pub fn run(a: ClusterArgs) -> Result<()> {
             super::experiment::check_out_dir(out, what)?;
             super::experiment::begin(out, what)?;
         }
-        let md = reproduce(&opts, &fiu, &mut |step| {
+        let recorded = match &a.recorded {
+            Some(d) => cluster::reproduce::recorded_sets(d)?,
+            None => Vec::new(),
+        };
+        let md = reproduce(&opts, &fiu, &recorded, &mut |step| {
             if progress {
                 eprintln!("{step}");
             }
@@ -409,6 +461,27 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     let read: ReadModel = a.read.as_deref().map_or(Ok(base.read), cluster::parse_read)?;
     let csr = a.csr.as_deref().map_or(Ok(base.csr), cluster::parse_csr)?;
     let atr = a.atr_file.as_deref().map_or(Ok(base.atr), cluster::parse_atr_file)?;
+    let arrival = match a.arrival.as_deref() {
+        None => base.arrival,
+        Some(s) => Arrival::parse(s)
+            .ok_or_else(|| anyhow::anyhow!("--arrival {s}: unknown arrival model; use poisson or lockstep"))?,
+    };
+    let batch = match a.write_batch.as_deref() {
+        None => base.time.batch,
+        Some(s) => WriteBatch::parse(s)
+            .ok_or_else(|| anyhow::anyhow!("--write-batch {s}: unknown batching; use auto, chunk, unit or node"))?,
+    };
+    let cache_bytes = match a.read_cache.as_deref() {
+        None => base.time.cache_bytes,
+        Some(s) => dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--read-cache {e}"))?,
+    };
+    let time = TimeParams {
+        cache_bytes,
+        batch,
+        readers: a.readers.unwrap_or(base.time.readers),
+        disks: a.disks.unwrap_or(base.time.disks),
+        ..base.time.clone()
+    };
     let modes = modes(&or_default(&a.mode, base.mode.name().to_string()))?;
     anyhow::ensure!(
         a.superchunk.is_empty() || modes.contains(&WriteMode::Superchunk),
@@ -476,6 +549,8 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                             csr,
                             atr,
                             redirect_ios: a.redirect_ios.unwrap_or(base.redirect_ios),
+                            arrival,
+                            time: time.clone(),
                             seed: a.seed,
                         };
                         cfg.validate()?;
@@ -507,7 +582,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),
@@ -522,6 +597,11 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 c.csr.name(),
                 c.atr.name(),
                 c.redirect_ios,
+                c.arrival.name(),
+                c.time.cache_bytes,
+                c.time.batch.name(),
+                c.time.readers,
+                c.time.disks,
                 c.seed,
                 shell_quote(&out.join(format!("{name}.json")).display().to_string())
             ));

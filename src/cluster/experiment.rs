@@ -4,6 +4,7 @@ use super::layout::layout_of;
 use super::node::{Node, UNPLACED};
 use super::read::file_read_ios;
 use super::routing::{interleave, mix64, node_of};
+use super::timing::{self, FileRead, Message, TimeReport, WriteBatch};
 use super::workload::{sharing, ChunkedFiles, Sharing};
 use super::{ClusterConfig, ClusterError, UpdateMode, WriteMode};
 use rand::{Rng, SeedableRng};
@@ -50,6 +51,8 @@ pub struct ClusterReport {
     pub read_ios_per_file: f64,
     /// IRU: lookups redirected by a remapping index (one per file and new node).
     pub redirects: u64,
+    /// The timed write and read phases ([`super::timing`]).
+    pub time: TimeReport,
 }
 
 /// Where a file position's chunk is: (node, copy).
@@ -72,33 +75,49 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
     let sc = (cfg.mode == WriteMode::Superchunk).then_some(cfg.superchunk_chunks);
 
     // Write phase: the arrival order, split per node (order kept).
-    let order = interleave(&w.files, n, sc, cfg.threads, cfg.request);
+    let arrivals = interleave(&w.files, n, sc, cfg.threads, cfg.request, cfg.arrival, cfg.seed);
     let mut streams: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
-    for u in &order {
+    for u in &arrivals.units {
         let s = &mut streams[u.node as usize];
         for p in u.start..u.start + u.len {
             s.push((u.file, p));
         }
     }
-    drop(order);
+    let messages = write_messages(&arrivals, cfg);
+    drop(arrivals);
     let mut nodes: Vec<Node> =
         (0..n).map(|i| Node::new(i, cfg.mode, cfg.buffer, cfg.window, cfg.read, layout, cfg.seed)).collect();
-    nodes.par_iter_mut().zip(streams.par_iter()).try_for_each(|(node, stream)| -> Result<(), ClusterError> {
-        if cfg.mode == WriteMode::Rewrite {
-            let mut counts: std::collections::BTreeMap<u32, u32> = Default::default();
-            for &(f, _) in stream {
-                *counts.entry(f).or_insert(0) += 1;
+    // Copies each node's k-th arriving chunk creates (for the timed writes).
+    let mut new_at: Vec<Vec<u32>> = streams.iter().map(|s| Vec::with_capacity(s.len())).collect();
+    nodes.par_iter_mut().zip(streams.par_iter()).zip(new_at.par_iter_mut()).try_for_each(
+        |((node, stream), new_at)| -> Result<(), ClusterError> {
+            if cfg.mode == WriteMode::Rewrite {
+                let mut counts: std::collections::BTreeMap<u32, u32> = Default::default();
+                for &(f, _) in stream {
+                    *counts.entry(f).or_insert(0) += 1;
+                }
+                for (f, c) in counts {
+                    node.expect(f, c);
+                }
             }
-            for (f, c) in counts {
-                node.expect(f, c);
+            for &(f, p) in stream {
+                let before = node.stored_copies();
+                node.write(f, p, w.files[f as usize][p as usize], w.chunk_bytes_of(f as usize, p as usize))?;
+                new_at.push((node.stored_copies() - before) as u32);
             }
-        }
-        for &(f, p) in stream {
-            node.write(f, p, w.files[f as usize][p as usize], w.chunk_bytes_of(f as usize, p as usize))?;
-        }
-        node.flush()
-    })?;
+            let before = node.stored_copies();
+            node.flush()?;
+            if let Some(last) = new_at.last_mut() {
+                *last += (node.stored_copies() - before) as u32;
+            }
+            Ok(())
+        },
+    )?;
     drop(streams);
+    let mut clock = timing::Cluster::new(&cfg.time, n, cfg.chunk_bytes);
+    let (write_seconds, write_mb_s, write_messages) =
+        timing::write_phase(&mut clock, &messages, &new_at, cfg.buffer, w.logical_bytes());
+    drop(new_at);
 
     let mut recipes: Vec<Vec<Loc>> = w.files.iter().map(|f| vec![(u32::MAX, u32::MAX); f.len()]).collect();
     let mut stored_bytes = 0u64;
@@ -212,6 +231,36 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
         )
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
 
+    // The timed read phase (after the updates, which are not timed).
+    let reads: Vec<FileRead> = recipes
+        .par_iter()
+        .enumerate()
+        .map(|(f, recipe)| {
+            let mut locs: Vec<(u32, u32, bool)> = recipe
+                .iter()
+                .map(|&(nd, c)| {
+                    let copy = &nodes[nd as usize].copies[c as usize];
+                    (nd, copy.slot, copy.refs > 1)
+                })
+                .collect();
+            locs.sort_unstable();
+            locs.dedup_by_key(|x| (x.0, x.1));
+            let mut parts: Vec<(u32, Vec<(u32, bool)>)> = Vec::new();
+            for g in locs.chunk_by(|a, b| a.0 == b.0) {
+                parts.push((g[0].0, g.iter().map(|&(_, s, d)| (s, d)).collect()));
+            }
+            let mut redirects: Vec<u32> =
+                remapped.get(f).map(|r| r.iter().copied().filter(|&x| x != NONE).collect()).unwrap_or_default();
+            redirects.sort_unstable();
+            redirects.dedup();
+            let bytes = (0..recipe.len()).map(|p| u64::from(w.chunk_bytes_of(f, p))).sum();
+            FileRead { parts, redirects, bytes }
+        })
+        .collect();
+    let (read_seconds, read_mb_s, read_disk_ios, cache_hits, read_disk_utilization) =
+        timing::read_phase(&mut clock, &reads, cfg.window, cfg.read);
+    drop(reads);
+
     let files = w.files.len() as u64;
     let redirect_ios = redirects * u64::from(cfg.redirect_ios);
     let read_ios = data_read_ios + redirect_ios;
@@ -235,7 +284,56 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
         redirect_ios,
         read_ios_per_file: read_ios as f64 / files as f64,
         redirects,
+        time: TimeReport {
+            write_seconds,
+            write_mb_s,
+            write_messages,
+            read_seconds,
+            read_mb_s,
+            read_disk_ios,
+            cache_hits,
+            read_disk_utilization,
+        },
     })
+}
+
+/// The batching a run uses (Exp. 8; [`WriteBatch::Auto`] resolved).
+pub fn batch_of(cfg: &ClusterConfig) -> WriteBatch {
+    match (cfg.time.batch, cfg.mode) {
+        (WriteBatch::Auto, WriteMode::None | WriteMode::Rewrite) => WriteBatch::Chunk,
+        (WriteBatch::Auto, WriteMode::Superchunk) => WriteBatch::Unit,
+        (WriteBatch::Auto, WriteMode::Csr | WriteMode::Atr) => WriteBatch::Node,
+        (b, _) => b,
+    }
+}
+
+/// Each thread's write requests as network messages ([`batch_of`]).
+fn write_messages(a: &super::routing::Arrivals, cfg: &ClusterConfig) -> Vec<Vec<Vec<Message>>> {
+    let threads = a.requests.iter().map(|r| r.thread as usize + 1).max().unwrap_or(0);
+    let mut out: Vec<Vec<Vec<Message>>> = vec![Vec::new(); threads];
+    let batch = batch_of(cfg);
+    for r in &a.requests {
+        let units = &a.units[r.start..r.end];
+        let mut msgs: Vec<Message> = Vec::new();
+        match batch {
+            WriteBatch::Chunk => {
+                for u in units {
+                    msgs.extend((0..u.len).map(|_| Message { node: u.node, chunks: 1 }));
+                }
+            }
+            WriteBatch::Unit => msgs.extend(units.iter().map(|u| Message { node: u.node, chunks: u.len })),
+            WriteBatch::Node | WriteBatch::Auto => {
+                for u in units {
+                    match msgs.iter_mut().find(|m| m.node == u.node) {
+                        Some(m) => m.chunks += u.len,
+                        None => msgs.push(Message { node: u.node, chunks: u.len }),
+                    }
+                }
+            }
+        }
+        out[r.thread as usize].push(msgs);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -254,7 +352,14 @@ mod tests {
     #[test]
     fn read_ios_of_a_hand_made_example() {
         let w = chunked(vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]]);
-        let cfg = |threads| ClusterConfig { nodes: 1, threads, window: 2, request: 1, ..ClusterConfig::default() };
+        let cfg = |threads| ClusterConfig {
+            nodes: 1,
+            threads,
+            window: 2,
+            request: 1,
+            arrival: super::super::Arrival::Lockstep,
+            ..ClusterConfig::default()
+        };
         let one = run(&w, &cfg(1)).unwrap();
         assert_eq!((one.read_ios, one.dedup_ratio), (4, 1.0));
         let two = run(&w, &cfg(2)).unwrap();
@@ -296,6 +401,7 @@ mod tests {
             window,
             superchunk_chunks: 2,
             mode,
+            arrival: super::super::Arrival::Lockstep,
             ..ClusterConfig::default()
         };
         let ios = |mode, window| run(&w, &cfg(mode, window)).unwrap().read_ios;
@@ -393,6 +499,39 @@ mod tests {
             let r = run(&w, &cfg(mode)).unwrap();
             assert!(r.read_ios < base.read_ios, "{mode}: {} vs {}", r.read_ios, base.read_ios);
         }
+    }
+
+    /// The timed phases follow the layout and the batching: without a
+    /// read cache the timed read phase makes exactly the counted read I/Os;
+    /// Base sends one message per chunk, SC one per superchunk, ReoDedup at
+    /// most one per node and request, and batching raises the write
+    /// throughput (Exp. 8); a cache only removes disk accesses.
+    #[test]
+    fn time_follows_the_layout_and_the_batching() {
+        let w = "fio:dedup=2,files=8,size=2MiB".parse::<FioSpec>().unwrap().generate(4).chunk(4096);
+        let chunks = w.files.iter().map(Vec::len).sum::<usize>() as u64;
+        let no_cache = super::super::TimeParams { cache_bytes: 0, ..Default::default() };
+        let mut mb = Vec::new();
+        for mode in WriteMode::ALL {
+            let cfg = ClusterConfig { mode, time: no_cache.clone(), ..ClusterConfig::default() };
+            let r = run(&w, &cfg).unwrap();
+            assert_eq!(r.time.read_disk_ios, r.read_ios, "{mode}");
+            assert_eq!(r.time.cache_hits, 0);
+            let cached = run(&w, &ClusterConfig { mode, ..ClusterConfig::default() }).unwrap();
+            assert!(cached.time.read_disk_ios <= r.read_ios, "{mode}");
+            if mode == WriteMode::None {
+                // Files share chunks (share 0.25): later readers hit them.
+                assert!(cached.time.cache_hits > 0 && cached.time.read_disk_ios < r.read_ios);
+            }
+            // 8 files of 512 chunks in 1 MiB requests: 16 requests.
+            match mode {
+                WriteMode::None | WriteMode::Rewrite => assert_eq!(r.time.write_messages, chunks),
+                WriteMode::Superchunk => assert_eq!(r.time.write_messages, 16),
+                WriteMode::Csr | WriteMode::Atr => assert!(r.time.write_messages <= 16 * 8),
+            }
+            mb.push(r.time.write_mb_s);
+        }
+        assert!(mb[3] > 2.0 * mb[0] && mb[1] > 2.0 * mb[0], "{mb:?}");
     }
 
     #[test]

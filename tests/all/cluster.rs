@@ -40,6 +40,10 @@ fn json_is_deterministic() {
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert!(v[0]["read_ios"].as_u64().unwrap() > 0);
     assert!(v[0]["sharing"]["shared_ratio"].as_f64().unwrap() > 0.0);
+    // The timed phases (docs/cluster.md, Time) are in the report.
+    for key in ["read_mb_s", "write_mb_s", "read_seconds", "write_seconds"] {
+        assert!(v[0]["time"][key].as_f64().unwrap() > 0.0, "{key}");
+    }
 }
 
 #[test]
@@ -179,11 +183,13 @@ fn options_of_another_mode_are_errors() {
             .assert()
             .success();
     }
-    // The quick reproduction prints its tables; Fig. 3's rows are computed
-    // by hand (4 files of 4 MiB = 1,024 chunks, 1 MiB requests: a file
-    // written alone is one run per node, N I/Os on N nodes; interleaved,
-    // each of its 4 requests is a run on every node, 4N; 3 threads
-    // interleave 3 files and write the fourth alone: (3·4N + N)/4).
+    // The quick reproduction prints its tables; Fig. 3's lockstep row is
+    // computed by hand (4 files of 4 MiB = 1,024 chunks, 1 MiB requests,
+    // 3 nodes: a file written alone is one run per node, 3 I/Os;
+    // interleaved, each of its 4 requests is a run on every node, 12; 3
+    // threads interleave 3 files and write the fourth alone: (3·12 + 3)/4);
+    // with 4 MiB requests a file is one request, so threads change nothing.
+    // Under independent arrivals one thread is still N I/Os per file.
     let out = dedupsim()
         .args(["cluster", "--quiet", "--reproduce", "--quick"])
         .assert()
@@ -193,13 +199,16 @@ fn options_of_another_mode_are_errors() {
         .clone();
     let md = String::from_utf8(out).unwrap();
     for row in [
-        "| 3 | 3.0 | 12.0 | 9.8 | 12.0 | +300.0% |",
-        "| 8 | 8.0 | 32.0 | 26.0 | 32.0 | +300.0% |",
-        "| 20 | 20.0 | 80.0 | 65.0 | 80.0 | +300.0% |",
+        "| lockstep 1024 KiB | 3.0 | 12.0 | 9.8 | 12.0 | +300.0% |",
+        "| lockstep 4096 KiB | 3.0 | 3.0 | 3.0 | 3.0 | +0.0% |",
+        "| poisson 4096 KiB | 3.0 | 3.0 | 3.0 | 3.0 | +0.0% |",
+        "| 3 | 3.0 |",
+        "| 8 | 8.0 |",
+        "| 20 | 20.0 |",
     ] {
         assert!(md.contains(row), "{row}\n{md}");
     }
-    for h in ["## Sharing sweep", "## Buffer sweep", "## CSR and ATR variants"] {
+    for h in ["## Sharing sweep", "## Buffer sweep", "## CSR and ATR variants", "## Exp. 8", "## Workload families"] {
         assert!(md.contains(h), "{h}");
     }
     // --json with --emit-jobs, a --fiu-dir without the excerpts, grid
@@ -219,6 +228,12 @@ fn options_of_another_mode_are_errors() {
         (vec!["--trace", "t.trace", "--pages", "1000"], 1, [pages, "a trace has its own size"]),
         (vec!["--from-files", ".", "--pages", "1000"], 1, [pages, "--from-files has its own size"]),
         (vec!["--json", "x.json", "--emit-jobs", "jobs.txt"], 1, ["--json with --emit-jobs", "leave --json out"]),
+        (vec!["--reproduce", "--quick", "--recorded", "."], 1, ["--recorded: no *.trace here"; 2]),
+        (vec!["--workload", "mail", "--arrival", "zigzag"], 1, ["--arrival zigzag: unknown arrival model"; 2]),
+        (vec!["--workload", "mail", "--write-batch", "all"], 1, ["--write-batch all: unknown batching"; 2]),
+        (vec!["--workload", "mail", "--read-cache", "lots"], 1, ["--read-cache"; 2]),
+        (vec!["--workload", "mail", "--disks", "0"], 1, ["invalid --disks: a node needs at least one disk"; 2]),
+        (vec!["--algorithm-time", "--mode", "csr"], 1, ["--algorithm-time measures", "--mode do(es) not apply"]),
         (
             vec!["--reproduce", "--quick", "--fiu-dir", "/nonexistent"],
             1,

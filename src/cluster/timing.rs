@@ -1,0 +1,714 @@
+//! Time in the cluster (issue 28 item 8): each node's disks and network
+//! link, the client's link, requests queueing at each, the per-node write
+//! batching of Exp. 8 and the read cache of §V-A. It turns the functional
+//! run's layout (which chunk copy sits in which slot of which node) into
+//! the paper's throughput metrics: read throughput (Fig. 10(b), Fig. 11)
+//! and write throughput (Fig. 13).
+//!
+//! # The testbed (§V-B) and every choice it leaves open
+//!
+//! §V-B: "8-24 ecs.n1.large instances ... two 1TiB SATA HDDs to store the
+//! data. All instances are connected via a 10Gbps network ... each node
+//! runs 2 OSD daemons." The paper gives no disk model, seek times, network
+//! latency, request sizes or cache size; the defaults below are stated
+//! here and in `docs/cluster.md` (table "Time").
+//!
+//! * **Disks.** [`TimeParams::disks`] = 2 per node (§V-B), 1 TiB each. A
+//!   node's store of slots is striped over them in objects of 4 MiB
+//!   ([`TimeParams::stripe_bytes`], Ceph RBD's default object size; §V-A
+//!   "we just view the Ceph RBD device as a large and sequential storage
+//!   backend"). Each disk is a 7,200 rpm SATA HDD (the paper's "SATA HDD";
+//!   the model is not named, so values typical of 1 TB 7,200 rpm desktop
+//!   drive datasheets): seek time `min + (max − min)·sqrt(d / capacity)`
+//!   for a move of `d` bytes (1 ms track-to-track, 15 ms full stroke: a
+//!   random seek over the whole disk averages 1 + 14·8/15 ≈ 8.5 ms, the
+//!   usual datasheet average), plus half a revolution (4.17 ms at 7,200
+//!   rpm, the expected rotational latency, not drawn) for any access that
+//!   does not start where the head stopped, plus the transfer at 150 MB/s
+//!   (sustained rate of such drives; 1 MB = 10^6 bytes). An access that
+//!   starts where the previous one on that disk ended costs the transfer
+//!   only. A disk serves its accesses first come, first served.
+//! * **Network.** 10 Gbit/s links (§V-B), one per node and one for the
+//!   client host on which all the write or read threads run (the paper's
+//!   threads are FIO threads, §III-A), full duplex (a send and a receive
+//!   queue each). A message costs [`TimeParams::msg_overhead_us`] (20 µs of
+//!   messenger and TCP stack work, an assumption) plus its bytes at the
+//!   link rate on the sender's send queue and on the receiver's receive
+//!   queue, and [`TimeParams::latency_us`] (50 µs one way, a typical
+//!   data-centre figure) in flight.
+//! * **Writes (Exp. 8).** Each write thread sends one request at a time
+//!   (FIO's iodepth 1) and sends the next when every node has acknowledged
+//!   the current one; a node acknowledges on receipt (the chunks enter its
+//!   write buffer in memory). How a request's chunks travel
+//!   ([`WriteBatch`]): Base and Rewrite one message per chunk (Exp. 8:
+//!   "the Base scheme sends only one small chunk per transmission"), SC one
+//!   per superchunk, ReoDedup one per destination node ("we group each
+//!   chunk in a specific local write buffer ... transfer all the chunks
+//!   within each write buffer to a specific remote node via one network
+//!   I/O", §V-A). A node writes its new chunks to disk when its write
+//!   buffer holds `buffer` of them (and at the end), as one sequential
+//!   write at the store's tail, in the background. Which received chunks
+//!   are new is taken from the functional run: the node's k-th received
+//!   chunk creates as many copies as the k-th chunk of its arrival stream
+//!   did (the timed arrivals at a node can differ slightly from the
+//!   functional order; the count is what matters here). The write phase
+//!   ends when the last acknowledgement is back and the last flush is on
+//!   disk. The CPU time of CSR/ATR is not charged here: it is measured on
+//!   the real code apart (`cluster --algorithm-time`, Exp. 4).
+//! * **Reads (Exp. 2-3).** [`TimeParams::readers`] threads (4, as many as
+//!   the write threads; not given) read every file once, thread `t` files
+//!   `t, t + R, ...`, one at a time: a small request to every node that
+//!   holds a chunk of the file, the node reads the file's chunks it does
+//!   not have in its read cache in the read model's I/Os (an I/O reads
+//!   from its first needed slot to its last one), then sends them back in
+//!   one message; the file is read when every node's answer has arrived.
+//!   An IRU redirect costs a round trip to the new node before the file's
+//!   reads (§IV-C: "system will first send a read request to the new
+//!   node"). Read throughput = bytes of the files / time to read them all.
+//! * **Read cache (§V-A: "a read buffer on each node to cache the
+//!   duplicated chunks").** Per node, an LRU of [`TimeParams::cache_bytes`]
+//!   (16 MiB; the size is not given) holding chunks read from disk that
+//!   more than one file position references (the "duplicated chunks"). The
+//!   node takes the read model's I/Os over all the slots the file needs,
+//!   drops cached slots at the ends of each I/O and skips an I/O whose
+//!   slots are all cached; a cached slot inside an I/O is read with it (a
+//!   second access would cost a seek and a rotation).
+//! * **Order.** Requests are handled in the order they are issued (a
+//!   thread's next request at the time its previous one completed, ties by
+//!   thread); each resource is reserved in that order, first come, first
+//!   served. Everything is integer nanoseconds and deterministic.
+//! * **Not modelled:** dedupsim's own SSD simulation as the node's device
+//!   (the `sim` engine simulates one SSD request stream per run and is not
+//!   built to be driven by eight nodes' queues; wiring it is more than this
+//!   issue's scope), CPU contention, Ceph replication, metadata accesses
+//!   (Redis, in memory, §V-A), the update phase's time (Exp. 6).
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+/// How a write request's chunks travel to the nodes (`--write-batch`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteBatch {
+    /// The paper's per scheme (Exp. 8): `chunk` for Base and Rewrite,
+    /// `unit` (one superchunk) for SC, `node` for ReoDedup.
+    #[default]
+    Auto,
+    /// One message per chunk.
+    Chunk,
+    /// One message per routed unit (a chunk, or a superchunk under SC).
+    Unit,
+    /// One message per destination node and request (§V-A's write buffers).
+    Node,
+}
+
+impl WriteBatch {
+    pub const ALL: [WriteBatch; 4] = [WriteBatch::Auto, WriteBatch::Chunk, WriteBatch::Unit, WriteBatch::Node];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteBatch::Auto => "auto",
+            WriteBatch::Chunk => "chunk",
+            WriteBatch::Unit => "unit",
+            WriteBatch::Node => "node",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WriteBatch> {
+        WriteBatch::ALL.into_iter().find(|b| b.name() == s.trim())
+    }
+}
+
+/// The timing parameters (defaults: the paper's testbed, §V-B, and the
+/// choices of the module documentation).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimeParams {
+    /// HDDs per node (§V-B: two).
+    pub disks: u32,
+    /// Bytes per disk (§V-B: 1 TiB).
+    pub disk_bytes: u64,
+    /// Striping unit of a node's store over its disks (4 MiB, Ceph RBD's
+    /// default object size).
+    pub stripe_bytes: u64,
+    /// Track-to-track seek, µs.
+    pub seek_min_us: f64,
+    /// Full-stroke seek, µs.
+    pub seek_max_us: f64,
+    /// Spindle speed.
+    pub rpm: u32,
+    /// Media transfer rate, MB/s (10^6 bytes).
+    pub transfer_mb_s: f64,
+    /// Link rate of every node and of the client, Gbit/s (§V-B: 10).
+    pub net_gbit_s: f64,
+    /// One-way network latency, µs.
+    pub latency_us: f64,
+    /// Per-message cost on the sender's and on the receiver's link, µs.
+    pub msg_overhead_us: f64,
+    /// Read cache per node, bytes (§V-A), 0 for none.
+    pub cache_bytes: u64,
+    /// Concurrent reader threads.
+    pub readers: u32,
+    pub batch: WriteBatch,
+}
+
+impl Default for TimeParams {
+    fn default() -> Self {
+        TimeParams {
+            disks: 2,
+            disk_bytes: 1 << 40,
+            stripe_bytes: 4 << 20,
+            seek_min_us: 1_000.0,
+            seek_max_us: 15_000.0,
+            rpm: 7_200,
+            transfer_mb_s: 150.0,
+            net_gbit_s: 10.0,
+            latency_us: 50.0,
+            msg_overhead_us: 20.0,
+            cache_bytes: 16 << 20,
+            readers: 4,
+            batch: WriteBatch::Auto,
+        }
+    }
+}
+
+impl TimeParams {
+    /// Why these parameters cannot run, naming the flag, or `None`.
+    pub fn problem(&self, chunk_bytes: u64) -> Option<(&'static str, String)> {
+        if self.disks == 0 {
+            return Some(("--disks", "a node needs at least one disk".into()));
+        }
+        if self.readers == 0 {
+            return Some(("--readers", "at least one reader thread".into()));
+        }
+        if self.stripe_bytes < chunk_bytes || self.disk_bytes < self.stripe_bytes {
+            return Some((
+                "--chunk",
+                format!("the stripe of {} bytes holds no {chunk_bytes}-byte chunk", self.stripe_bytes),
+            ));
+        }
+        let positive =
+            [("--transfer", self.transfer_mb_s), ("--net-gbit", self.net_gbit_s), ("--rpm", f64::from(self.rpm))];
+        for (flag, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Some((flag, format!("{v} is not a positive number")));
+            }
+        }
+        let non_negative = [
+            ("--seek", self.seek_min_us),
+            ("--seek", self.seek_max_us - self.seek_min_us),
+            ("--latency", self.latency_us),
+            ("--msg-overhead", self.msg_overhead_us),
+        ];
+        for (flag, v) in non_negative {
+            if !(v.is_finite() && v >= 0.0) {
+                return Some((flag, format!("{v} is negative or not a number (seek: 0 <= min <= max)")));
+            }
+        }
+        None
+    }
+}
+
+/// What the timed phases measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TimeReport {
+    /// Write phase: seconds, logical MB/s, network messages.
+    pub write_seconds: f64,
+    pub write_mb_s: f64,
+    pub write_messages: u64,
+    /// Read phase: seconds, logical MB/s.
+    pub read_seconds: f64,
+    pub read_mb_s: f64,
+    /// Disk accesses of the read phase (read-model I/Os less those the
+    /// cache covers whole, before striping splits them).
+    pub read_disk_ios: u64,
+    /// Chunks served from the read caches without a disk read (cached
+    /// chunks inside an I/O's range are read with it).
+    pub cache_hits: u64,
+    /// Busy time of the busiest disk in the read phase, over its length.
+    pub read_disk_utilization: f64,
+}
+
+/// Nanoseconds.
+type Ns = u64;
+
+fn ns(us: f64) -> Ns {
+    (us * 1_000.0).round() as Ns
+}
+
+/// A first-come-first-served server: free from `free` on.
+#[derive(Clone, Debug, Default)]
+struct Server {
+    free: Ns,
+    busy: Ns,
+}
+
+impl Server {
+    /// Serves a job of `dur` arriving at `at`; its completion.
+    fn serve(&mut self, at: Ns, dur: Ns) -> Ns {
+        self.free = self.free.max(at) + dur;
+        self.busy += dur;
+        self.free
+    }
+}
+
+/// An HDD: a server with a head position (byte offset).
+#[derive(Clone, Debug, Default)]
+struct Disk {
+    server: Server,
+    head: u64,
+}
+
+/// The disk model's constants in nanoseconds.
+struct Hdd {
+    seek_min: f64,
+    seek_span: f64,
+    capacity: f64,
+    half_rev: Ns,
+    ns_per_byte: f64,
+}
+
+impl Hdd {
+    fn new(p: &TimeParams) -> Hdd {
+        Hdd {
+            seek_min: p.seek_min_us * 1_000.0,
+            seek_span: (p.seek_max_us - p.seek_min_us) * 1_000.0,
+            capacity: p.disk_bytes as f64,
+            half_rev: (30.0e9 / f64::from(p.rpm)).round() as Ns,
+            ns_per_byte: 1_000.0 / p.transfer_mb_s,
+        }
+    }
+
+    /// Time to access `len` bytes at byte `pos` with the head at `head`.
+    fn access(&self, head: u64, pos: u64, len: u64) -> Ns {
+        let transfer = (len as f64 * self.ns_per_byte).round() as Ns;
+        if pos == head {
+            return transfer;
+        }
+        let d = pos.abs_diff(head) as f64 / self.capacity;
+        let seek = (self.seek_min + self.seek_span * d.min(1.0).sqrt()).round() as Ns;
+        seek + self.half_rev + transfer
+    }
+}
+
+/// A node's disks and link queues.
+struct NodeTime {
+    disks: Vec<Disk>,
+    send: Server,
+    recv: Server,
+    cache: Lru,
+}
+
+/// An LRU set of slots.
+#[derive(Default)]
+struct Lru {
+    cap: usize,
+    stamp: u64,
+    at: HashMap<u32, u64>,
+    order: BTreeMap<u64, u32>,
+}
+
+impl Lru {
+    fn new(cap: usize) -> Lru {
+        Lru { cap, ..Lru::default() }
+    }
+
+    /// Whether `slot` is cached (refreshing it).
+    fn hit(&mut self, slot: u32) -> bool {
+        let Some(old) = self.at.get(&slot).copied() else { return false };
+        self.order.remove(&old);
+        self.stamp += 1;
+        self.order.insert(self.stamp, slot);
+        self.at.insert(slot, self.stamp);
+        true
+    }
+
+    fn insert(&mut self, slot: u32) {
+        if self.cap == 0 || self.hit(slot) {
+            return;
+        }
+        if self.at.len() >= self.cap {
+            if let Some((_, s)) = self.order.pop_first() {
+                self.at.remove(&s);
+            }
+        }
+        self.stamp += 1;
+        self.order.insert(self.stamp, slot);
+        self.at.insert(slot, self.stamp);
+    }
+}
+
+/// The cluster's resources.
+pub struct Cluster {
+    p: TimeParams,
+    hdd: Hdd,
+    chunk: u64,
+    stripe_slots: u64,
+    nodes: Vec<NodeTime>,
+    client_send: Server,
+    client_recv: Server,
+    msg: Ns,
+    latency: Ns,
+    ns_per_byte: f64,
+}
+
+impl Cluster {
+    pub fn new(p: &TimeParams, nodes: u32, chunk_bytes: u64) -> Cluster {
+        let cache = (p.cache_bytes / chunk_bytes.max(1)) as usize;
+        Cluster {
+            hdd: Hdd::new(p),
+            chunk: chunk_bytes,
+            stripe_slots: (p.stripe_bytes / chunk_bytes).max(1),
+            nodes: (0..nodes)
+                .map(|_| NodeTime {
+                    disks: vec![Disk::default(); p.disks as usize],
+                    send: Server::default(),
+                    recv: Server::default(),
+                    cache: Lru::new(cache),
+                })
+                .collect(),
+            client_send: Server::default(),
+            client_recv: Server::default(),
+            msg: ns(p.msg_overhead_us),
+            latency: ns(p.latency_us),
+            ns_per_byte: 8.0 / p.net_gbit_s,
+            p: p.clone(),
+        }
+    }
+
+    fn wire(&self, bytes: u64) -> Ns {
+        self.msg + (bytes as f64 * self.ns_per_byte).round() as Ns
+    }
+
+    /// Accesses slots `start..start + len` of node `n`'s store at `at`
+    /// (split over its disks by stripe); the completion of the last piece.
+    fn disk_access(&mut self, n: usize, start: u64, len: u64, at: Ns) -> Ns {
+        let disks = self.p.disks as u64;
+        let (ss, chunk) = (self.stripe_slots, self.chunk);
+        let mut done = at;
+        let mut s = start;
+        while s < start + len {
+            let obj = s / ss;
+            let piece = (ss - s % ss).min(start + len - s);
+            let disk = &mut self.nodes[n].disks[(obj % disks) as usize];
+            let pos = ((obj / disks) * ss + s % ss) * chunk;
+            let dur = self.hdd.access(disk.head, pos, piece * chunk);
+            disk.head = pos + piece * chunk;
+            done = done.max(disk.server.serve(at, dur));
+            s += piece;
+        }
+        done
+    }
+
+    /// Clears the queues (not the heads or caches) between phases.
+    fn new_phase(&mut self) {
+        for n in &mut self.nodes {
+            for d in &mut n.disks {
+                d.server = Server::default();
+            }
+            n.send = Server::default();
+            n.recv = Server::default();
+        }
+        self.client_send = Server::default();
+        self.client_recv = Server::default();
+    }
+}
+
+/// A message of a write request: `chunks` chunks to `node`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub node: u32,
+    pub chunks: u32,
+}
+
+/// The write phase: `requests[t]` are thread t's requests in order, each
+/// its messages; `new_at[n][k]` the copies node n's k-th received chunk
+/// creates; `buffer` the write buffer in chunks; `logical` the bytes
+/// written. Returns (seconds, messages).
+pub fn write_phase(
+    c: &mut Cluster,
+    requests: &[Vec<Vec<Message>>],
+    new_at: &[Vec<u32>],
+    buffer: u32,
+    logical: u64,
+) -> (f64, f64, u64) {
+    c.new_phase();
+    let nodes = c.nodes.len();
+    let mut received = vec![0usize; nodes];
+    let mut pending = vec![0u64; nodes];
+    let mut tail = vec![0u64; nodes];
+    let mut last_rx = vec![0 as Ns; nodes];
+    let mut end: Ns = 0;
+    let mut messages = 0u64;
+    let mut next = vec![0usize; requests.len()];
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Ns, usize)>> =
+        (0..requests.len()).map(|t| std::cmp::Reverse((0, t))).collect();
+    let flush = |c: &mut Cluster, n: usize, k: u64, at: Ns, tail: &mut u64| -> Ns {
+        let done = c.disk_access(n, *tail, k, at);
+        *tail += k;
+        done
+    };
+    while let Some(std::cmp::Reverse((t, th))) = heap.pop() {
+        let Some(req) = requests[th].get(next[th]) else { continue };
+        next[th] += 1;
+        let mut finish = t;
+        for m in req {
+            messages += 1;
+            let n = m.node as usize;
+            let bytes = u64::from(m.chunks) * c.chunk;
+            let wire = c.wire(bytes);
+            let sent = c.client_send.serve(t, wire);
+            let rx = c.nodes[n].recv.serve(sent + c.latency, wire);
+            last_rx[n] = rx;
+            let k = received[n];
+            let upto = (k + m.chunks as usize).min(new_at[n].len());
+            pending[n] += new_at[n][k.min(upto)..upto].iter().map(|&x| u64::from(x)).sum::<u64>();
+            received[n] = k + m.chunks as usize;
+            while pending[n] >= u64::from(buffer) {
+                end = end.max(flush(c, n, u64::from(buffer), rx, &mut tail[n]));
+                pending[n] -= u64::from(buffer);
+            }
+            finish = finish.max(rx + c.latency);
+        }
+        end = end.max(finish);
+        heap.push(std::cmp::Reverse((finish, th)));
+    }
+    for n in 0..nodes {
+        // Chunks the timed stream did not reach (none when it matches).
+        let rest: u64 = new_at[n].get(received[n]..).map_or(0, |r| r.iter().map(|&x| u64::from(x)).sum());
+        let k = pending[n] + rest;
+        if k > 0 {
+            end = end.max(flush(c, n, k, last_rx[n], &mut tail[n]));
+        }
+    }
+    let secs = end as f64 / 1e9;
+    (secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, messages)
+}
+
+/// One file to read: per node it touches (ascending), its distinct slots
+/// there (ascending) with whether each is a duplicated chunk (cacheable);
+/// and the nodes that redirect it (IRU).
+#[derive(Clone, Debug, Default)]
+pub struct FileRead {
+    pub parts: Vec<(u32, Vec<(u32, bool)>)>,
+    pub redirects: Vec<u32>,
+    pub bytes: u64,
+}
+
+/// The read phase: `files` read once by `readers` threads. Returns
+/// (seconds, MB/s, disk I/Os, cache hits, busiest disk's utilization).
+pub fn read_phase(
+    c: &mut Cluster,
+    files: &[FileRead],
+    window: u32,
+    model: super::ReadModel,
+) -> (f64, f64, u64, u64, f64) {
+    c.new_phase();
+    let readers = (c.p.readers as usize).min(files.len()).max(1);
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Ns, usize)>> =
+        (0..readers).map(|t| std::cmp::Reverse((0, t))).collect();
+    let mut next: Vec<usize> = (0..readers).collect();
+    let (mut end, mut ios, mut hits, mut logical) = (0 as Ns, 0u64, 0u64, 0u64);
+    let mut all: Vec<u64> = Vec::new();
+    let mut cached: Vec<bool> = Vec::new();
+    let mut extents: Vec<(u64, u64)> = Vec::new();
+    while let Some(std::cmp::Reverse((t, th))) = heap.pop() {
+        let Some(f) = files.get(next[th]) else { continue };
+        next[th] += readers;
+        logical += f.bytes;
+        // Redirects first (§IV-C): a round trip to each new node.
+        let mut start = t;
+        for &n in &f.redirects {
+            let sent = c.client_send.serve(t, c.msg);
+            let rx = c.nodes[n as usize].recv.serve(sent + c.latency, c.msg);
+            let back = c.nodes[n as usize].send.serve(rx, c.msg);
+            start = start.max(c.client_recv.serve(back + c.latency, c.msg));
+        }
+        let mut finish = start;
+        for (n, slots) in &f.parts {
+            let n = *n as usize;
+            let sent = c.client_send.serve(start, c.msg);
+            let at = c.nodes[n].recv.serve(sent + c.latency, c.msg);
+            // The read model's I/Os over every slot the file needs; cached
+            // slots at an I/O's ends are not read, an I/O of cached slots
+            // only is skipped (one in the middle is read with its run: a
+            // second access would cost more than reading it again).
+            all.clear();
+            all.extend(slots.iter().map(|&(s, _)| u64::from(s)));
+            cached.clear();
+            cached.extend(slots.iter().map(|&(s, _)| c.nodes[n].cache.hit(s)));
+            extents.clear();
+            read_extents(&all, u64::from(window), model, &mut extents);
+            let mut done = at;
+            let mut i = 0usize;
+            for &(s, len) in &extents {
+                let j = i + all[i..].partition_point(|&x| x < s + len);
+                let (mut a, mut b) = (i, j);
+                while a < b && cached[a] {
+                    a += 1;
+                }
+                while b > a && cached[b - 1] {
+                    b -= 1;
+                }
+                hits += ((a - i) + (j - b)) as u64;
+                if a < b {
+                    ios += 1;
+                    done = done.max(c.disk_access(n, all[a], all[b - 1] - all[a] + 1, at));
+                }
+                i = j;
+            }
+            for &(s, dup) in slots {
+                if dup {
+                    c.nodes[n].cache.insert(s);
+                }
+            }
+            let bytes = slots.len() as u64 * c.chunk;
+            let wire = c.wire(bytes);
+            let out = c.nodes[n].send.serve(done, wire);
+            finish = finish.max(c.client_recv.serve(out + c.latency, wire));
+        }
+        end = end.max(finish);
+        heap.push(std::cmp::Reverse((finish, th)));
+    }
+    let secs = end as f64 / 1e9;
+    let busiest = c.nodes.iter().flat_map(|n| n.disks.iter().map(|d| d.server.busy)).max().unwrap_or(0);
+    let util = if end == 0 { 0.0 } else { busiest as f64 / end as f64 };
+    (secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, ios, hits, util)
+}
+
+/// The read model's I/Os over sorted distinct `slots` as extents (first
+/// slot, length from the first needed slot to the last one the I/O
+/// covers); as many as [`crate::reodedup::count_ios`] counts.
+pub fn read_extents(slots: &[u64], window: u64, model: super::ReadModel, out: &mut Vec<(u64, u64)>) {
+    use super::ReadModel;
+    let w = window.max(1);
+    let (mut start, mut prev) = (0u64, 0u64);
+    let mut open = false;
+    for &s in slots {
+        let extends = open
+            && match model {
+                ReadModel::Runs => s == prev + 1 && s - start < w,
+                ReadModel::Window => s < start + w,
+                ReadModel::Containers => s / w == start / w,
+            };
+        if !extends {
+            if open {
+                out.push((start, prev - start + 1));
+            }
+            start = s;
+            open = true;
+        }
+        prev = s;
+    }
+    if open {
+        out.push((start, prev - start + 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ReadModel;
+    use super::*;
+
+    /// The disk model by hand: 7,200 rpm = 4,166,667 ns half revolution;
+    /// a seek over a quarter of the disk = 1 + 14·0.5 = 8 ms; 150 MB/s =
+    /// 27,307 ns per 4 KiB; a sequential continuation costs the transfer.
+    #[test]
+    fn hdd_access_times_by_hand() {
+        let h = Hdd::new(&TimeParams::default());
+        assert_eq!(h.half_rev, 4_166_667);
+        assert_eq!(h.access(0, 0, 4096), 27_307);
+        assert_eq!(h.access(0, 1 << 38, 4096), 8_000_000 + 4_166_667 + 27_307);
+        // A short hop still pays the minimum seek and the rotation.
+        // (sqrt(4096 / 2^40) = 2^-14: 14 ms x 2^-14 = 854 ns)
+        assert_eq!(h.access(0, 4096, 4096), 1_000_000 + 854 + 4_166_667 + 27_307);
+    }
+
+    /// Extents have the counting model's number and cover each I/O from its
+    /// first to its last needed slot.
+    #[test]
+    fn extents_match_the_counting_model() {
+        let slots = [0u64, 1, 2, 5, 6, 9, 20];
+        let mut out = Vec::new();
+        read_extents(&slots, 4, ReadModel::Runs, &mut out);
+        assert_eq!(out, [(0, 3), (5, 2), (9, 1), (20, 1)]);
+        out.clear();
+        read_extents(&slots, 4, ReadModel::Window, &mut out);
+        assert_eq!(out, [(0, 3), (5, 2), (9, 1), (20, 1)]);
+        out.clear();
+        read_extents(&slots, 8, ReadModel::Window, &mut out);
+        assert_eq!(out, [(0, 7), (9, 1), (20, 1)]);
+        out.clear();
+        read_extents(&slots, 4, ReadModel::Containers, &mut out);
+        assert_eq!(out, [(0, 3), (5, 2), (9, 1), (20, 1)]);
+        for m in ReadModel::ALL {
+            for w in [1u64, 2, 3, 7] {
+                out.clear();
+                read_extents(&slots, w, m, &mut out);
+                let mut v = slots.to_vec();
+                assert_eq!(out.len() as u64, crate::reodedup::count_ios(&mut v, w, m), "{m:?} {w}");
+            }
+        }
+    }
+
+    /// One node, one disk, one reader, no cache: a file of 4 chunks in one
+    /// run at slot 0 costs: request message (20 µs + 50 µs latency + 20 µs
+    /// at the node), one access (the head is at 0: transfer only, 16 KiB
+    /// at 150 MB/s = 109,227 ns), the answer (20 µs + 16 KiB at 0.8 ns/byte on the node's
+    /// link, 50 µs, the same on the client's).
+    #[test]
+    fn a_read_by_hand() {
+        let p = TimeParams { disks: 1, cache_bytes: 0, readers: 1, ..TimeParams::default() };
+        let mut c = Cluster::new(&p, 1, 4096);
+        let f = FileRead { parts: vec![(0, (0..4).map(|s| (s, false)).collect())], redirects: vec![], bytes: 16384 };
+        let (secs, _, ios, hits, _) = read_phase(&mut c, std::slice::from_ref(&f), 1024, ReadModel::Runs);
+        let wire = 20_000 + (16384.0f64 * 0.8).round() as u64;
+        let want = 20_000 + 50_000 + 20_000 + 109_227 + wire + 50_000 + wire;
+        assert_eq!((secs * 1e9).round() as u64, want);
+        assert_eq!((ios, hits), (1, 0));
+        // Split in two runs (slots 0-1 and 3-4), the second pays a seek
+        // and half a revolution; with a cache, a second reader of the same
+        // duplicated chunks hits it and reads nothing from disk.
+        let p2 = TimeParams { readers: 1, ..p.clone() };
+        let mut c2 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, ..p2 }, 1, 4096);
+        let g = FileRead {
+            parts: vec![(0, vec![(0, true), (1, true), (3, true), (4, true)])],
+            redirects: vec![],
+            bytes: 16384,
+        };
+        let (_, _, ios, hits, _) = read_phase(&mut c2, &[g.clone(), g], 1024, ReadModel::Runs);
+        assert_eq!((ios, hits), (2, 4));
+        // A cached slot inside a run does not split it: file 1 caches slot
+        // 1; file 2 needs 0-2, one I/O (slot 1 read again); file 3 needs
+        // 1-2 (slot 2 is not duplicated, so not cached): slot 1 trimmed.
+        let mut c3 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, readers: 1, ..p.clone() }, 1, 4096);
+        let file = |v: Vec<(u32, bool)>| FileRead { parts: vec![(0, v)], redirects: vec![], bytes: 4096 };
+        let files =
+            [file(vec![(1, true)]), file(vec![(0, false), (1, true), (2, false)]), file(vec![(1, true), (2, false)])];
+        let (_, _, ios, hits, _) = read_phase(&mut c3, &files, 1024, ReadModel::Runs);
+        assert_eq!((ios, hits), (3, 1));
+    }
+
+    /// Writes by hand: one thread, two messages of 2 chunks to one node
+    /// with one disk and a 2-chunk buffer, every chunk new: each message
+    /// (20 µs + 8 KiB on each link, 50 µs) then its flush of 2 chunks in
+    /// the background; the thread waits for both acks (one request).
+    #[test]
+    fn a_write_by_hand() {
+        let p = TimeParams { disks: 1, ..TimeParams::default() };
+        let mut c = Cluster::new(&p, 1, 4096);
+        let req = vec![Message { node: 0, chunks: 2 }, Message { node: 0, chunks: 2 }];
+        let (secs, _, msgs) = write_phase(&mut c, &[vec![req]], &[vec![1; 4]], 2, 16384);
+        let wire = 20_000 + (8192.0f64 * 0.8).round() as u64;
+        // Message 1: sent at wire, received at wire + 50 µs + wire; message
+        // 2 sent at 2·wire, received at max(2·wire + 50 µs, rx1) + wire.
+        let rx1 = wire + 50_000 + wire;
+        let rx2 = (2 * wire + 50_000).max(rx1) + wire;
+        // Flush 1 at rx1: the head is at 0, transfer only (8 KiB at 150
+        // MB/s = 54,613 ns); flush 2 continues it.
+        let f1 = rx1 + 54_613;
+        let f2 = f1.max(rx2) + 54_613;
+        let end = f2.max(rx2 + 50_000);
+        assert_eq!((secs * 1e9).round() as u64, end);
+        assert_eq!(msgs, 2);
+    }
+}
