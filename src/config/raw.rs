@@ -874,14 +874,15 @@ mod tests {
             cfg.policy.insert(table.into(), toml::Value::Table(params));
             cfg
         };
-        for &(name, _, table, _) in REGISTRY {
-            match table {
+        for e in REGISTRY.iter() {
+            let name = e.name;
+            match e.item.table {
                 Some(table) => assert!(
                     matches!(build(name, &probe(table)), Err(PolicyError::Params { policy, .. }) if policy == table),
                     "{name} does not read [policy.{table}]"
                 ),
                 None => {
-                    for &(other, _, _, _) in REGISTRY {
+                    for other in REGISTRY.names() {
                         assert!(build(name, &probe(other)).is_ok(), "{name} reads [policy.{other}]");
                     }
                 }

@@ -31,6 +31,7 @@ pub use reodedup::{ReoDedup, ReoDedupParams};
 
 use crate::background::IdleWindow;
 use crate::ftl::{EntryId, Ftl};
+use crate::registry::{Entry, Registry};
 use crate::reodedup::Algorithm;
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
 use serde::de::DeserializeOwned;
@@ -324,36 +325,55 @@ pub struct PolicyContext<'a> {
 /// Constructor signature of a registered policy.
 pub type Builder = fn(&PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
 
-/// Every policy: name, one-line description, the `[policy.<table>]` it
-/// reads (`None`: no parameters), constructor.
-pub const REGISTRY: &[(&str, &str, Option<&str>, Builder)] = &[
-    ("native", "no deduplication, round-robin allocation (FAD's Native)", None, |c| Ok(Box::new(Native::new(c.alloc_pages)))),
-    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |c| {
+/// What a policy's [`REGISTRY`] line holds beside its name and description.
+#[derive(Copy, Clone, Debug)]
+pub struct Registered {
+    /// The `[policy.<table>]` it reads (`None`: no parameters).
+    pub table: Option<&'static str>,
+    pub build: Builder,
+}
+
+/// One [`REGISTRY`] line: name, one-line description, the
+/// `[policy.<table>]` it reads (`None`: no parameters), constructor.
+const fn line(
+    name: &'static str,
+    about: &'static str,
+    table: Option<&'static str>,
+    build: Builder,
+) -> Entry<Registered> {
+    Entry { name, about, item: Registered { table, build } }
+}
+
+/// Every policy, one line each ([`line`]), in the order `dedupsim
+/// policies` lists them.
+pub const REGISTRY: Registry<Registered> = Registry::new("policy", &[
+    line("native", "no deduplication, round-robin allocation (FAD's Native)", None, |c| Ok(Box::new(Native::new(c.alloc_pages)))),
+    line("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |c| {
         Ok(Box::new(Dedup::new(c.alloc_pages)))
     }),
-    ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
-    (
+    line("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
+    line(
         "fcrc",
         "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)", Some("fcrc"),
         Fcrc::build,
     ),
-    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", Some("die-hint"), |c| DieHint::build(false, c)),
-    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", Some("die-hint"), |c| DieHint::build(true, c)),
-    ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", Some("fad"), |c| {
+    line("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", Some("die-hint"), |c| DieHint::build(false, c)),
+    line("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", Some("die-hint"), |c| DieHint::build(true, c)),
+    line("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", Some("fad"), |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", Some("fad"), |c| {
+    line("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", Some("fad"), |c| {
         Fad::build("fad-rwpo", FadModules { wstl: true, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", Some("fad"), |c| {
+    line("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", Some("fad"), |c| {
         Fad::build("fad-rwpo-rewrite", FadModules { wstl: true, rewrite: true, gc_hint: false }, c)
     }),
-    ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", Some("fad"), |c| {
+    line("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", Some("fad"), |c| {
         Fad::build("fad", FadModules { wstl: true, rewrite: true, gc_hint: true }, c)
     }),
-    ("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", Some("reodedup-csr"), |c| ReoDedup::build(Algorithm::Csr, c)),
-    ("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", Some("reodedup-atr"), |c| ReoDedup::build(Algorithm::Atr, c)),
-];
+    line("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", Some("reodedup-csr"), |c| ReoDedup::build(Algorithm::Csr, c)),
+    line("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", Some("reodedup-atr"), |c| ReoDedup::build(Algorithm::Atr, c)),
+]);
 
 impl<'a> From<&PolicySetup<'a>> for PolicySetup<'a> {
     fn from(s: &PolicySetup<'a>) -> PolicySetup<'a> {
@@ -367,24 +387,22 @@ impl<'a> From<&PolicySetup<'a>> for PolicySetup<'a> {
 /// know it).
 pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dyn Policy>, PolicyError> {
     let setup = setup.into();
-    REGISTRY
-        .iter()
-        .find(|(n, _, _, _)| *n == name)
-        .map(|&(_, _, table_name, b)| {
-            b(&PolicyContext {
-                table_name,
-                table: table_name.and_then(|t| setup.tables.get(t)),
-                pages_per_block: setup.pages_per_block,
-                read_time: setup.read_time,
-                alloc_pages: setup.alloc_pages,
-            })
-        })
-        .unwrap_or_else(|| Err(PolicyError::Unknown { name: name.to_string(), available: names().join(", ") }))
+    let Some(e) = REGISTRY.get(name) else {
+        return Err(PolicyError::Unknown { name: name.to_string(), available: REGISTRY.available() });
+    };
+    let table_name = e.item.table;
+    (e.item.build)(&PolicyContext {
+        table_name,
+        table: table_name.and_then(|t| setup.tables.get(t)),
+        pages_per_block: setup.pages_per_block,
+        read_time: setup.read_time,
+        alloc_pages: setup.alloc_pages,
+    })
 }
 
 /// Names of all registered policies, in registry order.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
+    REGISTRY.names()
 }
 
 /// Parses a policy's declared parameter table into `P` (missing table =
