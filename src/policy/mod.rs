@@ -81,7 +81,8 @@ pub struct PageInfo {
 /// for placement hints (FAST'24's die-allocation hint, [`DieHint`]): the
 /// parallel unit of the page's current copy (an overwrite) and of the
 /// logical page before it (an append continues it). Computed by the
-/// simulator only for policies whose [`Policy::wants_layout`] is true.
+/// simulator only for policies whose [`Capabilities::wants_layout`] is
+/// true.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageLayout {
     pub old_unit: Option<u32>,
@@ -115,8 +116,8 @@ pub enum Action {
     Program { unit: u32 },
 }
 
-/// A policy's GC hint (FAD §III-G), asked before each timed write's
-/// programs. The policy only names a unit; the FTL runs the collection.
+/// A policy's GC hint (FAD §III-G), part of a write's plan
+/// ([`Policy::place`]), followed before the timed write's programs. The policy only names a unit; the FTL runs the collection.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum GcHint {
     /// Collections triggered by this write's programs (a plane below
@@ -131,21 +132,65 @@ pub enum GcHint {
     Early { unit: u32, margin: u32 },
 }
 
+/// What a policy is, read once by the simulator when it is built (a
+/// policy's answers do not change during a run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Whether duplicates are looked up at all (false only for `native`
+    /// and `die-hint`). Deduplicating policies pay the fingerprint time per
+    /// written page.
+    pub deduplicates: bool,
+    /// Whether the units of this policy's programs are only a cyclic
+    /// pointer with no meaning of their own (Native, Deduplication, HAR,
+    /// FCRC). With `allocation = "least-loaded"` the simulator then places
+    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
+    /// allocation). Policies whose placement is the point (FAD) say false.
+    pub placement_free: bool,
+    /// Whether the policy wants [`PageLayout`]s (the simulator then computes
+    /// them for every write and passes them to [`Policy::place`]; else the
+    /// layout slice is empty).
+    pub wants_layout: bool,
+    /// How long the device must have seen no host arrival to count as idle
+    /// for this policy's background work ([`Policy::idle`]).
+    pub idle_threshold: Nanos,
+}
+
+impl Default for Capabilities {
+    /// A deduplicating policy that places its own pages, wants no layout,
+    /// idle after 10 ms.
+    fn default() -> Capabilities {
+        Capabilities {
+            deduplicates: true,
+            placement_free: false,
+            wants_layout: false,
+            idle_threshold: Nanos::from_ms(10),
+        }
+    }
+}
+
 /// A placement / rewrite policy. See the module doc.
+///
+/// The policy decides and the simulator executes, as fjall's compaction
+/// strategies return a choice that a worker carries out: [`Policy::place`]
+/// returns the write's plan (one [`Action`] per page, and the GC hint) and
+/// [`Policy::idle`] the relocations of an idle window.
 pub trait Policy: Send {
     /// Registry name (e.g. `fad-rpo`).
     fn name(&self) -> &'static str;
 
-    /// Whether duplicates are looked up at all (false only for `native`).
-    /// Deduplicating policies pay the fingerprint time per written page.
-    fn deduplicates(&self) -> bool {
-        true
+    /// What the policy is ([`Capabilities`]), asked once when the
+    /// simulation is built. Default: [`Capabilities::default`].
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
     }
 
-    /// Decides one file write: push exactly one [`Action`] per page of
-    /// `file` onto `out` (cleared by the caller). `units` is the number of
-    /// parallel units (chips by default).
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>);
+    /// Decides one file write, its plan: pushes exactly one [`Action`] per
+    /// page of `file` onto `out` (cleared by the caller) and returns its GC
+    /// hint (FAD §III-G; `None`: no hint; the simulator follows it in the
+    /// timed replay only). `layout` holds each page's [`PageLayout`] when
+    /// [`Capabilities::wants_layout`], else it is empty. `units` is the
+    /// number of parallel units (chips by default).
+    fn place(&mut self, file: &[PageInfo], layout: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint>;
 
     /// Called once when preconditioning is over, before the first timed
     /// request. Statistics ([`Policy::stats`]) count from here on, so they
@@ -161,45 +206,18 @@ pub trait Policy: Send {
         Vec::new()
     }
 
-    /// GC hint (FAD §III-G), asked before every timed write's programs
-    /// (after [`Policy::place`]). Default: none.
-    fn gc_hint(&self) -> Option<GcHint> {
-        None
-    }
-
-    /// Told once per collection that followed [`Policy::gc_hint`] (ran on
-    /// the hinted unit), for the policy's statistics. Default: nothing.
+    /// Told once per collection that followed the GC hint of
+    /// [`Policy::place`] (ran on the hinted unit), for the policy's
+    /// statistics. Default: nothing.
     fn gc_hint_followed(&mut self) {}
-
-    /// Whether the units of this policy's programs are only a cyclic
-    /// pointer with no meaning of their own (Native, Deduplication, HAR,
-    /// FCRC). With `allocation = "least-loaded"` the simulator then places
-    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
-    /// allocation). Policies whose placement is the point (FAD) say false.
-    fn placement_free(&self) -> bool {
-        false
-    }
-
-    /// Whether the policy wants [`PageLayout`]s ([`Policy::layout`] is then
-    /// called before each [`Policy::place`]).
-    fn wants_layout(&self) -> bool {
-        false
-    }
-
-    /// The layout of the next write's pages, one per page.
-    fn layout(&mut self, _pages: &[PageLayout]) {}
 
     /// Whether the policy has background work for the next idle window
     /// (then the simulator offers it the gap between two host arrivals
-    /// longer than [`Policy::idle_threshold`], [`crate::background`]).
+    /// longer than [`Capabilities::idle_threshold`], [`crate::background`]).
+    /// Asked before every window: the answer follows the policy's state.
     /// Default: never.
     fn wants_idle(&self) -> bool {
         false
-    }
-
-    /// How long the device must have seen no host arrival to count as idle.
-    fn idle_threshold(&self) -> Nanos {
-        Nanos::from_ms(10)
     }
 
     /// Background work for one idle window: relocations of live copies,
