@@ -199,7 +199,7 @@ pub struct Simulation<'w> {
     /// The policy wants page layouts ([`Capabilities::wants_layout`]).
     wants_layout: bool,
     layout: Vec<PageLayout>,
-    /// The policy's idle threshold ([`Policy::idle_threshold`]).
+    /// The policy's idle threshold ([`crate::policy::Capabilities::idle_threshold`]).
     policy_idle: Nanos,
     /// Relocation scratch and counts ([`Policy::idle`]).
     relocations: Vec<Relocation>,
