@@ -91,7 +91,7 @@ pub struct Registered {
     pub needs_options: Option<&'static str>,
     /// Reads `NAME:OPTIONS` into the format (`None`: it takes no options);
     /// gets the name as typed (lowercase) and the options.
-    pub options: Option<fn(&str, &str) -> Result<TraceFormat, String>>,
+    pub options: Option<ParseOptions>,
     /// Its line parser for `format` (a value of this line's variant).
     pub(crate) parser: fn(TraceFormat, &LoadOptions) -> Box<dyn LineParser>,
     /// Its byte-level fast path, if it has one ([`FastParse`]).
@@ -101,6 +101,10 @@ pub struct Registered {
     /// (`native`, with its contents: [`super::write_native_workload`]).
     pub sample: Option<(&'static str, SampleWriter)>,
 }
+
+/// Reads a format's options (`blkparse:Q`: the name as typed, lowercase,
+/// and `Q`) into the format, or says what is wrong with them.
+pub type ParseOptions = fn(&str, &str) -> Result<TraceFormat, String>;
 
 /// One request to write as a sample trace line ([`Registered::sample`]).
 #[derive(Copy, Clone, Debug)]
@@ -203,11 +207,7 @@ impl Entry<Registered> {
 
     /// The line of a format that takes options after a colon (`needs`:
     /// why its bare name is not enough, if it is not).
-    const fn options(
-        mut self,
-        needs: Option<&'static str>,
-        options: fn(&str, &str) -> Result<TraceFormat, String>,
-    ) -> Entry<Registered> {
+    const fn options(mut self, needs: Option<&'static str>, options: ParseOptions) -> Entry<Registered> {
         self.item.needs_options = needs;
         self.item.options = Some(options);
         self
