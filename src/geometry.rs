@@ -165,16 +165,12 @@ impl std::str::FromStr for StaticOrder {
     }
 }
 
-/// Derived geometry with precomputed strides and unit tables.
+/// Derived geometry with precomputed strides and unit tables: the shape it
+/// is built from ([`GeometryConfig`], whose fields read through `Deref`:
+/// `geo.channels`) plus what follows from it.
 #[derive(Clone, Debug)]
 pub struct Geometry {
-    pub channels: u32,
-    pub chips_per_channel: u32,
-    pub dies_per_chip: u32,
-    pub planes_per_die: u32,
-    pub blocks_per_plane: u32,
-    pub pages_per_block: u32,
-    pub page_size: u32,
+    shape: GeometryConfig,
     pub chips: u32,
     pub planes: u32,
     pub blocks: u32,
@@ -192,7 +188,15 @@ pub struct Geometry {
     /// Flattened per-unit plane lists (sub-rotation order).
     unit_planes: Vec<u32>,
     planes_per_unit: u32,
-    order: UnitOrder,
+}
+
+impl std::ops::Deref for Geometry {
+    type Target = GeometryConfig;
+
+    /// The shape (channels, chips per channel, ..., page size, unit order).
+    fn deref(&self) -> &GeometryConfig {
+        &self.shape
+    }
 }
 
 impl Geometry {
@@ -206,13 +210,7 @@ impl Geometry {
         let planes = chips * d * p;
         let pages_per_plane = g.blocks_per_plane * g.pages_per_block;
         let mut geo = Geometry {
-            channels: c,
-            chips_per_channel: k,
-            dies_per_chip: d,
-            planes_per_die: p,
-            blocks_per_plane: g.blocks_per_plane,
-            pages_per_block: g.pages_per_block,
-            page_size: g.page_size,
+            shape: g.clone(),
             chips,
             planes,
             blocks: planes * g.blocks_per_plane,
@@ -226,7 +224,6 @@ impl Geometry {
             plane_unit: Vec::new(),
             unit_planes: Vec::new(),
             planes_per_unit: 0,
-            order: g.unit_order,
         };
         geo.build_units();
         geo
@@ -268,7 +265,7 @@ impl Geometry {
         // unit s % n_units and is that unit's (s / n_units)-th plane in
         // sub-rotation order.
         for s in 0..self.planes {
-            let (ch, chip_in_ch) = match self.order {
+            let (ch, chip_in_ch) = match self.unit_order {
                 UnitOrder::ChannelFirst => (s % c, (s / c) % k),
                 UnitOrder::ChipFirst => ((s / k) % c, s % k),
             };

@@ -20,6 +20,7 @@ pub mod params;
 pub mod plot;
 pub mod policy;
 pub mod profile;
+pub mod registry;
 pub mod reodedup;
 pub mod report;
 pub mod reqlog;

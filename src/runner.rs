@@ -97,7 +97,7 @@ pub const CONTENTS_NOT_DRAWN: &str = "none (not drawn: no policy of this run ded
 /// `native` does not; unknown names are an error.
 pub fn need_content(cfg: &Config, policies: &[String]) -> Result<bool, RunError> {
     for p in policies {
-        if policy::build(p, cfg)?.deduplicates() {
+        if policy::build(p, cfg)?.capabilities().deduplicates {
             return Ok(true);
         }
     }
@@ -236,7 +236,7 @@ pub fn run_observed(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(RunReport, Option<TimeSeries>), RunError> {
     let p = policy::build(policy, cfg)?;
-    if p.deduplicates() && !prepared.contents_drawn {
+    if p.capabilities().deduplicates && !prepared.contents_drawn {
         return Err(RunError::NoContents(policy.to_string()));
     }
     let mut sim = Simulation::new(cfg, &prepared.workload, p, opts.clone())?;
@@ -398,7 +398,7 @@ pub fn run_streamed(
     scanned: &mut dyn FnMut(&Scanned<'_>),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<RunReport>, RunError> {
-    let need = policy::build(policy, cfg)?.deduplicates();
+    let need = policy::build(policy, cfg)?.capabilities().deduplicates;
     run_streamed_drawing(cfg, path, load, model, policy, need, opts, scanned, progress)
 }
 
@@ -420,7 +420,7 @@ pub fn run_streamed_drawing(
 ) -> Result<Option<RunReport>, RunError> {
     let seed = cfg.seed;
     let p = policy::build(policy, cfg)?;
-    let need = need_content || p.deduplicates();
+    let need = need_content || p.capabilities().deduplicates;
     if crate::content::ContentDrawer::new(model, seed, 0, 0)?.is_none() {
         return Ok(None);
     }

@@ -198,80 +198,25 @@ impl Drop for TempDir {
     }
 }
 
-/// One request of the benchmark workload as a line of `format` (FIU: one
-/// line per 4 KiB page), with arbitrary but well-formed ignored fields.
-fn write_request(out: &mut impl Write, f: TraceFormat, t: u64, op: Op, lpn: u64, pages: u64, ps: u64) -> Result<()> {
-    let (off, size) = (lpn * ps, pages * ps);
-    let (lsn, sectors) = (off / 512, size / 512);
-    let read = op == Op::Read;
-    let (s, ns) = (t / 1_000_000_000, t % 1_000_000_000);
-    match f {
-        TraceFormat::Ssdsim | TraceFormat::Mqsim => writeln!(out, "{t} 0 {lsn} {sectors} {}", u8::from(read))?,
-        TraceFormat::Msr => writeln!(
-            out,
-            "{},hm,0,{},{off},{size},2833",
-            128_166_372_000_000_000 + t / 100,
-            if read { "Read" } else { "Write" }
-        )?,
-        TraceFormat::Umass => writeln!(out, "0,{lsn},{size},{},{s}.{:06}", if read { 'r' } else { 'w' }, ns / 1000)?,
-        TraceFormat::Systor => {
-            writeln!(out, "{}.{ns:09},0.000100000,{},0,{off},{size}", 1_455_591_804 + s, if read { 'R' } else { 'W' })?
-        }
-        TraceFormat::Tencent => {
-            writeln!(out, "{}.{ns:09},{lsn},{sectors},{},1063", 1_538_323_200 + s, u8::from(!read))?
-        }
-        TraceFormat::LibCacheSim => writeln!(out, "1,{},{},{size},{lsn}", t / 1000, if read { 40 } else { 42 })?,
-        TraceFormat::Fiu | TraceFormat::FiuHomes => {
-            for k in 0..size / 4096 {
-                let lba = (off + k * 4096) / 512;
-                write!(out, "{t} 4270 rpc.mountd {lba} 8 {} 6 0 ", if read { 'R' } else { 'W' })?;
-                let digests = if f == TraceFormat::FiuHomes { 8 } else { 1 };
-                for d in 0..digests {
-                    write!(out, "{:032x}", (u128::from(lba) << 8 | d) * 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)?;
-                }
-                writeln!(out)?;
-            }
-        }
-        TraceFormat::Blkparse(_) => {
-            // Each request queued, dispatched and completed (kjournald on
-            // CPU 3, completions on CPU 1), as blkparse prints them.
-            let (rw, c) = (if read { "R" } else { "WS" }, t / 1000 % 1_000_000);
-            for (k, (a, dt)) in [("Q", 0), ("D", 1_000), ("C", 100_000)].into_iter().enumerate() {
-                let (ts, tn) = ((t + dt) / 1_000_000_000, (t + dt) % 1_000_000_000);
-                let proc_ = if a == "C" { "[0]" } else { "[kjournald]" };
-                writeln!(
-                    out,
-                    "  8,0    3 {:>8} {ts:5}.{tn:09}   697  {a} {rw:>3} {lsn} + {sectors} {proc_}",
-                    c * 3 + k as u64
-                )?;
-            }
-        }
-        TraceFormat::FioIolog(_) => {
-            writeln!(out, "{} /dev/nvme0n1 {} {off} {size}", t / 1000, if read { "read" } else { "write" })?
-        }
-        TraceFormat::FioLog => writeln!(out, "{}, 183, {}, {size}, {off}, 0", t / 1_000_000, u8::from(!read))?,
-        TraceFormat::Csv(_) => writeln!(out, "{},{},{lsn},{size},0", t / 1000, if read { 'R' } else { 'W' })?,
-        TraceFormat::Native => unreachable!("written by write_native_workload"),
-    }
-    Ok(())
-}
-
-/// Writes `w` as a `format` trace file (header lines where the format has one).
+/// Writes `w` as a `format` trace file: its header lines and each request
+/// as its registry line's sample writer writes it ([`trace::FORMATS`];
+/// `native` with its contents).
 fn write_trace(w: &Workload, f: TraceFormat, ps: u32, path: &Path) -> Result<()> {
     let mut out = BufWriter::new(std::fs::File::create(path)?);
-    if f == TraceFormat::Native {
-        trace::write_native_workload(w, ps, &mut out)?;
-    } else {
-        match f {
-            TraceFormat::Systor => writeln!(out, "Timestamp,Response,IOType,LUN,Offset,Size")?,
-            TraceFormat::LibCacheSim => writeln!(out, "version,time,op,size,lbn")?,
-            TraceFormat::FioIolog(_) => writeln!(out, "fio version 3 iolog\n0 /dev/nvme0n1 add\n1 /dev/nvme0n1 open")?,
-            // The layout of `CsvSpec::EXAMPLE`.
-            TraceFormat::Csv(_) => writeln!(out, "time_us,op,lba,bytes,volume")?,
-            _ => {}
-        }
-        for r in w.requests.iter().filter(|r| r.op != Op::Trim) {
-            write_request(&mut out, f, r.arrival.0, r.op, u64::from(r.lpn), u64::from(r.pages), u64::from(ps))?;
+    match f.registered().and_then(|e| e.item.sample) {
+        None => trace::write_native_workload(w, ps, &mut out)?,
+        Some((header, sample)) => {
+            out.write_all(header.as_bytes())?;
+            let ps = u64::from(ps);
+            for r in w.requests.iter().filter(|r| r.op != Op::Trim) {
+                let req = trace::SampleRequest {
+                    time: r.arrival.0,
+                    read: r.op == Op::Read,
+                    offset: u64::from(r.lpn) * ps,
+                    size: u64::from(r.pages) * ps,
+                };
+                sample(&mut out, &req)?;
+            }
         }
     }
     out.flush()?;
@@ -293,7 +238,7 @@ pub fn parsers(cfg: &Config, requests: u64, content: &ContentModel, rounds: u32)
     let dir = TempDir(std::env::temp_dir().join(format!("dedupsim-bench-parsers-{}", std::process::id())));
     std::fs::create_dir_all(&dir.0).with_context(|| format!("{}", dir.0.display()))?;
     let mut files = Vec::new();
-    for f in TraceFormat::ALL {
+    for f in TraceFormat::all() {
         let path = dir.0.join(format!("bench.{}", f.name()));
         write_trace(&w, f, cfg.geometry.page_size, &path).with_context(|| format!("{}", path.display()))?;
         let bytes = std::fs::metadata(&path)?.len();

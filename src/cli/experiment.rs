@@ -4,9 +4,11 @@
 use super::common::{self, ConfigArgs, MemoryArgs};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use dedupsim::experiment::fad::FadOptions;
+use dedupsim::experiment::papers::{self, PaperOptions};
 use dedupsim::experiment::replica::{DedupTarget, Load, DEFAULT_UTILIZATION, QUICK_SCALE};
 use dedupsim::experiment::sweep::{self, BaseSource, CellArgs, Common, Sweep};
-use dedupsim::experiment::{fad, CellRecord, Observer, WorkloadSpec};
+use dedupsim::experiment::{CellRecord, Observer};
 use dedupsim::workload::FileRule;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
@@ -292,95 +294,133 @@ impl Observer for Bar {
     }
 }
 
+/// `reproduce NAME`: one arm per paper of [`papers::REGISTRY`], each the
+/// same road ([`reproduce_paper`]); FAD's arm only turns its own flags
+/// into its options.
 pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
-    let mut a = match cmd {
-        ReproduceCmd::Fad(a) => a,
-        ReproduceCmd::Smartdedup(a) => {
-            return reproduce_declared(&a, "smartdedup", |cfg, scale| {
-                dedupsim::experiment::smartdedup::declaration(cfg, scale)
-            })
-        }
-        ReproduceCmd::Fast24(mut a) => {
-            if a.cfg.preset.is_none() && a.cfg.config.is_none() {
-                a.cfg.preset = Some("fast24-nvmevirt".into());
-            }
-            return reproduce_declared(&a, "fast24", |_, _| dedupsim::experiment::fast24::declaration());
-        }
-        ReproduceCmd::Reodedup(a) => {
-            return reproduce_declared(&a, "reodedup", |cfg, scale| {
-                dedupsim::experiment::reodedup::declaration(cfg, scale)
-            })
-        }
-        ReproduceCmd::LightDedup(a) => {
-            return reproduce_declared(&a, "light-dedup", |cfg, scale| {
-                dedupsim::experiment::lightdedup::declaration(cfg, scale)
-            })
-        }
-    };
+    match cmd {
+        ReproduceCmd::Fad(a) => reproduce_fad(a),
+        ReproduceCmd::Smartdedup(a) => reproduce_paper("smartdedup", a, FadOptions::default()),
+        ReproduceCmd::Fast24(a) => reproduce_paper("fast24", a, FadOptions::default()),
+        ReproduceCmd::Reodedup(a) => reproduce_paper("reodedup", a, FadOptions::default()),
+        ReproduceCmd::LightDedup(a) => reproduce_paper("light-dedup", a, FadOptions::default()),
+    }
+}
+
+/// `reproduce fad`: its flags as [`FadOptions`] and the shared ones.
+fn reproduce_fad(mut a: FadArgs) -> Result<()> {
     if let Some(aged) = a.aged {
         if a.cfg.set.iter().any(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == "precondition.aged")) {
             anyhow::bail!("--aged and --set precondition.aged=... both set precondition.aged; give only one");
         }
         a.cfg.set.push(format!("precondition.aged={aged}"));
     }
-    let cfg = a.cfg.load()?;
-    let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 1.0 });
-    if !(scale > 0.0 && scale <= 1.0) {
-        anyhow::bail!("--scale {scale} must be in (0, 1]");
-    }
-    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(if a.quick { "out/fad-quick" } else { "out/fad" }));
-    check_out_dir(&out, "reproduce fad")?;
-    // Every cell simulates the base device (cells vary policy parameters only).
-    a.memory.check(&cfg, common::runs_at_once(a.jobs, usize::MAX), false)?;
-    let opts = fad::FadOptions {
-        traces_dir: a.traces.clone(),
-        scale,
+    let fad = FadOptions {
+        traces_dir: a.traces,
         load: a.utilization,
         gap: a.gap || (!a.quick && !a.no_gap),
         files: a.files,
         dedup_target: a.dedup_rate,
-        only: a.only.clone(),
-        command: command_line(),
-        plots: !a.no_plots,
+        only: a.only,
         families: (!a.no_families).then_some(if a.quick {
             dedupsim::experiment::families::Size::QUICK
         } else {
             dedupsim::experiment::families::Size::FULL
         }),
-        recorded: a.recorded.clone(),
+        ..FadOptions::default()
     };
-    begin(&out, "reproduce fad")?;
-    let bar = Bar::new(a.quiet);
-    let result = fad::run(&cfg, &opts, &out, a.jobs.unwrap_or(0), &bar);
-    bar.finish();
-    let outcome = result?;
-    mark_complete(&out, "reproduce fad")?;
-    let mut o = String::new();
-    for c in &outcome.choices {
-        if let Some(n) = &c.note {
-            let _ = writeln!(o, "warning: {}: {n}", c.row.name);
+    let shared = DeclaredArgs {
+        out: a.out,
+        quick: a.quick,
+        scale: a.scale,
+        no_plots: a.no_plots,
+        jobs: a.jobs,
+        cfg: a.cfg,
+        quiet: a.quiet,
+        memory: a.memory,
+        recorded: a.recorded,
+    };
+    reproduce_paper("fad", shared, fad)
+}
+
+/// Reproduces the paper `name` of [`papers::REGISTRY`]: its configuration
+/// (its default preset unless one is given), scale and output directory,
+/// its declaration, the memory check on its largest cell, the run, and a
+/// summary on stderr.
+fn reproduce_paper(name: &str, mut a: DeclaredArgs, fad: FadOptions) -> Result<()> {
+    let paper = papers::REGISTRY
+        .get(name)
+        .with_context(|| format!("reproduce {name}: no such paper; papers: {}", papers::REGISTRY.available()))?;
+    if let Some(preset) = paper.item.preset {
+        if a.cfg.preset.is_none() && a.cfg.config.is_none() {
+            a.cfg.preset = Some(preset.into());
         }
     }
-    let replicas = outcome.choices.iter().filter(|c| matches!(c.def.spec, WorkloadSpec::Replica(_))).count();
-    let _ = writeln!(
-        o,
-        "{} on {} workloads ({} Table II-matched replicas, {} traces)",
-        cells_summary(&outcome.exec),
-        outcome.choices.len(),
-        replicas,
-        outcome.choices.len() - replicas,
-    );
-    let _ = writeln!(
-        o,
-        "wrote {}, {}, {} and {} plot files into {}",
-        outcome.report_path.display(),
-        out.join("results.csv").display(),
-        out.join("results.json").display(),
-        outcome.plots.len(),
-        out.display()
-    );
-    if !a.quiet {
-        eprint!("{o}");
+    let cfg = a.cfg.load()?;
+    // The engine reproductions compare their engine's own variants with a
+    // CAFTL baseline; each variant sets dedup.engine itself, so another
+    // engine would be ignored by the variants and replace the baseline.
+    if paper.item.own_engine && cfg.dedup.engine != dedupsim::engine::DEFAULT {
+        let how = if a.cfg.engine.is_some() { "--engine" } else { "dedup.engine (--set or --config)" };
+        anyhow::bail!(
+            "{how} {}: reproduce {name} sets the dedup engine of every variant itself (its baseline runs {}); \
+             leave the engine out (its parameters: --set engine.{name}.KEY=VALUE)",
+            cfg.dedup.engine,
+            dedupsim::engine::DEFAULT
+        );
+    }
+    let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { paper.item.full_scale });
+    if !(scale > 0.0 && scale <= 1.0) {
+        anyhow::bail!("--scale {scale} must be in (0, 1]");
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
+    let what = format!("reproduce {name}");
+    check_out_dir(&out, &what)?;
+    let opts = PaperOptions { scale, command: command_line(), plots: !a.no_plots, recorded: a.recorded.clone(), fad };
+    let declared = (paper.item.declare)(&cfg, &opts)?;
+    // Cells vary the engine and its tables (SmartDedup's memory budget,
+    // prefix bits): the largest cell's estimate counts, as for a sweep.
+    let plan = declared.declaration.plan(&cfg)?;
+    if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
+        a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
+    }
+    begin(&out, &what)?;
+    let bar = Bar::new(a.quiet);
+    let result = papers::run(&declared, &cfg, &opts, &out, a.jobs.unwrap_or(0), &bar);
+    bar.finish();
+    let outcome = result?;
+    mark_complete(&out, &what)?;
+    if a.quiet {
+        return Ok(());
+    }
+    match &declared.workloads {
+        Some(workloads) => {
+            let mut o = String::new();
+            for w in &declared.warnings {
+                let _ = writeln!(o, "warning: {w}");
+            }
+            let _ = writeln!(o, "{} on {workloads}", cells_summary(&outcome.exec));
+            let _ = writeln!(
+                o,
+                "wrote {}, {}, {} and {} plot files into {}",
+                out.join("REPORT.md").display(),
+                out.join("results.csv").display(),
+                out.join("results.json").display(),
+                outcome.plots.len(),
+                out.display()
+            );
+            eprint!("{o}");
+        }
+        None => eprintln!(
+            "{}; {} result rows on {} workloads; wrote {} and results.csv / results.json",
+            cells_summary(&outcome.exec),
+            outcome.rows.len(),
+            outcome.workloads.len(),
+            out.join("REPORT.md").display()
+        ),
     }
     Ok(())
 }
@@ -633,62 +673,4 @@ fn cells_summary(exec: &dedupsim::experiment::ExecOutcome) -> String {
         exec.cached,
         exec.wall_secs
     )
-}
-
-/// Runs a declared reproduction (`experiment::declare`).
-fn reproduce_declared(
-    a: &DeclaredArgs,
-    name: &str,
-    declaration: impl Fn(&dedupsim::config::Config, f64) -> dedupsim::experiment::declare::Declaration,
-) -> Result<()> {
-    let cfg = a.cfg.load()?;
-    // The engine reproductions compare their engine's own variants with a
-    // CAFTL baseline; each variant sets dedup.engine itself, so another
-    // engine would be ignored by the variants and replace the baseline.
-    if matches!(name, "smartdedup" | "light-dedup") && cfg.dedup.engine != dedupsim::engine::DEFAULT {
-        let how = if a.cfg.engine.is_some() { "--engine" } else { "dedup.engine (--set or --config)" };
-        anyhow::bail!(
-            "{how} {}: reproduce {name} sets the dedup engine of every variant itself (its baseline runs {}); \
-             leave the engine out (its parameters: --set engine.{name}.KEY=VALUE)",
-            cfg.dedup.engine,
-            dedupsim::engine::DEFAULT
-        );
-    }
-    let scale = a.scale.unwrap_or(if a.quick { QUICK_SCALE } else { 0.2 });
-    if !(scale > 0.0 && scale <= 1.0) {
-        anyhow::bail!("--scale {scale} must be in (0, 1]");
-    }
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(if a.quick { format!("out/{name}-quick") } else { format!("out/{name}") }));
-    let what = format!("reproduce {name}");
-    check_out_dir(&out, &what)?;
-    let mut decl = declaration(&cfg, scale);
-    if let Some(dir) = &a.recorded {
-        decl.add_recorded(dir, &cfg)?;
-    }
-    // Cells vary the engine and its tables (SmartDedup's memory budget,
-    // prefix bits): the largest cell's estimate counts, as for a sweep.
-    let plan = decl.plan(&cfg)?;
-    if let Some(big) = plan.cells.iter().max_by_key(|c| c.config.memory_estimate().per_run(false)) {
-        a.memory.check(&big.config, common::runs_at_once(a.jobs, plan.cells.len()), false)?;
-    }
-    begin(&out, &what)?;
-    let bar = Bar::new(a.quiet);
-    let result =
-        dedupsim::experiment::declare::run(&decl, &cfg, &out, a.jobs.unwrap_or(0), &bar, &command_line(), !a.no_plots);
-    bar.finish();
-    let outcome = result?;
-    mark_complete(&out, &what)?;
-    if !a.quiet {
-        eprintln!(
-            "{}; {} result rows on {} workloads; wrote {} and results.csv / results.json",
-            cells_summary(&outcome.exec),
-            outcome.rows.len(),
-            outcome.workloads.len(),
-            out.join("REPORT.md").display()
-        );
-    }
-    Ok(())
 }

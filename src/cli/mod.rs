@@ -110,20 +110,8 @@ pub fn main() -> ExitCode {
             }
             common::out(&s)
         }
-        Command::Policies => {
-            let mut s = String::new();
-            for (n, d, _, _) in dedupsim::policy::REGISTRY {
-                s.push_str(&format!("{n:<18} {d}\n"));
-            }
-            common::out(&s)
-        }
-        Command::Engines => {
-            let mut s = String::new();
-            for (n, d, _, _) in dedupsim::engine::REGISTRY {
-                s.push_str(&format!("{n:<14} {d}\n"));
-            }
-            common::out(&s)
-        }
+        Command::Policies => common::out(&dedupsim::policy::REGISTRY.listing(18)),
+        Command::Engines => common::out(&dedupsim::engine::REGISTRY.listing(14)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -118,9 +118,9 @@ impl<'a> From<&'a Config> for crate::policy::PolicySetup<'a> {
 pub(super) fn policy_tables() -> Vec<(&'static str, Vec<&'static str>)> {
     use crate::policy::REGISTRY;
     let mut tables = Vec::new();
-    for &(table, _, _, _) in REGISTRY {
+    for table in REGISTRY.names() {
         let readers: Vec<&'static str> =
-            REGISTRY.iter().filter(|(_, _, t, _)| *t == Some(table)).map(|(name, _, _, _)| *name).collect();
+            REGISTRY.iter().filter(|e| e.item.table == Some(table)).map(|e| e.name).collect();
         if !readers.is_empty() {
             tables.push((table, readers));
         }

@@ -38,6 +38,7 @@ pub use smartdedup::{Eviction, Index, SmartDedup, SmartDedupParams, BTREE_FP_BYT
 
 use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::{self, UnitKey};
+use crate::registry::{Entry, Registry};
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
 use serde::de::DeserializeOwned;
 use thiserror::Error;
@@ -255,34 +256,69 @@ pub type Builder = fn(&EngineContext) -> Result<Box<dyn Engine>, EngineError>;
 /// the value is exact ([`shown_params`]).
 pub type Shown = fn(&EngineContext) -> Result<toml::Table, EngineError>;
 
-/// Every engine: name, description, constructor, shown parameters. One
-/// line per engine.
-pub const REGISTRY: &[(&str, &str, Builder, Shown)] = &[
-    (
-        "caftl",
-        "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)",
-        Caftl::build,
-        |_| Ok(toml::Table::new()),
-    ),
-    (
-        "smartdedup",
-        "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
-        SmartDedup::build,
-        |cfg| shown_params::<SmartDedupParams>(cfg, "smartdedup", smartdedup::UNIT_KEYS),
-    ),
-    (
-        "light-dedup",
-        "Light-Dedup (Qiu et al. ATC'23): xxHash + verify reads, trust-degree hints with speculative reads, region-based LMT on flash",
-        LightDedup::build,
-        |cfg| shown_params::<LightDedupParams>(cfg, "light-dedup", lightdedup::UNIT_KEYS),
-    ),
-    (
-        "dram-verify",
-        "fast hash (xxHash) + verify read, fingerprint index wholly in DRAM: Light-Dedup's identification without its LMT or hints (issue 27 baseline)",
-        DramVerify::build,
-        |cfg| shown_params::<DramVerifyParams>(cfg, "dram-verify", dramverify::UNIT_KEYS),
-    ),
-];
+/// What an engine allocates at most beside the FTL (bytes, saturating):
+/// its tables when every logical page holds a distinct content; 0 for
+/// parameters that do not validate (validation reports them).
+pub type MemoryEstimate = fn(&EngineContext) -> u64;
+
+/// What an engine's [`REGISTRY`] line holds beside its name and description.
+#[derive(Copy, Clone, Debug)]
+pub struct Registered {
+    pub build: Builder,
+    /// Its parameters as `config show` prints them.
+    pub shown: Shown,
+    /// Its tables at a full device (`Config::memory_estimate`).
+    pub memory: MemoryEstimate,
+}
+
+/// One [`REGISTRY`] line: name, description, constructor, shown
+/// parameters, memory estimate.
+const fn line(
+    name: &'static str,
+    about: &'static str,
+    build: Builder,
+    shown: Shown,
+    memory: MemoryEstimate,
+) -> Entry<Registered> {
+    Entry { name, about, item: Registered { build, shown, memory } }
+}
+
+/// Every engine, one line each ([`line`]), in the order `dedupsim engines`
+/// lists them.
+pub const REGISTRY: Registry<Registered> = Registry::new(
+    "dedup engine",
+    &[
+        line(
+            "caftl",
+            "unbounded in-DRAM fingerprint index, free lookup, fixed hash time (CAFTL-like; FAD's model)",
+            Caftl::build,
+            |_| Ok(toml::Table::new()),
+            // The FTL's own index, counted with the FTL.
+            |_| 0,
+        ),
+        line(
+            "smartdedup",
+            "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
+            SmartDedup::build,
+            |cfg| shown_params::<SmartDedupParams>(cfg, "smartdedup", smartdedup::UNIT_KEYS),
+            SmartDedup::memory_estimate,
+        ),
+        line(
+            "light-dedup",
+            "Light-Dedup (Qiu et al. ATC'23): xxHash + verify reads, trust-degree hints with speculative reads, region-based LMT on flash",
+            LightDedup::build,
+            |cfg| shown_params::<LightDedupParams>(cfg, "light-dedup", lightdedup::UNIT_KEYS),
+            LightDedup::memory_estimate,
+        ),
+        line(
+            "dram-verify",
+            "fast hash (xxHash) + verify read, fingerprint index wholly in DRAM: Light-Dedup's identification without its LMT or hints (issue 27 baseline)",
+            DramVerify::build,
+            |cfg| shown_params::<DramVerifyParams>(cfg, "dram-verify", dramverify::UNIT_KEYS),
+            DramVerify::memory_estimate,
+        ),
+    ],
+);
 
 /// The parameters engine `name` runs with under `cfg` (its table read
 /// into `P`, so every default is filled in), as a TOML table with the
@@ -303,35 +339,29 @@ pub fn shown_params<P: DeserializeOwned + Default + serde::Serialize>(
 /// Every engine's parameters under `cfg`, in registry order
 /// ([`Shown`]): what `config show` lists.
 pub fn shown(ctx: &EngineContext) -> Vec<(&'static str, Result<toml::Table, EngineError>)> {
-    REGISTRY.iter().map(|(n, _, _, show)| (*n, show(ctx))).collect()
+    REGISTRY.iter().map(|e| (e.name, (e.item.shown)(ctx))).collect()
 }
 
 /// Builds an engine by registry name (`dedup.engine`).
 pub fn build(name: &str, ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
-    REGISTRY
-        .iter()
-        .find(|(n, _, _, _)| *n == name)
-        .map(|(_, _, b, _)| b(ctx))
-        .unwrap_or_else(|| Err(EngineError::Unknown { name: name.to_string(), available: names().join(", ") }))
+    match REGISTRY.get(name) {
+        Some(e) => (e.item.build)(ctx),
+        None => Err(EngineError::Unknown { name: name.to_string(), available: REGISTRY.available() }),
+    }
 }
 
 /// What the engine `name` allocates at most beside the FTL (bytes,
 /// saturating): its tables when every logical page holds a distinct
-/// content. Part of `Config::memory_estimate`; 0 for `caftl` (the FTL's
-/// index, counted there) and for parameters that do not validate
-/// (validation reports them).
+/// content ([`Registered::memory`]). Part of `Config::memory_estimate`;
+/// 0 for `caftl` (the FTL's index, counted there), for an unknown name and
+/// for parameters that do not validate (validation reports them).
 pub fn memory_estimate(name: &str, ctx: &EngineContext) -> u64 {
-    match name {
-        "smartdedup" => SmartDedup::memory_estimate(ctx),
-        "light-dedup" => LightDedup::memory_estimate(ctx),
-        "dram-verify" => DramVerify::memory_estimate(ctx),
-        _ => 0,
-    }
+    REGISTRY.get(name).map_or(0, |e| (e.item.memory)(ctx))
 }
 
 /// Names of all registered engines, in registry order.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
+    REGISTRY.names()
 }
 
 /// Parses an engine's parameter table `[engine.<name>]` into `P` (missing

@@ -6,8 +6,9 @@
 //! [`super::results`]) and one report writer ([`write_report`]: REPORT.md
 //! block by block, plots through one [`Plotter`]).
 //!
-//! A new reproduction is a function returning a [`Declaration`] and one
-//! `reproduce` subcommand that calls [`run`]; nothing else. The common shape
+//! A new reproduction is a function returning a [`Declaration`], one line
+//! in [`super::papers::REGISTRY`] and one `reproduce` subcommand; every
+//! paper, FAD included, is run by [`super::papers::run`] (= [`run`]). The common shape
 //! (every workload runs every variant; a header, the claims, one line plot
 //! per figure, notes) is [`Declaration::standard`] (`reproduce smartdedup`,
 //! `reproduce fast24`). `reproduce fad` ([`super::fad`]) uses the richer

@@ -13,9 +13,7 @@
 //! the Table II, Fig. 15, cost and gap tables are this file's custom
 //! blocks.
 
-use super::declare::{
-    self, mean, num, Bars, Block, Cdfs, Declaration, Metric, Outcome, Plotter, Rows, Variant, Workload,
-};
+use super::declare::{mean, num, Bars, Block, Cdfs, Declaration, Metric, Outcome, Plotter, Rows, Variant, Workload};
 use super::families::{self, Member};
 use super::paper::{
     self, CLAIMS, DOF, FIG15_RHO, FIG15_SPEEDUP, READ_MEAN, READ_P99, READ_P999, WRITE_MEAN, WRITE_VOLUME,
@@ -325,7 +323,9 @@ pub struct FadOutcome {
 }
 
 /// Plans, runs (resuming from `out/cells`), and writes `results.csv`,
-/// `results.json`, `REPORT.md`, plots and `timing.json` into `out`.
+/// `results.json`, `REPORT.md`, plots and `timing.json` into `out`: the
+/// road of every paper ([`super::papers`]), for callers holding
+/// [`FadOptions`].
 pub fn run(
     base: &Config,
     opts: &FadOptions,
@@ -333,9 +333,16 @@ pub fn run(
     jobs: usize,
     obs: &dyn Observer,
 ) -> Result<FadOutcome, ExperimentError> {
-    let (decl, choices) = declaration(base, opts)?;
-    let o = declare::run(&decl, base, out, jobs, obs, &opts.command, opts.plots)?;
-    Ok(FadOutcome { exec: o.exec, choices, report_path: out.join("REPORT.md"), plots: o.plots })
+    let p = super::papers::PaperOptions {
+        scale: opts.scale,
+        command: opts.command.clone(),
+        plots: opts.plots,
+        recorded: opts.recorded.clone(),
+        fad: opts.clone(),
+    };
+    let declared = super::papers::declare_fad(base, &p)?;
+    let o = super::papers::run(&declared, base, &p, out, jobs, obs)?;
+    Ok(FadOutcome { exec: o.exec, choices: declared.choices, report_path: out.join("REPORT.md"), plots: o.plots })
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ pub mod fast24;
 pub mod gap;
 pub mod lightdedup;
 pub mod paper;
+pub mod papers;
 pub mod reodedup;
 pub mod replica;
 pub mod results;

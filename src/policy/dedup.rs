@@ -5,7 +5,7 @@
 //! mapped to the existing copy, a new page is programmed on the next unit of
 //! the cyclic pointer. This is the layout that fragments files (FAD §II-C).
 
-use super::{Action, Cyclic, Dup, PageInfo, Policy};
+use super::{Action, Capabilities, Cyclic, Dup, GcHint, PageInfo, PageLayout, Policy};
 
 #[derive(Default)]
 pub struct Dedup {
@@ -23,13 +23,14 @@ impl Policy for Dedup {
     fn name(&self) -> &'static str {
         "dedup"
     }
-    fn placement_free(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { placement_free: true, ..Capabilities::default() }
     }
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], _: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         out.extend(file.iter().map(|p| match p.dup {
             Dup::None => Action::Program { unit: self.next.take(units) },
             _ => Action::Reference,
         }));
+        None
     }
 }

@@ -55,7 +55,10 @@
 //! existing copy) and places the new pages with the hints: the paper's
 //! drives do not deduplicate, the combination shows the hint under dedup.
 
-use super::{params, Action, Cyclic, Dup, ExplicitHint, PageInfo, PageLayout, Policy, PolicyContext, PolicyError};
+use super::{
+    params, Action, Capabilities, Cyclic, Dup, ExplicitHint, GcHint, PageInfo, PageLayout, Policy, PolicyContext,
+    PolicyError,
+};
 use serde::Deserialize;
 
 /// Where `die-hint` takes its hints from (`[policy.die-hint] hints`).
@@ -101,7 +104,6 @@ pub struct DieHint {
     next: Cyclic,
     /// Pages programmed so far (the write order of `Unhinted::WriteOrder`).
     written: u64,
-    layout: Vec<PageLayout>,
     appends: u64,
     overwrites: u64,
     unhinted: u64,
@@ -126,7 +128,6 @@ impl DieHint {
             run,
             next: Cyclic::with_run(run),
             written: 0,
-            layout: Vec::new(),
             appends: 0,
             overwrites: 0,
             unhinted: 0,
@@ -166,17 +167,8 @@ impl Policy for DieHint {
         }
     }
 
-    fn deduplicates(&self) -> bool {
-        self.dedup
-    }
-
-    fn wants_layout(&self) -> bool {
-        true
-    }
-
-    fn layout(&mut self, pages: &[PageLayout]) {
-        self.layout.clear();
-        self.layout.extend_from_slice(pages);
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { deduplicates: self.dedup, wants_layout: true, ..Capabilities::default() }
     }
 
     fn begin_replay(&mut self) {
@@ -185,11 +177,11 @@ impl Policy for DieHint {
         self.unhinted = 0;
     }
 
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], layout: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         // Unit of the file's previous page as placed (or referenced).
         let mut prev: Option<u32> = None;
         for (k, p) in file.iter().enumerate() {
-            let l = self.layout.get(k).copied().unwrap_or_default();
+            let l = layout.get(k).copied().unwrap_or_default();
             match p.dup {
                 Dup::Existing { unit, .. } if self.dedup => {
                     out.push(Action::Reference);
@@ -234,6 +226,7 @@ impl Policy for DieHint {
             out.push(Action::Program { unit });
             prev = Some(unit);
         }
+        None
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
@@ -271,8 +264,7 @@ mod tests {
     fn write_order_and_two_page_units() {
         let place = |p: &mut DieHint, lpn: u32, prev: Option<u32>| {
             let mut out = Vec::new();
-            p.layout(&[PageLayout { prev_unit: prev, ..Default::default() }]);
-            p.place(&[page(lpn)], 8, &mut out);
+            p.place(&[page(lpn)], &[PageLayout { prev_unit: prev, ..Default::default() }], 8, &mut out);
             units_of(&out)[0]
         };
         for (rule, last) in [(Unhinted::WriteOrder, 2), (Unhinted::OwnPointer, 1)] {
@@ -296,26 +288,25 @@ mod tests {
         let mut out = Vec::new();
         // No hint for the first page: write-order round-robin from die 0;
         // the next pages of the write continue from it (appends).
-        p.layout(&[PageLayout::default(); 3]);
-        p.place(&[page(0), page(1), page(2)], 8, &mut out);
+        p.place(&[page(0), page(1), page(2)], &[PageLayout::default(); 3], 8, &mut out);
         assert_eq!(units_of(&out), [0, 1, 2]);
         // Append after a page on die 6: dies 7, 0, 1.
         out.clear();
-        p.layout(&[
+        let layout = [
             PageLayout { old_unit: None, prev_unit: Some(6), ..Default::default() },
             PageLayout::default(),
             PageLayout::default(),
-        ]);
-        p.place(&[page(10), page(11), page(12)], 8, &mut out);
+        ];
+        p.place(&[page(10), page(11), page(12)], &layout, 8, &mut out);
         assert_eq!(units_of(&out), [7, 0, 1]);
         // Overwrite of pages on dies 5 and 2; the third page appends after 2.
         out.clear();
-        p.layout(&[
+        let layout = [
             PageLayout { old_unit: Some(5), prev_unit: None, ..Default::default() },
             PageLayout { old_unit: Some(2), prev_unit: Some(5), ..Default::default() },
             PageLayout::default(),
-        ]);
-        p.place(&[page(20), page(21), page(22)], 8, &mut out);
+        ];
+        p.place(&[page(20), page(21), page(22)], &layout, 8, &mut out);
         assert_eq!(units_of(&out), [5, 2, 3]);
         let s = p.stats();
         assert_eq!(s, vec![("hint_append_pages", 6.0), ("hint_overwrite_pages", 2.0), ("hint_none_pages", 1.0)]);

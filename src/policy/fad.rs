@@ -74,7 +74,7 @@
 //! | `backfill_advances` | false | a WSTL backfill also advances the next pointer (not Fig. 7) |
 //! | `wstl_unique` | false | one WSTL entry per unit (not §III-F/G: every skip is recorded) |
 
-use super::{Action, Cyclic, Dup, GcHint, PageInfo, Policy, PolicyError};
+use super::{Action, Cyclic, Dup, GcHint, PageInfo, PageLayout, Policy, PolicyError};
 use crate::ftl::EntryId;
 use serde::Deserialize;
 use std::collections::VecDeque;
@@ -545,7 +545,7 @@ impl Policy for Fad {
         self.name
     }
 
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], _: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         let (n_f, kind) = self.analyze(file, units);
         self.stats.files += 1;
         match kind {
@@ -554,9 +554,6 @@ impl Policy for Fad {
         }
         self.stats.rewrites += self.rewrite.iter().filter(|&&r| r).count() as u64;
         self.place_blocks(file, units, n_f, out);
-    }
-
-    fn gc_hint(&self) -> Option<GcHint> {
         self.gc_hint_of()
     }
 

@@ -111,7 +111,9 @@
 //! maximum), `threshold_mean` (original: mean flexible CNRC threshold over
 //! segments), `segments` (original).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyContext, PolicyError};
+use super::{
+    params, Action, Capabilities, Cyclic, Dup, GcHint, PageInfo, PageLayout, Policy, PolicyContext, PolicyError,
+};
 use crate::units::ContentId;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -441,15 +443,16 @@ impl Policy for Fcrc {
     fn name(&self) -> &'static str {
         "fcrc"
     }
-    fn placement_free(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { placement_free: true, ..Capabilities::default() }
     }
 
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], _: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         match self.mode {
             FcrcMode::Fad => self.place_fad(file, units, out),
             FcrcMode::Original => self.place_original(file, units, out),
         }
+        None
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
@@ -531,7 +534,7 @@ mod tests {
         let mut out = Vec::new();
         // 4 duplicates in a 4-page request: 2 may be referenced.
         let file: Vec<PageInfo> = (0..4).map(|k| dup(k, k, 1 + k)).collect();
-        f.place(&file, 4, &mut out);
+        f.place(&file, &[], 4, &mut out);
         let programs = out.iter().filter(|a| matches!(a, Action::Program { .. })).count();
         assert_eq!(programs, 2);
         // Highest refs (pages 3 and 2) are the ones rewritten.

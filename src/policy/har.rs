@@ -100,7 +100,9 @@
 //! hard guard was exhausted), `repeat_denied` (sparse duplicates whose content
 //! was already rewritten in the epoch).
 
-use super::{params, Action, Cyclic, Dup, PageInfo, Policy, PolicyContext, PolicyError};
+use super::{
+    params, Action, Capabilities, Cyclic, Dup, GcHint, PageInfo, PageLayout, Policy, PolicyContext, PolicyError,
+};
 use crate::units::{ContentId, Ppn};
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -276,11 +278,11 @@ impl Policy for Har {
     fn name(&self) -> &'static str {
         "har"
     }
-    fn placement_free(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { placement_free: true, ..Capabilities::default() }
     }
 
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], _: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         let n = file.len() as u64;
         // Hard guard: rewrites in the epoch <= floor(limit × written in the
         // epoch, this request included).
@@ -322,6 +324,7 @@ impl Policy for Har {
         if self.epoch_written >= self.epoch_pages {
             self.close_epoch();
         }
+        None
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
@@ -374,9 +377,9 @@ mod tests {
         let mut out = Vec::new();
         // Group 0: 4 of 8 pages (exactly 50%: not sparse); group 1: 3 of 8.
         let f: Vec<PageInfo> = (0..4).map(|k| dup(k, k, k)).chain((0..3).map(|k| dup(10 + k, 10 + k, 8 + k))).collect();
-        h.place(&f, 4, &mut out);
+        h.place(&f, &[], 4, &mut out);
         assert_eq!(h.epochs(), 0, "7 < 8 pages: epoch still open");
-        h.place(&[new(50, 50)], 4, &mut out);
+        h.place(&[new(50, 50)], &[], 4, &mut out);
         assert_eq!(h.epochs(), 1);
         assert_eq!(h.sparse_groups(), vec![1]);
     }
@@ -390,7 +393,7 @@ mod tests {
         f.extend((0..3).map(|k| dup(1 + k, 1 + k, 8 + k))); // group 1: 3 pages
         f.extend((0..2).map(|k| dup(4 + k, 4 + k, 16 + k))); // group 2: 2 pages
         f.extend((0..34).map(|k| new(100 + k, 100 + k)));
-        h.place(&f, 4, &mut out);
+        h.place(&f, &[], 4, &mut out);
         assert_eq!(h.epochs(), 1);
         // 1 + 2 = 3 <= 4 after dropping group 1 (3 pages, the highest).
         assert_eq!(h.sparse_groups(), vec![0, 2]);

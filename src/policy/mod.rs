@@ -31,6 +31,7 @@ pub use reodedup::{RelocationCost, ReoDedup, ReoDedupParams};
 
 use crate::background::IdleWindow;
 use crate::ftl::{EntryId, Ftl};
+use crate::registry::{Entry, Registry};
 use crate::reodedup::Algorithm;
 use crate::units::{ContentId, Lpn, Nanos, Ppn};
 use serde::de::DeserializeOwned;
@@ -80,7 +81,8 @@ pub struct PageInfo {
 /// for placement hints (FAST'24's die-allocation hint, [`DieHint`]): the
 /// parallel unit of the page's current copy (an overwrite) and of the
 /// logical page before it (an append continues it). Computed by the
-/// simulator only for policies whose [`Policy::wants_layout`] is true.
+/// simulator only for policies whose [`Capabilities::wants_layout`] is
+/// true.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageLayout {
     pub old_unit: Option<u32>,
@@ -114,8 +116,8 @@ pub enum Action {
     Program { unit: u32 },
 }
 
-/// A policy's GC hint (FAD §III-G), asked before each timed write's
-/// programs. The policy only names a unit; the FTL runs the collection.
+/// A policy's GC hint (FAD §III-G), part of a write's plan
+/// ([`Policy::place`]), followed before the timed write's programs. The policy only names a unit; the FTL runs the collection.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum GcHint {
     /// Collections triggered by this write's programs (a plane below
@@ -130,21 +132,65 @@ pub enum GcHint {
     Early { unit: u32, margin: u32 },
 }
 
+/// What a policy is, read once by the simulator when it is built (a
+/// policy's answers do not change during a run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Whether duplicates are looked up at all (false only for `native`
+    /// and `die-hint`). Deduplicating policies pay the fingerprint time per
+    /// written page.
+    pub deduplicates: bool,
+    /// Whether the units of this policy's programs are only a cyclic
+    /// pointer with no meaning of their own (Native, Deduplication, HAR,
+    /// FCRC). With `allocation = "least-loaded"` the simulator then places
+    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
+    /// allocation). Policies whose placement is the point (FAD) say false.
+    pub placement_free: bool,
+    /// Whether the policy wants [`PageLayout`]s (the simulator then computes
+    /// them for every write and passes them to [`Policy::place`]; else the
+    /// layout slice is empty).
+    pub wants_layout: bool,
+    /// How long the device must have seen no host arrival to count as idle
+    /// for this policy's background work ([`Policy::idle`]).
+    pub idle_threshold: Nanos,
+}
+
+impl Default for Capabilities {
+    /// A deduplicating policy that places its own pages, wants no layout,
+    /// idle after 10 ms.
+    fn default() -> Capabilities {
+        Capabilities {
+            deduplicates: true,
+            placement_free: false,
+            wants_layout: false,
+            idle_threshold: Nanos::from_ms(10),
+        }
+    }
+}
+
 /// A placement / rewrite policy. See the module doc.
+///
+/// The policy decides and the simulator executes, as fjall's compaction
+/// strategies return a choice that a worker carries out: [`Policy::place`]
+/// returns the write's plan (one [`Action`] per page, and the GC hint) and
+/// [`Policy::idle`] the relocations of an idle window.
 pub trait Policy: Send {
     /// Registry name (e.g. `fad-rpo`).
     fn name(&self) -> &'static str;
 
-    /// Whether duplicates are looked up at all (false only for `native`).
-    /// Deduplicating policies pay the fingerprint time per written page.
-    fn deduplicates(&self) -> bool {
-        true
+    /// What the policy is ([`Capabilities`]), asked once when the
+    /// simulation is built. Default: [`Capabilities::default`].
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
     }
 
-    /// Decides one file write: push exactly one [`Action`] per page of
-    /// `file` onto `out` (cleared by the caller). `units` is the number of
-    /// parallel units (chips by default).
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>);
+    /// Decides one file write, its plan: pushes exactly one [`Action`] per
+    /// page of `file` onto `out` (cleared by the caller) and returns its GC
+    /// hint (FAD §III-G; `None`: no hint; the simulator follows it in the
+    /// timed replay only). `layout` holds each page's [`PageLayout`] when
+    /// [`Capabilities::wants_layout`], else it is empty. `units` is the
+    /// number of parallel units (chips by default).
+    fn place(&mut self, file: &[PageInfo], layout: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint>;
 
     /// Called once when preconditioning is over, before the first timed
     /// request. Statistics ([`Policy::stats`]) count from here on, so they
@@ -160,45 +206,18 @@ pub trait Policy: Send {
         Vec::new()
     }
 
-    /// GC hint (FAD §III-G), asked before every timed write's programs
-    /// (after [`Policy::place`]). Default: none.
-    fn gc_hint(&self) -> Option<GcHint> {
-        None
-    }
-
-    /// Told once per collection that followed [`Policy::gc_hint`] (ran on
-    /// the hinted unit), for the policy's statistics. Default: nothing.
+    /// Told once per collection that followed the GC hint of
+    /// [`Policy::place`] (ran on the hinted unit), for the policy's
+    /// statistics. Default: nothing.
     fn gc_hint_followed(&mut self) {}
-
-    /// Whether the units of this policy's programs are only a cyclic
-    /// pointer with no meaning of their own (Native, Deduplication, HAR,
-    /// FCRC). With `allocation = "least-loaded"` the simulator then places
-    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
-    /// allocation). Policies whose placement is the point (FAD) say false.
-    fn placement_free(&self) -> bool {
-        false
-    }
-
-    /// Whether the policy wants [`PageLayout`]s ([`Policy::layout`] is then
-    /// called before each [`Policy::place`]).
-    fn wants_layout(&self) -> bool {
-        false
-    }
-
-    /// The layout of the next write's pages, one per page.
-    fn layout(&mut self, _pages: &[PageLayout]) {}
 
     /// Whether the policy has background work for the next idle window
     /// (then the simulator offers it the gap between two host arrivals
-    /// longer than [`Policy::idle_threshold`], [`crate::background`]).
+    /// longer than [`Capabilities::idle_threshold`], [`crate::background`]).
+    /// Asked before every window: the answer follows the policy's state.
     /// Default: never.
     fn wants_idle(&self) -> bool {
         false
-    }
-
-    /// How long the device must have seen no host arrival to count as idle.
-    fn idle_threshold(&self) -> Nanos {
-        Nanos::from_ms(10)
     }
 
     /// Background work for one idle window: relocations of live copies,
@@ -328,36 +347,55 @@ pub struct PolicyContext<'a> {
 /// Constructor signature of a registered policy.
 pub type Builder = fn(&PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
 
-/// Every policy: name, one-line description, the `[policy.<table>]` it
-/// reads (`None`: no parameters), constructor.
-pub const REGISTRY: &[(&str, &str, Option<&str>, Builder)] = &[
-    ("native", "no deduplication, round-robin allocation (FAD's Native)", None, |c| Ok(Box::new(Native::new(c.alloc_pages)))),
-    ("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |c| {
+/// What a policy's [`REGISTRY`] line holds beside its name and description.
+#[derive(Copy, Clone, Debug)]
+pub struct Registered {
+    /// The `[policy.<table>]` it reads (`None`: no parameters).
+    pub table: Option<&'static str>,
+    pub build: Builder,
+}
+
+/// One [`REGISTRY`] line: name, one-line description, the
+/// `[policy.<table>]` it reads (`None`: no parameters), constructor.
+const fn line(
+    name: &'static str,
+    about: &'static str,
+    table: Option<&'static str>,
+    build: Builder,
+) -> Entry<Registered> {
+    Entry { name, about, item: Registered { table, build } }
+}
+
+/// Every policy, one line each ([`line`]), in the order `dedupsim
+/// policies` lists them.
+pub const REGISTRY: Registry<Registered> = Registry::new("policy", &[
+    line("native", "no deduplication, round-robin allocation (FAD's Native)", None, |c| Ok(Box::new(Native::new(c.alloc_pages)))),
+    line("dedup", "CAFTL-like inline deduplication, round-robin allocation (FAD's Deduplication)", None, |c| {
         Ok(Box::new(Dedup::new(c.alloc_pages)))
     }),
-    ("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
-    (
+    line("har", "HAR history-aware rewriting of sparse page groups (Fu et al. TPDS'16, FAD's HAR baseline)", Some("har"), Har::build),
+    line(
         "fcrc",
         "FCRC rewriting: dedup-rate cap (mode fad, FAD's baseline) or CNRC budget (mode original, Cao et al. FAST'19)", Some("fcrc"),
         Fcrc::build,
     ),
-    ("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", Some("die-hint"), |c| DieHint::build(false, c)),
-    ("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", Some("die-hint"), |c| DieHint::build(true, c)),
-    ("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", Some("fad"), |c| {
+    line("die-hint", "FAST'24 die-allocation hint (Jun et al.): append -> the die after the previous page's, overwrite -> the old version's die; no dedup", Some("die-hint"), |c| DieHint::build(false, c)),
+    line("die-hint-dedup", "die-hint placement of new pages on top of CAFTL-like deduplication", Some("die-hint"), |c| DieHint::build(true, c)),
+    line("fad-rpo", "FAD ablation: read-parallel placement only (RDLT skip rule)", Some("fad"), |c| {
         Fad::build("fad-rpo", FadModules { wstl: false, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", Some("fad"), |c| {
+    line("fad-rwpo", "FAD ablation: read- and write-parallel placement (+ WSTL backfill)", Some("fad"), |c| {
         Fad::build("fad-rwpo", FadModules { wstl: true, rewrite: false, gc_hint: false }, c)
     }),
-    ("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", Some("fad"), |c| {
+    line("fad-rwpo-rewrite", "FAD ablation: + elastic-threshold duplicate rewriting", Some("fad"), |c| {
         Fad::build("fad-rwpo-rewrite", FadModules { wstl: true, rewrite: true, gc_hint: false }, c)
     }),
-    ("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", Some("fad"), |c| {
+    line("fad", "FAD, the full system (+ WSTL-guided GC hint), Lin et al. Section III", Some("fad"), |c| {
         Fad::build("fad", FadModules { wstl: true, rewrite: true, gc_hint: true }, c)
     }),
-    ("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", Some("reodedup-csr"), |c| ReoDedup::build(Algorithm::Csr, c)),
-    ("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", Some("reodedup-atr"), |c| ReoDedup::build(Algorithm::Atr, c)),
-];
+    line("reodedup-csr", "ReoDedup (Wang et al.) CSR relocation at idle time: dedup, then the window's chunks laid out by cosine similarity over chips", Some("reodedup-csr"), |c| ReoDedup::build(Algorithm::Csr, c)),
+    line("reodedup-atr", "ReoDedup (Wang et al.) ATR relocation at idle time: dedup, then the window's chunks laid out by the file-chunk adjacency table over chips", Some("reodedup-atr"), |c| ReoDedup::build(Algorithm::Atr, c)),
+]);
 
 impl<'a> From<&PolicySetup<'a>> for PolicySetup<'a> {
     fn from(s: &PolicySetup<'a>) -> PolicySetup<'a> {
@@ -371,25 +409,23 @@ impl<'a> From<&PolicySetup<'a>> for PolicySetup<'a> {
 /// know it).
 pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dyn Policy>, PolicyError> {
     let setup = setup.into();
-    REGISTRY
-        .iter()
-        .find(|(n, _, _, _)| *n == name)
-        .map(|&(_, _, table_name, b)| {
-            b(&PolicyContext {
-                table_name,
-                table: table_name.and_then(|t| setup.tables.get(t)),
-                pages_per_block: setup.pages_per_block,
-                read_time: setup.read_time,
-                program_time: setup.program_time,
-                alloc_pages: setup.alloc_pages,
-            })
-        })
-        .unwrap_or_else(|| Err(PolicyError::Unknown { name: name.to_string(), available: names().join(", ") }))
+    let Some(e) = REGISTRY.get(name) else {
+        return Err(PolicyError::Unknown { name: name.to_string(), available: REGISTRY.available() });
+    };
+    let table_name = e.item.table;
+    (e.item.build)(&PolicyContext {
+        table_name,
+        table: table_name.and_then(|t| setup.tables.get(t)),
+        pages_per_block: setup.pages_per_block,
+        read_time: setup.read_time,
+        program_time: setup.program_time,
+        alloc_pages: setup.alloc_pages,
+    })
 }
 
 /// Names of all registered policies, in registry order.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _, _, _)| *n).collect()
+    REGISTRY.names()
 }
 
 /// Parses a policy's declared parameter table into `P` (missing table =

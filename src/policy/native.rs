@@ -5,7 +5,7 @@
 //! least-loaded unit (SSDsim's dynamic allocation): the policy's placement
 //! is free. No fingerprinting cost.
 
-use super::{Action, Cyclic, PageInfo, Policy};
+use super::{Action, Capabilities, Cyclic, GcHint, PageInfo, PageLayout, Policy};
 
 #[derive(Default)]
 pub struct Native {
@@ -23,13 +23,11 @@ impl Policy for Native {
     fn name(&self) -> &'static str {
         "native"
     }
-    fn placement_free(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { deduplicates: false, placement_free: true, ..Capabilities::default() }
     }
-    fn deduplicates(&self) -> bool {
-        false
-    }
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], _: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         out.extend(file.iter().map(|_| Action::Program { unit: self.next.take(units) }));
+        None
     }
 }

@@ -120,7 +120,7 @@
 //! may leave the window before an idle period reaches them
 //! (`reo_files_dropped`).
 
-use super::{Action, Cyclic, Dup, PageInfo, PageLayout, Policy, PolicyError, Relocation};
+use super::{Action, Capabilities, Cyclic, Dup, GcHint, PageInfo, PageLayout, Policy, PolicyError, Relocation};
 use crate::background::{IdleWindow, Pacer};
 use crate::ftl::{EntryId, Ftl};
 use crate::reodedup::{atr_with, csr_greedy_with, Algorithm, AtrFile, ChunkId, CsrGreedy, Layout};
@@ -262,8 +262,6 @@ pub struct ReoDedup {
     window: usize,
     move_shared: bool,
     iru: bool,
-    /// With IRU: the current write's pages' layout.
-    layout: Vec<PageLayout>,
     /// With IRU: updates placed on their old copy's unit.
     iru_updates: u64,
     idle: Nanos,
@@ -337,7 +335,6 @@ impl ReoDedup {
             window: p.window,
             move_shared: p.move_shared,
             iru: p.iru,
-            layout: Vec::new(),
             iru_updates: 0,
             idle: ms(p.idle_ms),
             pacer: Pacer::new(ms(p.period_ms), p.budget),
@@ -510,23 +507,19 @@ impl Policy for ReoDedup {
         self.name
     }
 
-    fn placement_free(&self) -> bool {
-        !self.iru
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            placement_free: !self.iru,
+            wants_layout: self.iru,
+            idle_threshold: self.idle,
+            ..Capabilities::default()
+        }
     }
 
-    fn wants_layout(&self) -> bool {
-        self.iru
-    }
-
-    fn layout(&mut self, pages: &[PageLayout]) {
-        self.layout.clear();
-        self.layout.extend_from_slice(pages);
-    }
-
-    fn place(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+    fn place(&mut self, file: &[PageInfo], layout: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
         for (i, p) in file.iter().enumerate() {
             out.push(match p.dup {
-                Dup::None => match self.layout.get(i).and_then(|l| l.old_unit).filter(|_| self.iru) {
+                Dup::None => match layout.get(i).and_then(|l| l.old_unit).filter(|_| self.iru) {
                     Some(unit) => {
                         self.iru_updates += 1;
                         Action::Program { unit }
@@ -541,6 +534,7 @@ impl Policy for ReoDedup {
             self.stats.files_dropped += 1;
         }
         self.files.push_back(file.iter().map(|p| (p.lpn, p.content)).collect());
+        None
     }
 
     fn begin_replay(&mut self) {
@@ -552,10 +546,6 @@ impl Policy for ReoDedup {
 
     fn wants_idle(&self) -> bool {
         !self.files.is_empty() || !self.pending.is_empty()
-    }
-
-    fn idle_threshold(&self) -> Nanos {
-        self.idle
     }
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Vec<Relocation>) {
@@ -690,7 +680,7 @@ mod tests {
             let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
             let mut out = Vec::new();
             for file in [vec![page(0), page(1)], vec![page(2), page(3)]] {
-                r.place(&file, 4, &mut out);
+                r.place(&file, &[], 4, &mut out);
             }
             let mut rel = Vec::new();
             r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) }, &mut rel);
@@ -733,7 +723,7 @@ mod tests {
             let mut out = Vec::new();
             let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
             for file in [vec![page(9)], vec![page(0), page(1)], vec![page(2), page(3)]] {
-                r.place(&file, 4, &mut out);
+                r.place(&file, &[], 4, &mut out);
             }
             assert_eq!((r.files.len(), r.stats.files_dropped), (2, 1));
             let mut rel = Vec::new();
@@ -759,20 +749,22 @@ mod tests {
     #[test]
     fn iru_programs_updates_on_their_old_unit() {
         let fu = ReoDedup::new("reodedup-csr", Algorithm::Csr, &ReoDedupParams::default(), Nanos(1)).unwrap();
-        assert!(fu.placement_free() && !fu.wants_layout());
+        let caps = fu.capabilities();
+        assert!(caps.placement_free && !caps.wants_layout);
         let p = ReoDedupParams { iru: true, ..ReoDedupParams::default() };
         let mut r = ReoDedup::new("reodedup-csr", Algorithm::Csr, &p, Nanos(1)).unwrap();
-        assert!(!r.placement_free() && r.wants_layout());
+        let caps = r.capabilities();
+        assert!(!caps.placement_free && caps.wants_layout);
         let page = |l: u32, dup: Dup| PageInfo { lpn: Lpn(l), content: ContentId(l), dup };
         let pages = [page(0, Dup::None), page(1, Dup::None), page(2, Dup::None), page(3, Dup::InFile { first: 0 })];
-        r.layout(&[
+        let layout = [
             PageLayout { old_unit: Some(5), prev_unit: None, ..Default::default() },
             PageLayout { old_unit: None, prev_unit: Some(5), ..Default::default() },
             PageLayout { old_unit: Some(9), prev_unit: None, ..Default::default() },
             PageLayout { old_unit: Some(2), prev_unit: None, ..Default::default() },
-        ]);
+        ];
         let mut out = Vec::new();
-        r.place(&pages, 16, &mut out);
+        r.place(&pages, &layout, 16, &mut out);
         assert_eq!(out[0], Action::Program { unit: 5 });
         assert!(matches!(out[1], Action::Program { .. }));
         assert_eq!(out[2], Action::Program { unit: 9 });

@@ -19,7 +19,7 @@
 //!   References take no reference count, so the heat FAD sees is that of
 //!   the copy's mapped sharers only.
 //! * **Seven chips.** Programs of placement-free policies
-//!   ([`Policy::placement_free`](crate::policy::Policy::placement_free): Native, Deduplication, HAR, FCRC) go to a
+//!   ([`Capabilities::placement_free`](crate::policy::Capabilities::placement_free): Native, Deduplication, HAR, FCRC) go to a
 //!   unit drawn uniformly by a Xoshiro256++ stream seeded from the run's
 //!   seed, over channels `0 ..= C - 2` and chips `0 ..= K - 2` of each
 //!   (FAD-SSDsim's `rand() % (channel - 1)`, `rand() % (chip - 1)`): with

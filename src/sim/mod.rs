@@ -196,10 +196,10 @@ pub struct Simulation<'w> {
     engine_fp: Nanos,
     chips: u32,
     ecount: EngineCounts,
-    /// The policy wants page layouts ([`Policy::wants_layout`]).
+    /// The policy wants page layouts ([`Capabilities::wants_layout`]).
     wants_layout: bool,
     layout: Vec<PageLayout>,
-    /// The policy's idle threshold ([`Policy::idle_threshold`]).
+    /// The policy's idle threshold ([`crate::policy::Capabilities::idle_threshold`]).
     policy_idle: Nanos,
     /// Relocation scratch and counts ([`Policy::idle`]).
     relocations: Vec<Relocation>,
@@ -259,19 +259,21 @@ impl<'w> Simulation<'w> {
         let streaming = plan.is_none();
         let mut ftl = Ftl::new(&cfg.ftl_params());
         let ftl_index = engine.uses_ftl_index();
-        let wants_layout = policy.wants_layout();
+        // What the policy is, read once.
+        let caps = policy.capabilities();
+        let wants_layout = caps.wants_layout;
         if wants_layout {
             // Layout-driven placement can pile live data on one unit.
             ftl.track_plane_live();
         }
-        let policy_idle_threshold = policy.idle_threshold();
+        let policy_idle_threshold = caps.idle_threshold;
         if cfg.allocation == Allocation::Dynamic {
             // A policy that places its own pages keeps doing so, and the
             // FAD-SSDsim model places the others', as under every
             // allocation ([`Allocators::choose`]).
-            let why = if !policy.placement_free() || cfg.experiment.fad_ssdsim_model {
+            let why = if !caps.placement_free || cfg.experiment.fad_ssdsim_model {
                 None
-            } else if policy.deduplicates() && !ftl_index {
+            } else if caps.deduplicates && !ftl_index {
                 Some("the dedup engine reads stored copies by physical page, which a copy waiting to be placed does not have yet")
             } else if streaming {
                 Some("requests are streamed in one by one (serve), where arrivals depend on completions")
@@ -285,7 +287,7 @@ impl<'w> Simulation<'w> {
             }
         }
         let content_space = plan.map_or(0, |p| p.content_space);
-        if policy.deduplicates() {
+        if caps.deduplicates {
             if ftl_index {
                 ftl.reserve_index(content_space);
             } else {
@@ -340,7 +342,7 @@ impl<'w> Simulation<'w> {
             metrics: Metrics::default(),
             replay: cfg.replay.clone(),
             units,
-            dedup: policy.deduplicates(),
+            dedup: caps.deduplicates,
             opts,
             pages: Vec::new(),
             actions: Vec::new(),
@@ -361,7 +363,7 @@ impl<'w> Simulation<'w> {
             closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             alloc: Allocators::choose(
                 cfg,
-                policy.placement_free(),
+                caps.placement_free,
                 fad_ssdsim.is_some(),
                 plan.map_or(0, |p| p.precondition_past_pages),
             ),

@@ -197,7 +197,7 @@ impl<'w> Simulation<'w> {
             self.page_layout(hint);
         }
         self.actions.clear();
-        self.policy.place(&self.pages, self.units, &mut self.actions);
+        let hint = self.policy.place(&self.pages, &self.layout, self.units, &mut self.actions);
         if self.actions.len() != n {
             return Err(SimError::BadPlan { policy: self.policy.name().into(), got: self.actions.len(), want: n });
         }
@@ -214,7 +214,7 @@ impl<'w> Simulation<'w> {
         }
 
         // The policy's GC hint (FAD §III-G), for the timed replay only.
-        let hint = if timed { self.policy.gc_hint() } else { None };
+        let hint = if timed { hint } else { None };
         self.ftl.set_gc_preference(match hint {
             Some(GcHint::Prefer { unit, defer, margin }) => Some(GcPreference { unit, defer, margin }),
             _ => None,
@@ -423,8 +423,8 @@ impl<'w> Simulation<'w> {
         Ok(())
     }
 
-    /// Tells the policy where the current write's pages and their logical
-    /// predecessors live now ([`crate::policy::PageLayout`]).
+    /// Where the current write's pages and their logical predecessors live
+    /// now ([`crate::policy::PageLayout`]), for the policy's `place`.
     pub(super) fn page_layout(&mut self, hint: RequestHint) {
         self.layout.clear();
         let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
@@ -439,7 +439,6 @@ impl<'w> Simulation<'w> {
             let prev_unit = p.lpn.0.checked_sub(1).and_then(|l| unit(&self.ftl, l));
             self.layout.push(PageLayout { old_unit, prev_unit, hint });
         }
-        self.policy.layout(&self.layout);
     }
 
     #[inline]

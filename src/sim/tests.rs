@@ -429,17 +429,18 @@ impl Policy for Recorder {
     fn name(&self) -> &'static str {
         "recorder"
     }
-    fn place(&mut self, file: &[PageInfo], _units: u32, out: &mut Vec<Action>) {
+    fn place(
+        &mut self,
+        file: &[PageInfo],
+        _: &[crate::policy::PageLayout],
+        _units: u32,
+        out: &mut Vec<Action>,
+    ) -> Option<crate::policy::GcHint> {
         self.0.lock().unwrap().push(file.iter().map(|p| p.dup).collect());
-        out.extend(file.iter().map(
-            |p| {
-                if p.dup == Dup::None {
-                    Action::Program { unit: 0 }
-                } else {
-                    Action::Reference
-                }
-            },
-        ));
+        out.extend(
+            file.iter().map(|p| if p.dup == Dup::None { Action::Program { unit: 0 } } else { Action::Reference }),
+        );
+        None
     }
 }
 

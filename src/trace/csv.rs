@@ -35,9 +35,9 @@
 //! column and unknown units are errors naming the key. The format is never
 //! auto-detected.
 
-use super::parse::{check_extent, quote, LineParser, Numbered};
+use super::parse::{plain_record, quote, LineParser, Numbered};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 use std::fmt;
 
 /// The longest op spelling a column map can hold.
@@ -474,8 +474,7 @@ impl CsvParser {
             }
             None => 0,
         };
-        check_extent(offset, size)?;
-        Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
+        plain_record(time, op, offset, size, volume)
     }
 }
 
@@ -500,6 +499,7 @@ impl LineParser for CsvParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn spec_parses_and_round_trips() {

@@ -51,7 +51,7 @@
 //! not be used. Every request is on volume 0.
 
 use super::csv::{scaled_ns, TimeUnit};
-use super::parse::{check_extent, quote, Fields, LineParser, Numbered};
+use super::parse::{check_extent, plain_record, quote, Fields, LineParser, Numbered};
 use super::TraceRecord;
 use crate::units::{Nanos, Op};
 use std::collections::HashMap;
@@ -233,8 +233,7 @@ pub fn parse_log_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let size = f.u64(3)?;
     let offset = f.u64(4)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None }))
+    plain_record(time, op, offset, size, 0).map(Some)
 }
 
 /// Whether a comma-separated line looks like a fio log entry (for
@@ -247,6 +246,7 @@ pub fn is_log_line(f: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     fn run(unit: TimeUnit, text: &str) -> Result<(Vec<TraceRecord>, Vec<String>), String> {
         let mut p = IologParser::new(unit);

@@ -29,9 +29,9 @@
 //!   consecutive `lbn`s).
 //! * There is no volume column: every request is on volume 0.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 
 const NAMES: &[&str] = &["version", "time", "op", "size", "lbn"];
 
@@ -99,13 +99,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let size = f.u64(3)?;
     let offset = f.sectors_as_bytes(4)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None }))
+    plain_record(time, op, offset, size, 0).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn parses_cloudphysics_lines() {

@@ -7,10 +7,9 @@
 
 use super::format::{detect, DETECT_LINES};
 use super::parse::{
-    md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, Stateless, HASH_PAGE,
-    MAX_NATIVE_LINE,
+    md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, HASH_PAGE, MAX_NATIVE_LINE,
 };
-use super::{blkparse, csv, fio, fiu, libcachesim, mqsim, msr, native, open, ssdsim, systor, tencent, umass};
+use super::{native, open};
 use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
@@ -195,39 +194,12 @@ pub fn load_from_reader<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) 
     build(parsed, records, path, opts)
 }
 
-fn make_parser(format: TraceFormat, opts: &LoadOptions) -> Box<dyn LineParser> {
-    match format {
-        TraceFormat::Msr => Box::new(Stateless(msr::parse_line)),
-        TraceFormat::Fiu => Box::new(fiu::FiuParser::new(opts.fiu_merge_gap, false)),
-        TraceFormat::FiuHomes => Box::new(fiu::FiuParser::new(opts.fiu_merge_gap, true)),
-        TraceFormat::Umass => Box::new(Stateless(umass::parse_line)),
-        TraceFormat::Systor => Box::new(Stateless(systor::parse_line)),
-        TraceFormat::Tencent => Box::new(Stateless(tencent::parse_line)),
-        TraceFormat::LibCacheSim => Box::new(Stateless(libcachesim::parse_line)),
-        TraceFormat::Ssdsim => Box::new(Stateless(ssdsim::parse_line)),
-        TraceFormat::Mqsim => Box::new(Stateless(mqsim::parse_line)),
-        TraceFormat::Native => Box::<native::NativeParser>::default(),
-        TraceFormat::Blkparse(event) => Box::new(blkparse::BlkparseParser::new(event)),
-        TraceFormat::FioIolog(unit) => Box::new(fio::IologParser::new(unit)),
-        TraceFormat::FioLog => Box::new(Stateless(fio::parse_log_line)),
-        TraceFormat::Csv(spec) => Box::new(csv::CsvParser::new(spec)),
-    }
-}
-
 /// A byte-level fast path of a format's parser: it reads a raw line (not
 /// trimmed, not checked to be UTF-8) and returns a record only when the
 /// format's parser would return the identical record for that line; any
 /// other line (blank, comment, malformed, unusual) is `None` and goes to the
 /// parser, which then gives the same record or its precise error.
-type FastParse = fn(&[u8]) -> Option<TraceRecord>;
-
-/// The [`FastParse`] of a format, if it has one.
-fn fast_parser(format: TraceFormat) -> Option<FastParse> {
-    match format {
-        TraceFormat::Ssdsim | TraceFormat::Mqsim => Some(ssdsim::parse_disksim_fast),
-        _ => None,
-    }
-}
+pub(crate) type FastParse = fn(&[u8]) -> Option<TraceRecord>;
 
 /// One kept record in the loader's compact form: 40 bytes where a
 /// [`Numbered`] takes 88. Most formats never carry content or hints, and the
@@ -495,8 +467,15 @@ impl<'a, R: BufRead> RecordReader<'a, R> {
             }
         };
         let d = Driver {
-            parser: make_parser(format, opts),
-            fast: fast_parser(format),
+            // Every format has a registry line (the registry's test checks
+            // it); the parser and fast path come from it.
+            parser: match format.registered() {
+                Some(e) => (e.item.parser)(format, opts),
+                None => {
+                    return Err(TraceError::UnknownFormat { name: format.to_string(), known: TraceFormat::names() })
+                }
+            },
+            fast: format.registered().and_then(|e| e.item.fast),
             path,
             opts,
             scratch: Vec::new(),

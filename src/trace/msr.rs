@@ -15,9 +15,9 @@
 //!   (case-insensitive); the volume is `DiskNumber`. `Hostname` and
 //!   `ResponseTime` (100 ns ticks) are ignored.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 
 const NAMES: &[&str] = &["Timestamp", "Hostname", "DiskNumber", "Type", "Offset", "Size", "ResponseTime"];
 
@@ -41,13 +41,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    plain_record(time, op, offset, size, volume).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn parses_sample_line() {

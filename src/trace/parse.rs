@@ -7,7 +7,7 @@
 //! driver prefixes with `file:line:`.
 
 use super::{PageHash, TraceRecord};
-use crate::units::SECTOR;
+use crate::units::{Nanos, Op, SECTOR};
 use md5::{Digest, Md5};
 use std::borrow::Cow;
 use std::io::{self, BufRead};
@@ -393,6 +393,14 @@ pub(crate) fn check_extent(offset: u64, size: u64) -> Result<(), String> {
         .checked_add(size)
         .map(|_| ())
         .ok_or_else(|| format!("offset {offset} + size {size} overflows a 64-bit byte address"))
+}
+
+/// A record without content or hint, after checking that its extent fits
+/// a 64-bit byte address: the common tail of the line parsers.
+#[inline]
+pub(crate) fn plain_record(time: u64, op: Op, offset: u64, size: u64, volume: u32) -> Result<TraceRecord, String> {
+    check_extent(offset, size)?;
+    Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
 }
 
 /// Number of `page`-byte pages the byte range `[offset, offset+size)`

@@ -19,7 +19,7 @@
 //! `dedupsim trace convert --to ssdsim` produces), in the strict shape both
 //! simulators read alike.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::{Nanos, Op, SECTOR};
 use crate::workload::Workload;
@@ -51,8 +51,7 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
         "0" => Op::Write,
         _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
     };
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    plain_record(time, op, offset, size, volume).map(Some)
 }
 
 /// Digits per field that [`parse_disksim_fast`] reads: any 19-digit number
@@ -200,6 +199,7 @@ pub fn write_ssdsim<W: Write>(w: &Workload, page_size: u32, out: W) -> Result<Ss
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
     use crate::workload::{Request, NO_CONTENT};
 
     /// The byte-level fast path accepts only lines the general parser reads
@@ -218,8 +218,7 @@ mod tests {
                 "0" => Op::Write,
                 _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
             };
-            check_extent(offset, size)?;
-            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
+            plain_record(time, op, offset, size, volume)
         };
         let accepted =
             ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 \t", "007 0 0 1 1", "9999999999999999999 0 0 8 1"];

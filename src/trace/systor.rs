@@ -17,9 +17,9 @@
 //! * Rows are not strictly time-ordered in the published files (they look
 //!   sorted by completion); the loader clamps backward steps and reports them.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 
 const NAMES: &[&str] = &["Timestamp", "Response", "IOType", "LUN", "Offset", "Size"];
 
@@ -40,13 +40,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let volume = f.u32(3)?;
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    plain_record(time, op, offset, size, volume).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn parses_vdi_line() {

@@ -16,9 +16,9 @@
 //! * `Offset` and `Size` are in 512-byte sectors; `IOType` is `0` (read) or
 //!   `1` (write); the volume is `VolumeID`.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 
 const NAMES: &[&str] = &["Timestamp", "Offset", "Size", "IOType", "VolumeID"];
 
@@ -39,13 +39,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
         _ => return Err(f.bad(3, "is not 0 (read) or 1 (write)")),
     };
     let volume = f.u32(4)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    plain_record(time, op, offset, size, volume).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn parses_cbs_line() {

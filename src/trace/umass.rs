@@ -13,9 +13,9 @@
 //!   (read) or `w`/`W` (write); the volume is the ASU (application storage
 //!   unit). Fields after the fifth are ignored.
 
-use super::parse::{check_extent, Fields};
+use super::parse::{plain_record, Fields};
 use super::TraceRecord;
-use crate::units::{Nanos, Op};
+use crate::units::Op;
 
 const NAMES: &[&str] = &["ASU", "LBA", "Size", "Opcode", "Timestamp"];
 
@@ -32,13 +32,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
         _ => return Err(f.bad(3, "is not r/R or w/W")),
     };
     let time = f.seconds_as_ns(4)?;
-    check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    plain_record(time, op, offset, size, volume).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Nanos;
 
     #[test]
     fn parses_spc_line() {

@@ -301,7 +301,7 @@ fn every_policy_preserves_contents_across_gc() {
         assert!(s.cases > 0);
         assert!(4 * s.gc >= 3 * s.cases, "{name}: GC ran in only {} of {} cases", s.gc, s.cases);
         assert!(4 * s.moved >= 3 * s.cases, "{name}: GC moved pages in only {} of {} cases", s.moved, s.cases);
-        if policy::build(name, &cfg).unwrap().deduplicates() {
+        if policy::build(name, &cfg).unwrap().capabilities().deduplicates {
             assert!(2 * s.shared >= s.cases, "{name}: GC moved shared pages in only {} of {} cases", s.shared, s.cases);
         } else {
             assert_eq!(s.shared_pages, 0, "{name} shares no page");
@@ -455,7 +455,7 @@ fn gc_moves_shared_pages_on_the_tiny_preset() {
         assert!(c.gc_invocations > 10, "{name}: GC ran {} times", c.gc_invocations);
         assert!(c.programs.gc > 0, "{name}: GC moved no page");
         // Measured: 68 to 151 shared pages moved under every deduplicating policy.
-        if policy::build(name, &cfg).unwrap().deduplicates() {
+        if policy::build(name, &cfg).unwrap().capabilities().deduplicates {
             assert!(ftl.gc_moved_shared() > 0, "{name}: GC moved no shared page");
         } else {
             assert_eq!(ftl.gc_moved_shared(), 0, "{name} shares no page");

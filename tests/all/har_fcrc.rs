@@ -34,7 +34,7 @@ fn news(from: u32, n: u32) -> Vec<PageInfo> {
 
 fn place(p: &mut dyn Policy, file: &[PageInfo]) -> Vec<Action> {
     let mut out = Vec::new();
-    p.place(file, UNITS, &mut out);
+    p.place(file, &[], UNITS, &mut out);
     assert_eq!(out.len(), file.len(), "one action per page");
     for (a, pg) in out.iter().zip(file) {
         if *a == Action::Reference {

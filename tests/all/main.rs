@@ -19,6 +19,7 @@ mod outputs;
 mod plot_fromfiles;
 mod precondition;
 mod profiles;
+mod registries;
 mod reproduce;
 mod round_two;
 mod serve;

@@ -1009,7 +1009,7 @@ mod arbitrary_input {
     }
 
     fn trace() -> impl Strategy<Value = (TraceFormat, String)> {
-        prop::sample::select(TraceFormat::ALL.to_vec()).prop_flat_map(|f| {
+        prop::sample::select(TraceFormat::all().collect::<Vec<_>>()).prop_flat_map(|f| {
             prop::collection::vec(line(f), 0..30).prop_map(move |lines| {
                 let mut text = match f {
                     TraceFormat::Native => "# dedupsim-trace v1\n".to_string(),

@@ -288,7 +288,7 @@ fn random_files_place_each_content_once_within_n_f() {
                 }
             }
             let mut out = Vec::new();
-            f.place(&file, units, &mut out);
+            f.place(&file, &[], units, &mut out);
             assert_eq!(out.len(), file.len());
             let n_f = bottom_threshold(n, units);
             let mut count = base.clone();
@@ -323,7 +323,7 @@ fn statistics_restart_at_the_replay() {
     let file = [dup_page(0, 0, 1), new_page(1), new_page(2), new_page(3)];
     let mut f = fad(FULL);
     let mut out = Vec::new();
-    f.place(&file, 4, &mut out); // a preconditioning write
+    f.place(&file, &[], 4, &mut out); // a preconditioning write
     assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0]);
     let before = f.next_unit(4);
     f.begin_replay();
@@ -335,7 +335,7 @@ fn statistics_restart_at_the_replay() {
     assert_eq!(f.next_unit(4), before);
     assert_eq!(f.wstl().len(), 1);
     out.clear();
-    f.place(&file, 4, &mut out); // the first timed write
+    f.place(&file, &[], 4, &mut out); // the first timed write
     assert_eq!(stat(&f, "files"), 1.0);
     assert_eq!(stat(&f, "udf"), 1.0);
 }
@@ -350,7 +350,7 @@ fn wstl_pointer_and_repeated_skips() {
     let mut f = fad(FULL);
     f.set_wstl(&[1, 2]);
     let mut out = Vec::new();
-    f.place(&file, 4, &mut out);
+    f.place(&file, &[], 4, &mut out);
     assert_eq!(out[3], Action::Program { unit: 3 });
     assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0, 1, 2], "L started at chip 0");
     assert_eq!(f.next_unit(4), 0);
@@ -360,7 +360,7 @@ fn wstl_pointer_and_repeated_skips() {
     let mut f = Fad::new("fad", FULL, params);
     f.set_wstl(&[1, 2]);
     out.clear();
-    f.place(&file, 4, &mut out);
+    f.place(&file, &[], 4, &mut out);
     assert_eq!(
         out,
         vec![Action::Reference, Action::Program { unit: 1 }, Action::Program { unit: 2 }, Action::Program { unit: 3 }]
@@ -376,7 +376,7 @@ fn wstl_pointer_and_repeated_skips() {
         let mut f = Fad::new("fad", FULL, params);
         for _ in 0..2 {
             out.clear();
-            f.place(&file, 2, &mut out);
+            f.place(&file, &[], 2, &mut out);
             assert_eq!(out[1], Action::Program { unit: 1 });
         }
         assert_eq!(f.wstl().entries().collect::<Vec<_>>(), want, "wstl_unique = {unique}");
@@ -422,7 +422,7 @@ fn gc_hint_modes_are_parameters() {
     for f in [&mut early, &mut prefer, &mut ablation] {
         for _ in 0..2 {
             out.clear();
-            f.place(&file, 2, &mut out);
+            f.place(&file, &[], 2, &mut out);
         }
         assert_eq!(f.wstl().entries().collect::<Vec<_>>(), vec![0, 0]);
     }
