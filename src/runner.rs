@@ -577,8 +577,8 @@ mod tests {
     /// writes 4 distinct pages (0%), its 200 preconditioned pages repeat.
     #[test]
     fn the_reported_dedup_rate_is_the_traces_own() {
-        let read = Request { arrival: Nanos(0), op: Op::Read, lpn: 100, pages: 200, content: NO_CONTENT };
-        let write = Request { arrival: Nanos(1000), op: Op::Write, lpn: 0, pages: 4, content: 0 };
+        let read = Request { arrival: Nanos(0), op: Op::Read, lpn: 100, pages: 200, content: NO_CONTENT, stream: 0 };
+        let write = Request { arrival: Nanos(1000), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 };
         let mut w = Workload::from_requests(Provenance::default(), vec![read, write]);
         w.contents = (0..4).map(ContentId).collect();
         w.content_space = 4;

@@ -587,6 +587,7 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
             lpn: lpn as u32,
             pages,
             content: NO_CONTENT,
+            stream: 0,
         });
         now = now.saturating_add(gaps.sample(&mut rng));
     }

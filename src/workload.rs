@@ -26,6 +26,13 @@ pub struct Request {
     /// content id (the request's pages are consecutive there), or
     /// [`NO_CONTENT`].
     pub content: u32,
+    /// The writer stream the request belongs to (Light-Dedup §4.3.2 keeps
+    /// its prediction state per CPU; here per writer): the trace's volume
+    /// and process where the format carries them (docs/trace-formats.md,
+    /// "Streams"), the client connection under `serve`, the writer of
+    /// `streams=N` synthetic workloads; 0 when there is one. It fits in the
+    /// struct's padding (24 bytes either way).
+    pub stream: u16,
 }
 
 /// Which logical pages are written, untimed, before the replay
@@ -236,6 +243,7 @@ impl Preconditioner {
                                 lpn: s,
                                 pages: l as u32 - s,
                                 content: NO_CONTENT,
+                                stream: 0,
                             });
                             run = None;
                         }
@@ -445,7 +453,7 @@ mod tests {
     use super::*;
 
     fn req(op: Op, lpn: u32, pages: u32) -> Request {
-        Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT }
+        Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT, stream: 0 }
     }
 
     /// Hints follow their requests through merging (a merged request keeps

@@ -150,7 +150,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     let cfg = Config::fad_table1();
     // Content 0 at LPN 0, then 3,000 unique pages (evicting it from a tiny
     // memory store), then content 0 again at LPN 5000 after a 1 s gap.
-    let mut reqs = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 1, content: 0 }];
+    let mut reqs = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 1, content: 0, stream: 0 }];
     let mut contents = vec![ContentId(0)];
     for i in 0..3000u32 {
         reqs.push(Request {
@@ -159,6 +159,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
             lpn: 1 + i,
             pages: 1,
             content: contents.len() as u32,
+            stream: 0,
         });
         contents.push(ContentId(1 + i));
     }
@@ -169,9 +170,17 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
         lpn: 5000,
         pages: 1,
         content: contents.len() as u32,
+        stream: 0,
     });
     contents.push(ContentId(0));
-    reqs.push(Request { arrival: last + Nanos::from_ms(2000), op: Op::Read, lpn: 5000, pages: 1, content: u32::MAX });
+    reqs.push(Request {
+        arrival: last + Nanos::from_ms(2000),
+        op: Op::Read,
+        lpn: 5000,
+        pages: 1,
+        content: u32::MAX,
+        stream: 0,
+    });
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 3001;
@@ -457,8 +466,8 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     use crate::workload::{Provenance, Request, Workload};
     let cfg = Config::fad_table1();
     let reqs = vec![
-        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 },
-        Request { arrival: Nanos::from_ms(1), op: Op::Write, lpn: 10, pages: 4, content: 4 },
+        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 },
+        Request { arrival: Nanos::from_ms(1), op: Op::Write, lpn: 10, pages: 4, content: 4, stream: 0 },
     ];
     let contents = [1, 2, 3, 4, 9, 2, 3, 8].map(ContentId).to_vec();
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -671,13 +680,14 @@ fn handmade_at(steps: &[(u64, crate::units::Op, u32, Vec<u32>)]) -> Prepared {
                     lpn: *lpn,
                     pages: c.len() as u32,
                     content: contents.len() as u32,
+                    stream: 0,
                 });
                 for &x in c {
                     space = space.max(x + 1);
                     contents.push(ContentId(x));
                 }
             }
-            _ => reqs.push(Request { arrival, op: *op, lpn: *lpn, pages: c[0], content: NO_CONTENT }),
+            _ => reqs.push(Request { arrival, op: *op, lpn: *lpn, pages: c[0], content: NO_CONTENT, stream: 0 }),
         }
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -1002,4 +1012,87 @@ fn dram_verify_reads_each_candidate_once() {
     // The same duplicates as CAFTL's index.
     let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
     assert_eq!(caftl.metrics.counters.dedup_pages, out.metrics.counters.dedup_pages);
+}
+
+/// Two files written by one writer, then copied by two writers whose
+/// one-page writes alternate (stream 1 copies file A, stream 2 file B):
+/// §4.3.2 keeps the previous entry and the stream trust per CPU. Counted by
+/// hand: per stream, as in the single copy above, n - 1 predictions, all
+/// right, and n - 8 followed (the stream trust reaches 7 at page 8). With
+/// one device-wide stream (`per_stream = false`) each page is checked
+/// against the other file's previous page: 2n - 1 predictions (the first
+/// copy page checks file B's last page, which has no hint yet), none right.
+#[test]
+fn light_dedup_keeps_prediction_state_per_stream() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let n = 200u32;
+    let mut steps: Vec<(Op, u32, Vec<u32>)> = Vec::new();
+    for k in (0..2 * n).step_by(8) {
+        steps.push((Op::Write, k, (k..k + 8).collect()));
+    }
+    for k in 0..n {
+        steps.push((Op::Write, 10_000 + k, vec![k]));
+        steps.push((Op::Write, 20_000 + k, vec![n + k]));
+    }
+    let mut p = handmade(&steps, 2000);
+    let originals = (2 * n / 8) as usize;
+    for (i, r) in p.workload.requests.iter_mut().enumerate().skip(originals) {
+        r.stream = 1 + ((i - originals) % 2) as u16;
+    }
+    let per = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
+    let one = run_with(&cfg, &p, "dedup", light(&cfg, &[("per_stream", false.into())]));
+    for out in [&per, &one] {
+        assert_eq!(out.metrics.counters.dedup_pages, u64::from(2 * n));
+    }
+    assert_eq!(stat(&per, "engine_hint_predictions"), f64::from(2 * (n - 1)));
+    assert_eq!(stat(&per, "engine_hint_hits"), f64::from(2 * (n - 1)));
+    assert_eq!(stat(&per, "engine_hint_followed"), f64::from(2 * (n - 8)));
+    assert_eq!(stat(&per, "engine_wasted_speculative_reads"), 0.0);
+    assert_eq!(stat(&per, "engine_streams"), 3.0);
+    assert_eq!(stat(&one, "engine_hint_predictions"), f64::from(2 * n - 1));
+    assert_eq!(stat(&one, "engine_hint_hits"), 0.0);
+    assert_eq!(stat(&one, "engine_hint_followed"), 0.0);
+    assert_eq!(stat(&one, "engine_streams"), 1.0);
+}
+
+/// §4.3.2's variants on the copy above, one page per write: SP reads a
+/// followed hint's block at arrival and skips the hash; PC reads it at
+/// arrival but hashes every page; PN also reads the next write's block
+/// behind each write, so most writes find their candidate read already
+/// (every read-ahead but the last write's is used) and are faster than
+/// SP's; IBP times as no prefetch on flash (a page read is whole).
+#[test]
+fn light_dedup_prefetch_variants() {
+    let cfg = Config::fad_table1();
+    let n = 400u32;
+    let mut steps = Vec::new();
+    for base in [0u32, 10_000] {
+        for k in 0..n {
+            steps.push((crate::units::Op::Write, base + k, vec![k]));
+        }
+    }
+    let p = handmade(&steps, 2000);
+    let run = |v: &str| run_with(&cfg, &p, "dedup", light(&cfg, &[("prefetch", v.into())]));
+    let (sp, pc, pn, ibp, none) = (run("sp"), run("pc"), run("pn"), run("ibp"), run("none"));
+    for out in [&sp, &pc, &pn, &ibp, &none] {
+        assert_eq!(out.metrics.counters.dedup_pages, u64::from(n));
+        assert_eq!(stat(out, "engine_hint_followed"), f64::from(n - 8));
+    }
+    assert_eq!(stat(&sp, "engine_speculative_reads"), f64::from(n - 8));
+    assert_eq!(stat(&sp, "engine_skipped_hash_pages"), f64::from(n - 8));
+    assert_eq!(stat(&pc, "engine_speculative_reads"), f64::from(n - 8));
+    assert_eq!(stat(&pc, "engine_skipped_hash_pages"), 0.0);
+    let (ahead, used) = (stat(&pn, "engine_read_ahead"), stat(&pn, "engine_read_ahead_used"));
+    assert_eq!(used + 1.0, ahead);
+    assert!(used > f64::from(n / 2), "{used} of {ahead} read-aheads used");
+    assert_eq!(stat(&pn, "engine_skipped_hash_pages"), f64::from(n - 8));
+    for out in [&ibp, &none] {
+        assert_eq!(stat(out, "engine_speculative_reads"), 0.0);
+        assert_eq!(stat(out, "engine_skipped_hash_pages"), 0.0);
+    }
+    assert_eq!(ibp.metrics.write_latency.mean(), none.metrics.write_latency.mean());
+    let mean = |o: &RunOutput| o.metrics.write_latency.mean();
+    assert!(mean(&pn) < mean(&sp), "pn {} vs sp {}", mean(&pn), mean(&sp));
+    assert!(mean(&sp) < mean(&none), "sp {} vs none {}", mean(&sp), mean(&none));
 }

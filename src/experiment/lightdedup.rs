@@ -66,7 +66,7 @@ impl Builder {
     }
 
     fn push(&mut self, op: Op, lpn: u32, pages: u32, content: u32) {
-        self.requests.push(Request { arrival: self.at, op, lpn, pages, content });
+        self.requests.push(Request { arrival: self.at, op, lpn, pages, content, stream: 0 });
         self.at += self.gap;
     }
 

@@ -475,7 +475,7 @@ impl CsvParser {
             None => 0,
         };
         check_extent(offset, size)?;
-        Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
+        Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 })
     }
 }
 

@@ -169,7 +169,7 @@ impl IologParser {
         check_extent(offset, size)?;
         self.records += 1;
         let time = time.unwrap_or(self.now);
-        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
     }
 
     fn volume(&self, file: &str, f: &Fields<'_>, base: usize) -> Result<u32, String> {
@@ -234,7 +234,7 @@ pub fn parse_log_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let size = f.u64(3)?;
     let offset = f.u64(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None, process: 0 }))
 }
 
 /// Whether a comma-separated line looks like a fio log entry (for

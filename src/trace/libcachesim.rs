@@ -100,7 +100,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let size = f.u64(3)?;
     let offset = f.sectors_as_bytes(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume: 0, content: None, hint: None, process: 0 }))
 }
 
 #[cfg(test)]

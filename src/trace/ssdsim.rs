@@ -52,7 +52,7 @@ pub(crate) fn parse_disksim(line: &str, names: &'static [&'static str]) -> Resul
         _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
     };
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
 }
 
 /// Digits per field that [`parse_disksim_fast`] reads: any 19-digit number
@@ -110,7 +110,7 @@ pub(crate) fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
     let offset = v[2].checked_mul(SECTOR)?;
     let size = v[3].checked_mul(SECTOR)?;
     offset.checked_add(size)?;
-    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None, hint: None })
+    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None, hint: None, process: 0 })
 }
 
 /// The largest sector address (exclusive end of a request) SSDsim can hold:
@@ -219,7 +219,7 @@ mod tests {
                 _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
             };
             check_extent(offset, size)?;
-            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
+            Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 })
         };
         let accepted =
             ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 \t", "007 0 0 1 1", "9999999999999999999 0 0 8 1"];
@@ -252,7 +252,7 @@ mod tests {
     fn workload(reqs: &[(u64, Op, u32, u32)]) -> Workload {
         let requests = reqs
             .iter()
-            .map(|&(t, op, lpn, pages)| Request { arrival: Nanos(t), op, lpn, pages, content: NO_CONTENT })
+            .map(|&(t, op, lpn, pages)| Request { arrival: Nanos(t), op, lpn, pages, content: NO_CONTENT, stream: 0 })
             .collect();
         Workload { requests, ..Workload::default() }
     }

@@ -41,7 +41,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let volume = f.u32(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let time = f.seconds_as_ns(4)?;
     check_extent(offset, size)?;
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
 }
 
 #[cfg(test)]
