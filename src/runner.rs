@@ -137,6 +137,7 @@ pub fn prepare_for(
     let past = !w.past_contents.is_empty() && pre.placement != PreconditionPlacement::RoundRobin;
     if !need_content && !any_content && !past {
         w.add_precondition_in(rule, pre.order);
+        w.interleave_writers();
         let longest = w.requests.iter().filter(|r| r.op == Op::Write).map(|r| r.pages).max().unwrap_or(0);
         w.contents = vec![ContentId(0); longest as usize];
         w.content_space = u32::from(longest > 0);
@@ -159,6 +160,7 @@ pub fn prepare_for(
     if past {
         w.apply_past_contents(drawn_from);
     }
+    w.interleave_writers();
     let content_model =
         if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
     // The replayed writes' own rate (a trace's rate, not mixed with the
