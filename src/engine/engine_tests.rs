@@ -220,7 +220,13 @@ fn smartdedup_counts_each_saved_page_once() {
     steps.push((5_030_200, Op::Read, 0, vec![3]));
     let p = handmade_at(&steps);
     assert_eq!(p.workload.precondition, 0);
-    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    // Idle-only pacing: out-of-line dedup runs once, in the 5 s at the end.
+    let set = [
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(stat(&out, "engine_capacity_fps"), 28.0);
     assert_eq!(out.metrics.counters.dedup_pages, 1, "LPN 2 hits LPN 1's copy in line");
@@ -309,7 +315,7 @@ fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
 /// The skipped buffer is keyed by LPN (§3.3's hash table by inode and
 /// LBN): with room for two fingerprinted entries (48 B), LPN 0 written
 /// three times and LPN 1 once leave two entries (LPN 0's replaced twice),
-/// both processed at idle. A FIFO kept LPN 0's first two writes, dropped
+/// both processed at idle (`pacing = "idle"`). A FIFO kept LPN 0's first two writes, dropped
 /// the next two as overflow, and found both stale at idle.
 #[test]
 fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
@@ -319,7 +325,8 @@ fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
         &[(Op::Write, 0, vec![1]), (Op::Write, 0, vec![2]), (Op::Write, 0, vec![3]), (Op::Write, 1, vec![4])],
         1000,
     );
-    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("skipped_mb", (48.0 / 1_048_576.0).into())]));
+    let set = [("skipped_mb", (48.0 / 1_048_576.0).into()), ("pacing", "idle".into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(stat(&out, "engine_skipped_replaced"), 2.0);
     assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
     assert_eq!(stat(&out, "engine_offline_pages"), 2.0);
@@ -332,7 +339,7 @@ fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
 /// (A's fingerprint goes to flash: a 28-fingerprint store) and A again at
 /// LPN 1 (an in-line miss) all overflow (302). Out-of-line dedup never
 /// sees A: both copies stay (303 live). With the default 0.5 MB, LPN 0's
-/// entry finds LPN 1's copy at idle and is remapped (302 live).
+/// entry finds LPN 1's copy at idle and is remapped (302 live). Idle-only pacing (`pacing = "idle"`).
 #[test]
 fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     use crate::units::Op;
@@ -343,7 +350,12 @@ fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     }
     steps.push((Op::Write, 1, vec![0]));
     let p = handmade(&steps, 100);
-    let mut set = vec![("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let mut set = vec![
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(out.metrics.counters.dedup_pages, 0);
     assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
@@ -431,7 +443,7 @@ fn smartdedup_extents_count_runs_of_contiguous_copies() {
 /// LPN 0 is processed in an idle window (nothing else holds A) and stays
 /// in memory; 300 other contents push it to flash (a 28-fingerprint
 /// store); A at LPN 1 misses in line (a new copy, in the skipped buffer)
-/// and A at LPN 2 hits that copy (a sharer). At idle, LPN 1's entry finds
+/// and A at LPN 2 hits that copy (a sharer). With `pacing = "idle"`, at idle LPN 1's entry finds
 /// LPN 0's copy on flash: LPNs 1 and 2 are both remapped to it, which
 /// frees LPN 1's copy (1 page saved, 2 remaps), and the fingerprint is
 /// promoted to memory, so A at LPN 3 hits in line. 304 pages written,
@@ -448,7 +460,12 @@ fn smartdedup_out_of_line_moves_sharers_and_promotes() {
     steps.push((132_000, Op::Write, 2, vec![0]));
     steps.push((5_132_000, Op::Write, 3, vec![0]));
     let p = handmade_at(&steps);
-    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let set = [
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(out.metrics.counters.dedup_pages, 2, "LPN 2 and LPN 3 in line");
     assert_eq!(stat(&out, "engine_offline_remaps"), 2.0);
@@ -1095,4 +1112,67 @@ fn light_dedup_prefetch_variants() {
     let mean = |o: &RunOutput| o.metrics.write_latency.mean();
     assert!(mean(&pn) < mean(&sp), "pn {} vs sp {}", mean(&pn), mean(&sp));
     assert!(mean(&sp) < mean(&none), "sp {} vs none {}", mean(&sp), mean(&none));
+}
+
+/// §3.1/§3.4's symbiotic out-of-line dedup against idle-only pacing: one
+/// write per millisecond (never 10 ms idle, so idle-only pacing never runs
+/// while they arrive): 50 unique pages, content A at LPN 0, 3,000 unique
+/// pages (A's fingerprint goes to flash), A again at LPN 5000, then 5 s
+/// idle. The skipped buffer holds 43 entries (0.001 MiB at 24 B).
+/// Symbiotic: each gap processes the pages skipped so far, the buffer
+/// never fills, and LPN 5000's copy is freed onto LPN 0's (found in its
+/// group on flash). Idle-only: the buffer fills with the first 43 pages and
+/// overflows while the host writes, both A entries are dropped, both
+/// copies stay.
+#[test]
+fn smartdedup_symbiotic_out_of_line_runs_between_host_writes() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = Vec::new();
+    for i in 1..=3050u32 {
+        steps.push((1000 * u64::from(i), Op::Write, i, vec![i]));
+        if i == 50 {
+            steps.push((50_500, Op::Write, 0, vec![0]));
+        }
+    }
+    steps.push((3_051_000, Op::Write, 5000, vec![0]));
+    steps.push((8_051_000, Op::Read, 5000, vec![1]));
+    let p = handmade_at(&steps);
+    let set = |pacing: &str| {
+        let v: Vec<(&str, toml::Value)> = vec![
+            ("memory_mb", 0.02.into()),
+            ("prefix_bits", 4.into()),
+            ("warm_start", false.into()),
+            ("skipped_mb", 0.001.into()),
+            ("pacing", pacing.into()),
+        ];
+        smart(&cfg, &v)
+    };
+    let sym = run_with(&cfg, &p, "dedup", set("symbiotic"));
+    let idle = run_with(&cfg, &p, "dedup", set("idle"));
+    for out in [&sym, &idle] {
+        assert_eq!(out.metrics.counters.dedup_pages, 0, "in-line misses: the fingerprint went to flash");
+    }
+    assert_eq!(stat(&sym, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&sym, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(sym.live_pages, 3051);
+    assert_eq!(stat(&idle, "engine_skipped_overflow"), 3052.0 - 43.0);
+    assert_eq!(stat(&idle, "engine_offline_dedup_pages"), 0.0);
+    assert_eq!(idle.live_pages, 3052);
+    // The default is the paper's scheme.
+    let default = run_with(
+        &cfg,
+        &p,
+        "dedup",
+        smart(
+            &cfg,
+            &[
+                ("memory_mb", 0.02.into()),
+                ("prefix_bits", 4.into()),
+                ("warm_start", false.into()),
+                ("skipped_mb", 0.001.into()),
+            ],
+        ),
+    );
+    assert_eq!(stat(&default, "engine_offline_dedup_pages"), 1.0);
 }
