@@ -615,3 +615,27 @@ mod tests {
         assert!(!need_content(&cfg, &["native".into()]).unwrap());
     }
 }
+
+#[cfg(test)]
+mod streams_tests {
+    use crate::synth::{generate, SynthSpec};
+
+    /// `streams=N` parses, prints back, and the prepared workload (contents
+    /// drawn, then interleaved) has N writers taking turns; 0 is refused.
+    #[test]
+    fn streams_make_interleaved_writers() {
+        let spec: SynthSpec = "requests=1000,read=0,streams=4".parse().unwrap();
+        assert_eq!(spec.streams, 4);
+        assert!(spec.to_string().ends_with(",streams=4"), "{spec}");
+        assert_eq!(spec.to_string().parse::<SynthSpec>().unwrap(), spec);
+        let w = generate(&spec, 1).unwrap();
+        let cfg = crate::config::Config::fad_table1();
+        let p = crate::runner::prepare(w, &"zipf:dedup=0.4".parse().unwrap(), 1, &cfg.precondition).unwrap();
+        let timed = &p.workload.requests[p.workload.precondition as usize..];
+        let streams: Vec<u16> = timed.iter().take(8).map(|r| r.stream).collect();
+        assert_eq!(streams, vec![0, 1, 2, 3, 0, 1, 2, 3]);
+        assert!("requests=10,streams=0".parse::<SynthSpec>().is_err());
+        let one: SynthSpec = "requests=10".parse().unwrap();
+        assert!(!one.to_string().contains("streams"));
+    }
+}

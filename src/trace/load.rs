@@ -1439,9 +1439,13 @@ mod tests {
         let got: Vec<(u32, u32)> = r.iter().map(|q| (q.lpn, q.pages)).collect();
         assert_eq!(got, vec![(2, 1), (0, 1), (1, 1), (2, 2)]);
         assert_eq!(l.workload.lpn_span, 4);
-        // The same records on one volume load identically.
+        // The same records on one volume load identically, but for the
+        // streams: merging keeps each volume's (docs/trace-formats.md).
         let flat = "# dedupsim-trace v1\n0 W 8192 4096\n1 W 0 100\n2 R 4096 4096\n3 R 8192 8192\n";
-        assert_eq!(load_str(flat, &LoadOptions::default()).unwrap().workload.requests, *r);
+        let flat = load_str(flat, &LoadOptions::default()).unwrap().workload.requests;
+        let one_stream: Vec<Request> = r.iter().map(|q| Request { stream: 0, ..*q }).collect();
+        assert_eq!(flat, one_stream);
+        assert_eq!(r.iter().map(|q| q.stream).collect::<Vec<_>>(), vec![0, 1, 0, 1]);
         assert_eq!("merge".parse::<VolumeSelect>().unwrap(), VolumeSelect::Merge);
         assert_eq!(VolumeSelect::Merge.to_string(), "merge");
     }
