@@ -558,6 +558,7 @@ pub fn scan_listing(
                 volume: 0,
                 content: None,
                 hint: None,
+                process: 0,
             });
             res.reads += 1;
         }
@@ -624,6 +625,7 @@ fn lay_out(res: &mut FromFilesResult, contents: Vec<Vec<PageHash>>, opts: &FromF
             volume: 0,
             content: Some(hashes),
             hint,
+            process: 0,
         });
         next_page += pages;
     };

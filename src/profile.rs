@@ -657,6 +657,7 @@ fn model(p: &Profile, size: &Size, k: Knobs, seed: u64) -> Result<Workload, Prof
                 lpn,
                 pages,
                 content: crate::workload::NO_CONTENT,
+                stream: 0,
             });
             continue;
         }
@@ -773,7 +774,7 @@ fn model(p: &Profile, size: &Size, k: Knobs, seed: u64) -> Result<Workload, Prof
         }
         extents.push(Extent { request: i, lpn, pages });
         let content = if dup.is_some() { content_index } else { crate::workload::NO_CONTENT };
-        requests.push(Request { arrival: Nanos(now), op: Op::Write, lpn, pages, content });
+        requests.push(Request { arrival: Nanos(now), op: Op::Write, lpn, pages, content, stream: 0 });
     }
     // The drawn gaps' mean follows the percentiles, whose top percent a
     // heavy tail decides: scale the arrivals to the profile's mean.

@@ -137,6 +137,7 @@ pub fn prepare_for(
     let past = !w.past_contents.is_empty() && pre.placement != PreconditionPlacement::RoundRobin;
     if !need_content && !any_content && !past {
         w.add_precondition_in(rule, pre.order);
+        w.interleave_writers();
         let longest = w.requests.iter().filter(|r| r.op == Op::Write).map(|r| r.pages).max().unwrap_or(0);
         w.contents = vec![ContentId(0); longest as usize];
         w.content_space = u32::from(longest > 0);
@@ -159,6 +160,7 @@ pub fn prepare_for(
     if past {
         w.apply_past_contents(drawn_from);
     }
+    w.interleave_writers();
     let content_model =
         if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
     // The replayed writes' own rate (a trace's rate, not mixed with the
@@ -577,8 +579,8 @@ mod tests {
     /// writes 4 distinct pages (0%), its 200 preconditioned pages repeat.
     #[test]
     fn the_reported_dedup_rate_is_the_traces_own() {
-        let read = Request { arrival: Nanos(0), op: Op::Read, lpn: 100, pages: 200, content: NO_CONTENT };
-        let write = Request { arrival: Nanos(1000), op: Op::Write, lpn: 0, pages: 4, content: 0 };
+        let read = Request { arrival: Nanos(0), op: Op::Read, lpn: 100, pages: 200, content: NO_CONTENT, stream: 0 };
+        let write = Request { arrival: Nanos(1000), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 };
         let mut w = Workload::from_requests(Provenance::default(), vec![read, write]);
         w.contents = (0..4).map(ContentId).collect();
         w.content_space = 4;
@@ -611,5 +613,29 @@ mod tests {
         assert!(matches!(run_one(&cfg, &without, "dedup", &opts, &mut |_, _| {}), Err(RunError::NoContents(_))));
         assert!(need_content(&cfg, &["native".into(), "fad".into()]).unwrap());
         assert!(!need_content(&cfg, &["native".into()]).unwrap());
+    }
+}
+
+#[cfg(test)]
+mod streams_tests {
+    use crate::synth::{generate, SynthSpec};
+
+    /// `streams=N` parses, prints back, and the prepared workload (contents
+    /// drawn, then interleaved) has N writers taking turns; 0 is refused.
+    #[test]
+    fn streams_make_interleaved_writers() {
+        let spec: SynthSpec = "requests=1000,read=0,streams=4".parse().unwrap();
+        assert_eq!(spec.streams, 4);
+        assert!(spec.to_string().ends_with(",streams=4"), "{spec}");
+        assert_eq!(spec.to_string().parse::<SynthSpec>().unwrap(), spec);
+        let w = generate(&spec, 1).unwrap();
+        let cfg = crate::config::Config::fad_table1();
+        let p = crate::runner::prepare(w, &"zipf:dedup=0.4".parse().unwrap(), 1, &cfg.precondition).unwrap();
+        let timed = &p.workload.requests[p.workload.precondition as usize..];
+        let streams: Vec<u16> = timed.iter().take(8).map(|r| r.stream).collect();
+        assert_eq!(streams, vec![0, 1, 2, 3, 0, 1, 2, 3]);
+        assert!("requests=10,streams=0".parse::<SynthSpec>().is_err());
+        let one: SynthSpec = "requests=10".parse().unwrap();
+        assert!(!one.to_string().contains("streams"));
     }
 }

@@ -292,6 +292,16 @@ pub struct SynthSpec {
     /// request stream regardless of the configuration's seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Interleaved writers (`streams=N`, default 1): the generated workload,
+    /// contents drawn, is cut into N runs of consecutive requests served
+    /// round-robin, each with its own [`Request::stream`]
+    /// ([`Workload::interleave_streams`]).
+    #[serde(skip_serializing_if = "is_one")]
+    pub streams: u16,
+}
+
+fn is_one(n: &u16) -> bool {
+    *n == 1
 }
 
 impl Default for SynthSpec {
@@ -327,6 +337,7 @@ impl SynthSpec {
             page_size: DEFAULT_PAGE_SIZE,
             interarrival: Interarrival::Exponential { mean_us: 100.0 },
             seed: None,
+            streams: 1,
         }
     }
 
@@ -367,6 +378,9 @@ impl SynthSpec {
         }
         if self.requests == 0 {
             return Err(invalid("requests", "must be at least 1"));
+        }
+        if self.streams == 0 {
+            return Err(invalid("streams", "must be at least 1"));
         }
         if self.requests > MAX_REQUESTS {
             return Err(invalid("requests", format!("must be at most {MAX_REQUESTS}, got {}", self.requests)));
@@ -587,14 +601,17 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
             lpn: lpn as u32,
             pages,
             content: NO_CONTENT,
+            stream: 0,
         });
         now = now.saturating_add(gaps.sample(&mut rng));
     }
 
-    Ok(Workload::from_requests(
+    let mut w = Workload::from_requests(
         Provenance { name: spec.name.clone(), source: format!("synthetic (seed {seed})") },
         requests,
-    ))
+    );
+    w.writers = spec.streams;
+    Ok(w)
 }
 
 // ---------------------------------------------------------------------------
@@ -602,7 +619,7 @@ pub fn generate(spec: &SynthSpec, seed: u64) -> Result<Workload, SynthError> {
 // ---------------------------------------------------------------------------
 
 /// Keys accepted by [`SynthSpec::from_str`].
-const KEYS: &str = "name, requests, read, size, seq, hot, footprint, page, iat, seed";
+const KEYS: &str = "name, requests, read, size, seq, hot, footprint, page, iat, seed, streams";
 
 impl FromStr for SynthSpec {
     type Err = SynthError;
@@ -632,6 +649,8 @@ impl FromStr for SynthSpec {
     ///                      experiments replace it
     /// iat=IAT              exp:TIME | fixed:TIME | TIME | uni:TIME-TIME
     /// seed=U64             pin the seed (overrides the run seed)
+    /// streams=N            N interleaved writers (default 1; Light-Dedup's
+    ///                      per-stream prediction state)
     /// BYTES := NUMBER [B | K | KiB | M | MiB | G | GiB | T | TiB   (binary)
     ///                     | KB | MB | GB | TB]                      (decimal)
     /// TIME  := NUMBER [ns | us | ms | s]     (no unit: microseconds)
@@ -736,6 +755,13 @@ impl SynthSpec {
                         value.parse::<u64>().map_err(|_| parse_err(item, "seed must be an unsigned 64-bit integer"))?,
                     )
                 }
+                "streams" => {
+                    spec.streams = value
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|&n| n >= 1)
+                        .ok_or_else(|| parse_err(item, "streams must be an integer from 1 to 65535"))?
+                }
                 _ => return Err(parse_err(item, format!("unknown key `{key}` (keys: {KEYS})"))),
             }
         }
@@ -764,6 +790,9 @@ impl fmt::Display for SynthSpec {
         )?;
         if let Some(seed) = self.seed {
             write!(f, ",seed={seed}")?;
+        }
+        if self.streams != 1 {
+            write!(f, ",streams={}", self.streams)?;
         }
         Ok(())
     }

@@ -26,6 +26,13 @@ pub struct Request {
     /// content id (the request's pages are consecutive there), or
     /// [`NO_CONTENT`].
     pub content: u32,
+    /// The writer stream the request belongs to (Light-Dedup §4.3.2 keeps
+    /// its prediction state per CPU; here per writer): the trace's volume
+    /// and process where the format carries them (docs/trace-formats.md,
+    /// "Streams"), the client connection under `serve`, the writer of
+    /// `streams=N` synthetic workloads; 0 when there is one. It fits in the
+    /// struct's padding (24 bytes either way).
+    pub stream: u16,
 }
 
 /// Which logical pages are written, untimed, before the replay
@@ -171,6 +178,11 @@ pub struct Workload {
     /// for them ([`Workload::apply_past_contents`]); 0 when their content
     /// was drawn by the content model.
     pub precondition_past_pages: u64,
+    /// Writers to interleave once contents are drawn (`streams=N` of a
+    /// synthetic or fitted workload; 0 or 1: none):
+    /// [`Workload::interleave_writers`], applied by
+    /// [`crate::runner::prepare`].
+    pub writers: u16,
 }
 
 /// A host's hint on a write request (Jun et al., FAST'24: an NVMe write
@@ -236,6 +248,7 @@ impl Preconditioner {
                                 lpn: s,
                                 pages: l as u32 - s,
                                 content: NO_CONTENT,
+                                stream: 0,
                             });
                             run = None;
                         }
@@ -271,6 +284,56 @@ impl Workload {
     pub fn from_requests(provenance: Provenance, requests: Vec<Request>) -> Self {
         let lpn_span = requests.iter().map(|r| r.lpn as u64 + r.pages as u64).max().unwrap_or(0);
         Workload { provenance, requests, lpn_span, ..Workload::default() }
+    }
+
+    /// Applies [`Workload::writers`] (once): see
+    /// [`Workload::interleave_streams`].
+    pub fn interleave_writers(&mut self) {
+        let n = std::mem::take(&mut self.writers);
+        if n > 1 {
+            self.interleave_streams(n);
+        }
+    }
+
+    /// `n` interleaved writers (`streams=N`; Light-Dedup §4.3.2's
+    /// concurrent writers): the replayed requests (after the preconditioning
+    /// writes) are cut into `n` runs of consecutive requests, writer `w`
+    /// taking the `w`-th run (as even as the count allows), and the device
+    /// receives them round-robin: one request of writer 0, one of writer 1,
+    /// and so on, a writer whose run is over dropping out. Each writer keeps
+    /// its requests' order, addresses and contents (the workload's content
+    /// order, as one writer made it), the `i`-th request arrives at the
+    /// `i`-th arrival time of the original (the same load), and its
+    /// [`Request::stream`] is its writer's number. Explicit hints follow
+    /// their requests.
+    pub fn interleave_streams(&mut self, n: u16) {
+        let pre = self.precondition as usize;
+        let timed = &self.requests[pre..];
+        let m = timed.len();
+        let n = usize::from(n.max(1)).min(m.max(1));
+        // Writer w: timed[starts[w]..starts[w + 1]].
+        let starts: Vec<usize> = (0..=n).map(|w| w * m / n).collect();
+        let mut order = Vec::with_capacity(m);
+        let longest = (0..n).map(|w| starts[w + 1] - starts[w]).max().unwrap_or(0);
+        for j in 0..longest {
+            for w in 0..n {
+                if starts[w] + j < starts[w + 1] {
+                    order.push((starts[w] + j, w as u16));
+                }
+            }
+        }
+        let mut out: Vec<Request> = Vec::with_capacity(m);
+        let mut new_index = vec![0u32; m];
+        for (i, &(k, w)) in order.iter().enumerate() {
+            new_index[k] = i as u32;
+            out.push(Request { arrival: timed[i].arrival, stream: w, ..timed[k] });
+        }
+        self.requests.truncate(pre);
+        self.requests.extend(out);
+        for h in &mut self.hints {
+            h.0 = new_index[h.0 as usize];
+        }
+        self.hints.sort_by_key(|h| h.0);
     }
 
     /// The explicit hint of request `index` of [`Workload::requests`]
@@ -445,7 +508,35 @@ mod tests {
     use super::*;
 
     fn req(op: Op, lpn: u32, pages: u32) -> Request {
-        Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT }
+        Request { arrival: Nanos::ZERO, op, lpn, pages, content: NO_CONTENT, stream: 0 }
+    }
+
+    /// Seven requests, one preconditioning write, as three writers: runs of
+    /// 2, 2 and 3 requests (w * 7 / 3), served round-robin at the original
+    /// arrival times; the preconditioning write stays first and a hint
+    /// follows its request.
+    #[test]
+    fn interleaved_writers_keep_their_order_and_the_load() {
+        let reqs: Vec<Request> = (0..7u32)
+            .map(|i| Request { arrival: Nanos(u64::from(i) * 10), content: i, ..req(Op::Write, 100 * i, 1) })
+            .collect();
+        let mut w = Workload::from_requests(Provenance::default(), reqs);
+        w.hints = vec![(5, Hint::Overwrite)];
+        w.requests.insert(0, req(Op::Write, 9999, 1));
+        w.precondition = 1;
+        w.writers = 3;
+        w.interleave_writers();
+        assert_eq!(w.writers, 0);
+        let got: Vec<(u64, u32, u16)> = w.requests.iter().map(|r| (r.arrival.0, r.content, r.stream)).collect();
+        let want =
+            vec![(0, NO_CONTENT, 0), (0, 0, 0), (10, 2, 1), (20, 4, 2), (30, 1, 0), (40, 3, 1), (50, 5, 2), (60, 6, 2)];
+        assert_eq!(got, want);
+        // Request 5 of the original (content 5) is now the 6th replayed.
+        assert_eq!(w.hints, vec![(5, Hint::Overwrite)]);
+        assert_eq!(w.hint_of(6), Some(Hint::Overwrite));
+        w.hints = vec![(0, Hint::Overwrite)];
+        w.interleave_streams(1);
+        assert!(w.requests[1..].iter().all(|r| r.stream == 0), "one writer: stream 0");
     }
 
     /// Hints follow their requests through merging (a merged request keeps

@@ -150,7 +150,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     let cfg = Config::fad_table1();
     // Content 0 at LPN 0, then 3,000 unique pages (evicting it from a tiny
     // memory store), then content 0 again at LPN 5000 after a 1 s gap.
-    let mut reqs = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 1, content: 0 }];
+    let mut reqs = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 1, content: 0, stream: 0 }];
     let mut contents = vec![ContentId(0)];
     for i in 0..3000u32 {
         reqs.push(Request {
@@ -159,6 +159,7 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
             lpn: 1 + i,
             pages: 1,
             content: contents.len() as u32,
+            stream: 0,
         });
         contents.push(ContentId(1 + i));
     }
@@ -169,9 +170,17 @@ fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
         lpn: 5000,
         pages: 1,
         content: contents.len() as u32,
+        stream: 0,
     });
     contents.push(ContentId(0));
-    reqs.push(Request { arrival: last + Nanos::from_ms(2000), op: Op::Read, lpn: 5000, pages: 1, content: u32::MAX });
+    reqs.push(Request {
+        arrival: last + Nanos::from_ms(2000),
+        op: Op::Read,
+        lpn: 5000,
+        pages: 1,
+        content: u32::MAX,
+        stream: 0,
+    });
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = contents;
     w.content_space = 3001;
@@ -211,7 +220,13 @@ fn smartdedup_counts_each_saved_page_once() {
     steps.push((5_030_200, Op::Read, 0, vec![3]));
     let p = handmade_at(&steps);
     assert_eq!(p.workload.precondition, 0);
-    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    // Idle-only pacing: out-of-line dedup runs once, in the 5 s at the end.
+    let set = [
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(stat(&out, "engine_capacity_fps"), 28.0);
     assert_eq!(out.metrics.counters.dedup_pages, 1, "LPN 2 hits LPN 1's copy in line");
@@ -300,7 +315,7 @@ fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
 /// The skipped buffer is keyed by LPN (§3.3's hash table by inode and
 /// LBN): with room for two fingerprinted entries (48 B), LPN 0 written
 /// three times and LPN 1 once leave two entries (LPN 0's replaced twice),
-/// both processed at idle. A FIFO kept LPN 0's first two writes, dropped
+/// both processed at idle (`pacing = "idle"`). A FIFO kept LPN 0's first two writes, dropped
 /// the next two as overflow, and found both stale at idle.
 #[test]
 fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
@@ -310,7 +325,8 @@ fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
         &[(Op::Write, 0, vec![1]), (Op::Write, 0, vec![2]), (Op::Write, 0, vec![3]), (Op::Write, 1, vec![4])],
         1000,
     );
-    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &[("skipped_mb", (48.0 / 1_048_576.0).into())]));
+    let set = [("skipped_mb", (48.0 / 1_048_576.0).into()), ("pacing", "idle".into())];
+    let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(stat(&out, "engine_skipped_replaced"), 2.0);
     assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
     assert_eq!(stat(&out, "engine_offline_pages"), 2.0);
@@ -323,7 +339,7 @@ fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
 /// (A's fingerprint goes to flash: a 28-fingerprint store) and A again at
 /// LPN 1 (an in-line miss) all overflow (302). Out-of-line dedup never
 /// sees A: both copies stay (303 live). With the default 0.5 MB, LPN 0's
-/// entry finds LPN 1's copy at idle and is remapped (302 live).
+/// entry finds LPN 1's copy at idle and is remapped (302 live). Idle-only pacing (`pacing = "idle"`).
 #[test]
 fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     use crate::units::Op;
@@ -334,7 +350,12 @@ fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     }
     steps.push((Op::Write, 1, vec![0]));
     let p = handmade(&steps, 100);
-    let mut set = vec![("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let mut set = vec![
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(out.metrics.counters.dedup_pages, 0);
     assert_eq!(stat(&out, "engine_skipped_overflow"), 0.0);
@@ -422,7 +443,7 @@ fn smartdedup_extents_count_runs_of_contiguous_copies() {
 /// LPN 0 is processed in an idle window (nothing else holds A) and stays
 /// in memory; 300 other contents push it to flash (a 28-fingerprint
 /// store); A at LPN 1 misses in line (a new copy, in the skipped buffer)
-/// and A at LPN 2 hits that copy (a sharer). At idle, LPN 1's entry finds
+/// and A at LPN 2 hits that copy (a sharer). With `pacing = "idle"`, at idle LPN 1's entry finds
 /// LPN 0's copy on flash: LPNs 1 and 2 are both remapped to it, which
 /// frees LPN 1's copy (1 page saved, 2 remaps), and the fingerprint is
 /// promoted to memory, so A at LPN 3 hits in line. 304 pages written,
@@ -439,7 +460,12 @@ fn smartdedup_out_of_line_moves_sharers_and_promotes() {
     steps.push((132_000, Op::Write, 2, vec![0]));
     steps.push((5_132_000, Op::Write, 3, vec![0]));
     let p = handmade_at(&steps);
-    let set = [("memory_mb", 0.001.into()), ("prefix_bits", 4.into()), ("warm_start", false.into())];
+    let set = [
+        ("memory_mb", 0.001.into()),
+        ("prefix_bits", 4.into()),
+        ("warm_start", false.into()),
+        ("pacing", "idle".into()),
+    ];
     let out = run_with(&cfg, &p, "dedup", smart(&cfg, &set));
     assert_eq!(out.metrics.counters.dedup_pages, 2, "LPN 2 and LPN 3 in line");
     assert_eq!(stat(&out, "engine_offline_remaps"), 2.0);
@@ -457,8 +483,8 @@ fn smartdedup_sequence_filter_skips_short_runs() {
     use crate::workload::{Provenance, Request, Workload};
     let cfg = Config::fad_table1();
     let reqs = vec![
-        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 },
-        Request { arrival: Nanos::from_ms(1), op: Op::Write, lpn: 10, pages: 4, content: 4 },
+        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 },
+        Request { arrival: Nanos::from_ms(1), op: Op::Write, lpn: 10, pages: 4, content: 4, stream: 0 },
     ];
     let contents = [1, 2, 3, 4, 9, 2, 3, 8].map(ContentId).to_vec();
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -671,13 +697,14 @@ fn handmade_at(steps: &[(u64, crate::units::Op, u32, Vec<u32>)]) -> Prepared {
                     lpn: *lpn,
                     pages: c.len() as u32,
                     content: contents.len() as u32,
+                    stream: 0,
                 });
                 for &x in c {
                     space = space.max(x + 1);
                     contents.push(ContentId(x));
                 }
             }
-            _ => reqs.push(Request { arrival, op: *op, lpn: *lpn, pages: c[0], content: NO_CONTENT }),
+            _ => reqs.push(Request { arrival, op: *op, lpn: *lpn, pages: c[0], content: NO_CONTENT, stream: 0 }),
         }
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -1002,4 +1029,150 @@ fn dram_verify_reads_each_candidate_once() {
     // The same duplicates as CAFTL's index.
     let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
     assert_eq!(caftl.metrics.counters.dedup_pages, out.metrics.counters.dedup_pages);
+}
+
+/// Two files written by one writer, then copied by two writers whose
+/// one-page writes alternate (stream 1 copies file A, stream 2 file B):
+/// §4.3.2 keeps the previous entry and the stream trust per CPU. Counted by
+/// hand: per stream, as in the single copy above, n - 1 predictions, all
+/// right, and n - 8 followed (the stream trust reaches 7 at page 8). With
+/// one device-wide stream (`per_stream = false`) each page is checked
+/// against the other file's previous page: 2n - 1 predictions (the first
+/// copy page checks file B's last page, which has no hint yet), none right.
+#[test]
+fn light_dedup_keeps_prediction_state_per_stream() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let n = 200u32;
+    let mut steps: Vec<(Op, u32, Vec<u32>)> = Vec::new();
+    for k in (0..2 * n).step_by(8) {
+        steps.push((Op::Write, k, (k..k + 8).collect()));
+    }
+    for k in 0..n {
+        steps.push((Op::Write, 10_000 + k, vec![k]));
+        steps.push((Op::Write, 20_000 + k, vec![n + k]));
+    }
+    let mut p = handmade(&steps, 2000);
+    let originals = (2 * n / 8) as usize;
+    for (i, r) in p.workload.requests.iter_mut().enumerate().skip(originals) {
+        r.stream = 1 + ((i - originals) % 2) as u16;
+    }
+    let per = run_with(&cfg, &p, "dedup", light(&cfg, &[]));
+    let one = run_with(&cfg, &p, "dedup", light(&cfg, &[("per_stream", false.into())]));
+    for out in [&per, &one] {
+        assert_eq!(out.metrics.counters.dedup_pages, u64::from(2 * n));
+    }
+    assert_eq!(stat(&per, "engine_hint_predictions"), f64::from(2 * (n - 1)));
+    assert_eq!(stat(&per, "engine_hint_hits"), f64::from(2 * (n - 1)));
+    assert_eq!(stat(&per, "engine_hint_followed"), f64::from(2 * (n - 8)));
+    assert_eq!(stat(&per, "engine_wasted_speculative_reads"), 0.0);
+    assert_eq!(stat(&per, "engine_streams"), 3.0);
+    assert_eq!(stat(&one, "engine_hint_predictions"), f64::from(2 * n - 1));
+    assert_eq!(stat(&one, "engine_hint_hits"), 0.0);
+    assert_eq!(stat(&one, "engine_hint_followed"), 0.0);
+    assert_eq!(stat(&one, "engine_streams"), 1.0);
+}
+
+/// §4.3.2's variants on the copy above, one page per write: SP reads a
+/// followed hint's block at arrival and skips the hash; PC reads it at
+/// arrival but hashes every page; PN also reads the next write's block
+/// behind each write, so most writes find their candidate read already
+/// (every read-ahead but the last write's is used) and are faster than
+/// SP's; IBP times as no prefetch on flash (a page read is whole).
+#[test]
+fn light_dedup_prefetch_variants() {
+    let cfg = Config::fad_table1();
+    let n = 400u32;
+    let mut steps = Vec::new();
+    for base in [0u32, 10_000] {
+        for k in 0..n {
+            steps.push((crate::units::Op::Write, base + k, vec![k]));
+        }
+    }
+    let p = handmade(&steps, 2000);
+    let run = |v: &str| run_with(&cfg, &p, "dedup", light(&cfg, &[("prefetch", v.into())]));
+    let (sp, pc, pn, ibp, none) = (run("sp"), run("pc"), run("pn"), run("ibp"), run("none"));
+    for out in [&sp, &pc, &pn, &ibp, &none] {
+        assert_eq!(out.metrics.counters.dedup_pages, u64::from(n));
+        assert_eq!(stat(out, "engine_hint_followed"), f64::from(n - 8));
+    }
+    assert_eq!(stat(&sp, "engine_speculative_reads"), f64::from(n - 8));
+    assert_eq!(stat(&sp, "engine_skipped_hash_pages"), f64::from(n - 8));
+    assert_eq!(stat(&pc, "engine_speculative_reads"), f64::from(n - 8));
+    assert_eq!(stat(&pc, "engine_skipped_hash_pages"), 0.0);
+    let (ahead, used) = (stat(&pn, "engine_read_ahead"), stat(&pn, "engine_read_ahead_used"));
+    assert_eq!(used + 1.0, ahead);
+    assert!(used > f64::from(n / 2), "{used} of {ahead} read-aheads used");
+    assert_eq!(stat(&pn, "engine_skipped_hash_pages"), f64::from(n - 8));
+    for out in [&ibp, &none] {
+        assert_eq!(stat(out, "engine_speculative_reads"), 0.0);
+        assert_eq!(stat(out, "engine_skipped_hash_pages"), 0.0);
+    }
+    assert_eq!(ibp.metrics.write_latency.mean(), none.metrics.write_latency.mean());
+    let mean = |o: &RunOutput| o.metrics.write_latency.mean();
+    assert!(mean(&pn) < mean(&sp), "pn {} vs sp {}", mean(&pn), mean(&sp));
+    assert!(mean(&sp) < mean(&none), "sp {} vs none {}", mean(&sp), mean(&none));
+}
+
+/// §3.1/§3.4's symbiotic out-of-line dedup against idle-only pacing: one
+/// write per millisecond (never 10 ms idle, so idle-only pacing never runs
+/// while they arrive): 50 unique pages, content A at LPN 0, 3,000 unique
+/// pages (A's fingerprint goes to flash), A again at LPN 5000, then 5 s
+/// idle. The skipped buffer holds 43 entries (0.001 MiB at 24 B).
+/// Symbiotic: each gap processes the pages skipped so far, the buffer
+/// never fills, and LPN 5000's copy is freed onto LPN 0's (found in its
+/// group on flash). Idle-only: the buffer fills with the first 43 pages and
+/// overflows while the host writes, both A entries are dropped, both
+/// copies stay.
+#[test]
+fn smartdedup_symbiotic_out_of_line_runs_between_host_writes() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let mut steps = Vec::new();
+    for i in 1..=3050u32 {
+        steps.push((1000 * u64::from(i), Op::Write, i, vec![i]));
+        if i == 50 {
+            steps.push((50_500, Op::Write, 0, vec![0]));
+        }
+    }
+    steps.push((3_051_000, Op::Write, 5000, vec![0]));
+    steps.push((8_051_000, Op::Read, 5000, vec![1]));
+    let p = handmade_at(&steps);
+    let set = |pacing: &str| {
+        let v: Vec<(&str, toml::Value)> = vec![
+            ("memory_mb", 0.02.into()),
+            ("prefix_bits", 4.into()),
+            ("warm_start", false.into()),
+            ("skipped_mb", 0.001.into()),
+            ("pacing", pacing.into()),
+        ];
+        smart(&cfg, &v)
+    };
+    let sym = run_with(&cfg, &p, "dedup", set("symbiotic"));
+    let idle = run_with(&cfg, &p, "dedup", set("idle"));
+    for out in [&sym, &idle] {
+        assert_eq!(out.metrics.counters.dedup_pages, 0, "in-line misses: the fingerprint went to flash");
+    }
+    assert_eq!(stat(&sym, "engine_skipped_overflow"), 0.0);
+    assert_eq!(stat(&sym, "engine_offline_dedup_pages"), 1.0);
+    assert_eq!(sym.live_pages, 3051);
+    assert_eq!(stat(&idle, "engine_skipped_overflow"), 3052.0 - 43.0);
+    assert_eq!(stat(&idle, "engine_offline_dedup_pages"), 0.0);
+    assert_eq!(idle.live_pages, 3052);
+    // The default is the paper's scheme.
+    let default = run_with(
+        &cfg,
+        &p,
+        "dedup",
+        smart(
+            &cfg,
+            &[
+                ("memory_mb", 0.02.into()),
+                ("prefix_bits", 4.into()),
+                ("warm_start", false.into()),
+                ("skipped_mb", 0.001.into()),
+            ],
+        ),
+    );
+    assert_eq!(stat(&default, "engine_offline_dedup_pages"), 1.0);
 }

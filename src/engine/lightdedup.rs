@@ -52,21 +52,43 @@
 //!   within 0..=`stream_trust`). `trust = false` removes trust degrees: every
 //!   hint is followed and a wrong one is replaced at once (the paper's
 //!   "removing trust degree", 98.6% vs 60.0% hit rate on WebVMs).
-//! * A *stream* is per CPU in the paper; a block device sees no CPUs, so
-//!   the controller keeps one stream: the device's write sequence in
-//!   arrival order (the paper's single-thread trace replay). A page that
-//!   gets no entry (a non-dedup page) ends the chain (the next page has no
-//!   prediction).
-//! * Speculation (§4.3.2 SP; `speculative = true`): a page whose prediction
-//!   is followed skips the fingerprint and the index ("skip the fingerprint
-//!   calculations and indexing": `hashed = false`) and reads the predicted
-//!   entry's page at the request's arrival ([`When::Arrival`]) instead of
-//!   after the hash. If the bytes differ, the read was wasted
-//!   (`engine_wasted_speculative_reads`) and the page is hashed and looked
-//!   up normally; as above, the wasted read and the normal path overlap in
-//!   time instead of following each other. IBP and the prefetch of the
-//!   *next* block (PN/CBP) are CPU-cache techniques with no flash analogue
-//!   beyond issuing the read early.
+//! * A *stream* is per CPU in the paper ("per-CPU stream trust degree",
+//!   §4.3.2: the previous entry and the stream trust are the CPU's). A
+//!   block device sees no CPUs; the closest writer identity it has is the
+//!   request's stream ([`crate::workload::Request::stream`]: a trace's
+//!   (volume, process), `serve`'s client connection, a `streams=N`
+//!   workload's writer). `per_stream = true` (default) keeps the previous
+//!   entry and the stream trust per stream; `false` keeps one device-wide
+//!   stream in arrival order (interleaved writers then break each other's
+//!   chains). Hints themselves live in the entries and are shared, as in
+//!   the paper. A page that gets no entry (a non-dedup page) ends the chain
+//!   (the next page has no prediction).
+//!
+//! # Prefetch variants (§4.3, Figure 4; `prefetch`)
+//!
+//! * `sp` (Speculation, the paper's base design and the default): a page
+//!   whose prediction is followed skips the fingerprint and the index
+//!   ("skip the fingerprint calculations and indexing": `hashed = false`)
+//!   and reads the predicted entry's page at the request's arrival
+//!   ([`When::Arrival`]) instead of after the hash. If the bytes differ, the
+//!   read was wasted (`engine_wasted_speculative_reads`) and the page is
+//!   hashed and looked up normally; as above, the wasted read and the
+//!   normal path overlap in time instead of following each other.
+//! * `pc` (Prefetch-Current): the same read at arrival, but the page is
+//!   hashed and looked up anyway; a right prediction saves the verify read
+//!   after the hash, not the hash.
+//! * `pn` (Prefetch-Next): `sp`, and after each write the block that the
+//!   stream's last entry's hint predicts (when it would be followed) is
+//!   read behind the write (non-gating), so the stream's next write finds
+//!   its first page's candidate already read (`engine_read_ahead`,
+//!   `_used`). Within a write every followed page is read at arrival
+//!   already (the controller has the whole write), so PN differs from SP
+//!   only across writes. The read-ahead is assumed complete by the next
+//!   write of the stream. PN+Transition (CBP, a thread-count switch) is a
+//!   concurrency control of the host CPUs and is not modelled.
+//! * `ibp` (In-Block Prefetch, §4.3.1) loads a block's 64 B cache lines in
+//!   parallel; a flash read moves the 4 KiB page at once, so it times as
+//!   `none` (LD-w/o-P: no read before the hash).
 //!
 //! # LMT on flash (§3.3, §4.4)
 //!
@@ -183,6 +205,55 @@ pub enum Layout {
     Entry,
 }
 
+/// Which prefetch variant of §4.3 runs (`prefetch`); Figure 4's time
+/// sequences translated to the controller (module doc, "Prefetch
+/// variants").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Prefetch {
+    /// No speculative prefetch (the paper's LD-w/o-P, "NP"): every page is
+    /// hashed and looked up, its candidate read after that.
+    None,
+    /// In-Block Prefetch (§4.3.1): loads a block's cache lines in parallel.
+    /// A flash page read already moves the whole 4 KiB block at once, so on
+    /// the SSD it times exactly as `none`.
+    Ibp,
+    /// Prefetch-Current (§4.3.2, Fig. 4b): a followed hint's block is read
+    /// at arrival, while the page is still hashed and looked up.
+    Pc,
+    /// Speculation (§4.3.2, Fig. 4c; the paper's chosen base, default): a
+    /// followed hint's block is read at arrival and the hash and index
+    /// lookup are skipped.
+    Sp,
+    /// Prefetch-Next (§4.3.2, Fig. 4d): SP, and after each write the block
+    /// its stream's last hint predicts for the stream's *next* write is read
+    /// ahead (behind the write), so that write's first page finds it read.
+    Pn,
+}
+
+impl Prefetch {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefetch::None => "none",
+            Prefetch::Ibp => "ibp",
+            Prefetch::Pc => "pc",
+            Prefetch::Sp => "sp",
+            Prefetch::Pn => "pn",
+        }
+    }
+
+    /// Whether a followed hint's block is read before the page's hash.
+    fn reads_ahead(self) -> bool {
+        matches!(self, Prefetch::Pc | Prefetch::Sp | Prefetch::Pn)
+    }
+
+    /// Whether a right read-ahead skips the hash and the index lookup.
+    fn skips_hash(self) -> bool {
+        matches!(self, Prefetch::Sp | Prefetch::Pn)
+    }
+}
+
 /// `[engine.light-dedup]` parameters.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -206,8 +277,16 @@ pub struct LightDedupParams {
     pub threshold: u8,
     /// Maximum (and required) stream trust.
     pub stream_trust: u8,
-    /// Followed hints read the candidate at arrival and skip the hash.
+    /// Followed hints read the candidate at arrival and skip the hash;
+    /// `false` is `prefetch = "none"` (kept for old configurations).
     pub speculative: bool,
+    /// The prefetch variant (§4.3.2): `sp` (default), `pc`, `pn`, `ibp`,
+    /// `none`.
+    pub prefetch: Prefetch,
+    /// Prediction state (previous entry, stream trust) per writer stream
+    /// ([`crate::workload::Request::stream`]), as the paper keeps it per
+    /// CPU; `false`: one device-wide stream in arrival order.
+    pub per_stream: bool,
     pub layout: Layout,
     /// Metadata pages cached in controller DRAM (write-back, LRU).
     pub region_cache: u32,
@@ -226,6 +305,8 @@ impl Default for LightDedupParams {
             threshold: NEW_TRUST,
             stream_trust: MAX_TRUST,
             speculative: true,
+            prefetch: Prefetch::Sp,
+            per_stream: true,
             layout: Layout::Region,
             region_cache: 64,
             warm_start: true,
@@ -499,6 +580,21 @@ struct Stats {
     peak_index: u64,
     /// Duplicate pages by run length: 1, 2-4, 5-10, 11-100, > 100.
     runs: [u64; 5],
+    /// PN: blocks read ahead behind a write, and of them used by the
+    /// stream's next write.
+    ahead_reads: u64,
+    ahead_used: u64,
+}
+
+/// One writer stream's prediction state (§4.3.2: per CPU).
+#[derive(Copy, Clone, Debug, Default)]
+struct Stream {
+    /// The stream's previous entry.
+    last: Option<u32>,
+    /// Its stream trust degree.
+    trust: u8,
+    /// PN: the entry whose block was read ahead for the stream's next write.
+    ahead: Option<u32>,
 }
 
 /// Light-Dedup. See the module doc.
@@ -510,9 +606,12 @@ pub struct LightDedup {
     entry_slot: HashMap<EntryId, u32>,
     alloc: Allocator,
     cache: MetaCache,
-    /// The stream's previous entry and its trust.
-    last: Option<u32>,
-    stream: u8,
+    /// Per writer stream (one when `per_stream` is off), grown on demand.
+    streams: Vec<Stream>,
+    /// The stream of the write being looked up.
+    cur: usize,
+    /// The effective prefetch variant (`speculative = false`: none).
+    prefetch: Prefetch,
     draws: u64,
     /// Copies freed since the last lookup (applied with the FTL in view).
     freed: Vec<(ContentId, EntryId)>,
@@ -565,6 +664,12 @@ impl LightDedup {
         if p.region_cache == 0 {
             return Err(bad("region_cache must be at least 1 page".into()));
         }
+        if !p.speculative && p.prefetch.reads_ahead() && p.prefetch != Prefetch::Sp {
+            return Err(bad(format!(
+                "speculative = false (no prefetch) contradicts prefetch = \"{}\"; set only prefetch",
+                p.prefetch.name()
+            )));
+        }
         Ok(LightDedup {
             // The lookup follows the hash on the same CPU: one serial cost.
             hash: Nanos((p.hash_us * 1e3).round() as u64 + (p.index_lookup_us * 1e3).round() as u64),
@@ -573,8 +678,9 @@ impl LightDedup {
             entry_slot: HashMap::new(),
             alloc: Allocator::new(p.layout),
             cache: MetaCache::new(p.region_cache as usize),
-            last: None,
-            stream: 0,
+            streams: vec![Stream::default()],
+            cur: 0,
+            prefetch: if p.speculative { p.prefetch } else { Prefetch::None },
             draws: 0,
             freed: Vec::new(),
             derefs: Vec::new(),
@@ -655,18 +761,19 @@ impl LightDedup {
 
     /// Checks the stream's previous hint against `cur` and moves on.
     fn advance(&mut self, cur: Option<u32>, ops: &mut Vec<WriteOp>, when: When) {
-        if let Some(l) = self.last {
+        if let Some(l) = self.streams[self.cur].last {
             let before = self.slots[l as usize].hint;
             let mut h = before;
             let was_followed = self.followed(&h);
             let outcome = h.update(cur, self.p.trust);
             if let Some(ok) = outcome {
                 self.stats.predictions += 1;
+                let st = &mut self.streams[self.cur];
                 if ok {
                     self.stats.hint_hits += 1;
-                    self.stream = (self.stream + 1).min(self.p.stream_trust);
+                    st.trust = (st.trust + 1).min(self.p.stream_trust);
                 } else {
-                    self.stream = self.stream.saturating_sub(2);
+                    st.trust = st.trust.saturating_sub(2);
                 }
                 if was_followed {
                     self.stats.followed += 1;
@@ -679,14 +786,34 @@ impl LightDedup {
                 self.cache.access(page, true, false, when, ops);
             }
         }
-        self.last = cur;
+        self.streams[self.cur].last = cur;
+    }
+
+    /// PN (§4.3.2, Fig. 4d): reads the block the stream's last hint
+    /// predicts for its next write, behind this write of `n` pages, when
+    /// the hint would be followed.
+    fn read_ahead(&mut self, ftl: &Ftl, n: usize, ops: &mut Vec<WriteOp>) {
+        let Some(l) = self.streams[self.cur].last else { return };
+        let h = self.slots[l as usize].hint;
+        if !h.is_some() || !self.followed(&h) {
+            return;
+        }
+        let Some(e) = self.live(ftl, h.next) else { return };
+        let when = When::Hashed(n as u32 - 1);
+        let page = self.lmt_page(h.next);
+        self.cache.access(page, false, false, when, ops);
+        ops.push(WriteOp { when, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: false });
+        self.stats.speculative_reads += 1;
+        self.stats.verify_reads += 1;
+        self.stats.ahead_reads += 1;
+        self.streams[self.cur].ahead = Some(h.next);
     }
 
     fn followed(&self, h: &Hint) -> bool {
         if !self.p.trust {
             return h.is_some();
         }
-        h.trusted(self.p.threshold) && self.stream >= self.p.stream_trust
+        h.trusted(self.p.threshold) && self.streams[self.cur].trust >= self.p.stream_trust
     }
 
     /// Records page k's duplicate status in the run-length histogram.
@@ -769,6 +896,12 @@ impl Engine for LightDedup {
         self.apply_freed(ftl, &mut ops);
         self.cur_slots.clear();
         self.new_slot.clear();
+        self.cur = if self.p.per_stream { usize::from(io.stream) } else { 0 };
+        if self.cur >= self.streams.len() {
+            self.streams.resize(self.cur + 1, Stream::default());
+        }
+        // PN: the block read ahead for this write's first page, if any.
+        let mut ahead = self.streams[self.cur].ahead.take();
         for (k, p) in pages.iter().enumerate() {
             self.stats.pages += 1;
             let at_hash = When::Hashed(k as u32);
@@ -786,24 +919,34 @@ impl Engine for LightDedup {
                 continue;
             }
             // 1. The stream's prediction.
-            let hint = self.last.map_or(Hint::NONE, |l| self.slots[l as usize].hint);
+            let hint = self.streams[self.cur].last.map_or(Hint::NONE, |l| self.slots[l as usize].hint);
             let mut found: Option<(u32, EntryId)> = None;
             let mut hashed = true;
-            if self.p.speculative && hint.is_some() && self.followed(&hint) {
+            let read_ahead = if k == 0 { ahead.take() } else { None };
+            if self.prefetch.reads_ahead() && hint.is_some() && self.followed(&hint) {
                 let s = hint.next;
                 if let Some(e) = self.live(ftl, s) {
-                    self.stats.speculative_reads += 1;
-                    self.stats.verify_reads += 1;
-                    let page = self.lmt_page(s);
-                    self.cache.access(page, false, true, When::Arrival, &mut ops);
-                    ops.push(WriteOp { when: When::Arrival, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                    if read_ahead == Some(s) {
+                        // PN: read behind the stream's previous write.
+                        self.stats.ahead_used += 1;
+                    } else {
+                        self.stats.speculative_reads += 1;
+                        self.stats.verify_reads += 1;
+                        let page = self.lmt_page(s);
+                        self.cache.access(page, false, true, When::Arrival, &mut ops);
+                        ops.push(WriteOp { when: When::Arrival, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                    }
                     if self.slots[s as usize].content == p.content {
                         found = Some((s, e));
-                        hashed = false;
+                        hashed = !self.prefetch.skips_hash();
                     } else {
                         self.stats.wasted_speculative += 1;
                     }
+                } else if read_ahead.is_some() {
+                    self.stats.wasted_speculative += 1;
                 }
+            } else if read_ahead.is_some() {
+                self.stats.wasted_speculative += 1;
             }
             // 2. Fingerprint, index, verify.
             let mut nodedup = false;
@@ -886,6 +1029,13 @@ impl Engine for LightDedup {
             self.advance(cur, &mut ops, at_hash);
             self.run_step(p.lpn.0, found.is_some());
         }
+        if ahead.is_some() {
+            // Read ahead for a first page that was an in-write repeat.
+            self.stats.wasted_speculative += 1;
+        }
+        if self.prefetch == Prefetch::Pn && !pages.is_empty() {
+            self.read_ahead(ftl, pages.len(), &mut ops);
+        }
         io.ops = ops;
     }
 
@@ -922,10 +1072,10 @@ impl Engine for LightDedup {
         self.entry_slot.insert(entry, s);
         self.cache.on_flash.insert(self.lmt_page(s));
         self.cache.on_flash.insert(Self::rmap_page(entry));
-        if let Some(l) = self.last {
+        if let Some(l) = self.streams[0].last {
             self.slots[l as usize].hint = Hint { next: s, trust: NEW_TRUST };
         }
-        self.last = Some(s);
+        self.streams[0].last = Some(s);
         self.stats.new_entries -= 1;
     }
 
@@ -966,6 +1116,9 @@ impl Engine for LightDedup {
             ("engine_hint_hit_rate", ratio(s.followed_hits, s.followed)),
             ("engine_speculative_reads", s.speculative_reads as f64),
             ("engine_wasted_speculative_reads", s.wasted_speculative as f64),
+            ("engine_read_ahead", s.ahead_reads as f64),
+            ("engine_read_ahead_used", s.ahead_used as f64),
+            ("engine_streams", self.streams.len() as f64),
             ("engine_verify_reads", s.verify_reads as f64),
             ("engine_failed_verifies", s.failed_verifies as f64),
             ("engine_real_collisions", s.real_collisions as f64),

@@ -116,6 +116,9 @@ pub struct EngineIo {
     pub hashed: Vec<bool>,
     /// Flash operations.
     pub ops: Vec<WriteOp>,
+    /// The write's stream ([`crate::workload::Request::stream`]), set by
+    /// the simulator before [`Engine::lookup`].
+    pub stream: u16,
 }
 
 impl EngineIo {

@@ -70,8 +70,24 @@
 //!   it. When full, new entries are dropped and counted
 //!   (`engine_skipped_overflow`; a block device has no inode numbers to
 //!   fall back to, §3.3's overflow mode).
-//! * **Out-of-line**, at idle time (`crate::background`: idle after
-//!   `idle_ms`, at most `offline_pages` per `period_s`): each skipped page
+//! * **Out-of-line** runs beside the host I/O (`pacing`, §3.1's
+//!   "symbiotic in-line and out-of-line deduplication"; §3.4: out-of-line
+//!   dedup "adapts the number of blocks that it processes per period" and
+//!   slows when the CPU or disk is fully utilized; §4.1 and §5: CAFTL's
+//!   out-of-line dedup "works only when the system is idle and cannot help
+//!   much"). `pacing = "symbiotic"` (default): every gap between host
+//!   arrivals is offered (no idle threshold); skipped pages are processed
+//!   one after another from the arrival on, each starting when the
+//!   previous one's own data read, hash and group reads are done (the
+//!   rate is what the flash and hash time it uses allow, not a budget),
+//!   and none starts at or after the next host arrival; its reads queue on
+//!   the chips with the host's (competing with them, as a controller's
+//!   background task does). A busy device (short gaps) gets little
+//!   out-of-line work, an idle one a lot: the rate follows the resources
+//!   the host leaves. `pacing = "idle"` (CAFTL-like, the rule before issue
+//!   27): only after `idle_ms` (10 ms) without an arrival, at most
+//!   `offline_pages` (256) per `period_s` (1 s); neither number is in the
+//!   paper (`crate::background`). Each skipped page
 //!   still mapped as recorded is fingerprinted if in-line did not (a timed
 //!   data read + the hash), looked up in memory and then in its group on
 //!   flash (timed metadata reads); if another live copy with the same
@@ -182,6 +198,19 @@ pub const UNIT_KEYS: &[UnitKey] = &[
     UnitKey::time("period", "period_s", MAX_BACKGROUND_TIME_NS as u64, 1e9, "s"),
 ];
 
+/// When out-of-line dedup runs (`pacing`; module doc, "Out-of-line").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pacing {
+    /// The paper's symbiotic scheme (§3.1, §3.4; CAFTL's idle-only
+    /// out-of-line dedup is what §4.1 and §5 criticise): in every gap
+    /// between host arrivals, paced by the resources it uses (default).
+    Symbiotic,
+    /// Only after `idle_ms` without a host arrival, at most `offline_pages`
+    /// per `period_s` (CAFTL-like; dedupsim's rule before issue 27).
+    Idle,
+}
+
 /// Fingerprint eviction from the memory store.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -227,12 +256,14 @@ pub struct SmartDedupParams {
     /// Keep evicted fingerprints on flash (the two-level store); `false` =
     /// in-line only (evicted fingerprints are lost, no out-of-line dedup).
     pub on_flash: bool,
-    /// Out-of-line dedup at idle time.
+    /// Out-of-line dedup.
     pub offline: bool,
-    /// Out-of-line budget: skipped pages per period.
+    /// When it runs: `symbiotic` (default) or `idle`.
+    pub pacing: Pacing,
+    /// `pacing = "idle"`'s budget: skipped pages per period.
     pub offline_pages: u32,
     pub period_s: f64,
-    /// Idle threshold: no host arrival for this long.
+    /// `pacing = "idle"`'s threshold: no host arrival for this long.
     pub idle_ms: f64,
     /// Process the remaining skipped pages after the last request.
     pub drain_at_end: bool,
@@ -263,6 +294,7 @@ impl Default for SmartDedupParams {
             index: Index::PrefixTree,
             on_flash: true,
             offline: true,
+            pacing: Pacing::Symbiotic,
             offline_pages: 256,
             period_s: 1.0,
             idle_ms: 10.0,
@@ -1220,7 +1252,11 @@ impl Engine for SmartDedup {
     }
 
     fn idle_threshold(&self) -> Nanos {
-        Nanos((self.p.idle_ms * 1e6).round() as u64)
+        match self.p.pacing {
+            // Every gap after a host arrival is offered.
+            Pacing::Symbiotic => Nanos::ZERO,
+            Pacing::Idle => Nanos((self.p.idle_ms * 1e6).round() as u64),
+        }
     }
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
@@ -1230,6 +1266,12 @@ impl Engine for SmartDedup {
         while let Some((&k, s)) = self.skipped.first_key_value() {
             let s = s.clone();
             let at = if drain {
+                x
+            } else if self.p.pacing == Pacing::Symbiotic {
+                // Back to back, none started once the host arrives again.
+                if window.end.is_some_and(|e| x >= e) {
+                    break;
+                }
                 x
             } else {
                 match self.pacer.start(x, window.end) {

@@ -83,7 +83,7 @@ pub fn fitted(size: Size) -> Result<Vec<Member>, ExperimentError> {
             let p = Profile::load_named(Path::new(name), &[])
                 .map_err(|e| ExperimentError::Workload { workload: name.to_string(), reason: e.to_string() })?;
             let scale = size.scale_of(&p);
-            let r = ProfileRef { path: PathBuf::from(name), scale, sets: Vec::new() };
+            let r = ProfileRef { path: PathBuf::from(name), scale, sets: Vec::new(), streams: None };
             let mut def = WorkloadDef::new(WorkloadSpec::Profile(r));
             def.label = format!("fitted:{name}");
             Ok(Member { family: "fitted", def, set: Vec::new() })
@@ -124,7 +124,7 @@ pub fn sweep(profile: &str, scale: f64, key: &str, values: &[f64]) -> Vec<Member
     values
         .iter()
         .map(|v| {
-            let r = ProfileRef { path: PathBuf::from(profile), scale, sets: vec![format!("{key}={v}")] };
+            let r = ProfileRef { path: PathBuf::from(profile), scale, sets: vec![format!("{key}={v}")], streams: None };
             let mut def = WorkloadDef::new(WorkloadSpec::Profile(r));
             def.label = format!("sweep:{key}={v}");
             Member { family: "sweep", def, set: Vec::new() }

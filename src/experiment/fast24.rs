@@ -145,7 +145,7 @@ impl Shape {
     /// An append of one segment at `lpn`, spaced after the previous one.
     fn write(self, at: &mut Nanos, lpn: u32) -> Request {
         *at += self.gap();
-        Request { arrival: *at, op: Op::Write, lpn, pages: self.seg, content: NO_CONTENT }
+        Request { arrival: *at, op: Op::Write, lpn, pages: self.seg, content: NO_CONTENT, stream: 0 }
     }
 }
 
@@ -190,7 +190,7 @@ pub fn names() -> Vec<String> {
 
 /// The read of file 0 (one request for the whole file).
 fn read_file(at: Nanos, s: Shape) -> Request {
-    Request { arrival: at, op: Op::Read, lpn: 0, pages: s.file_pages(), content: NO_CONTENT }
+    Request { arrival: at, op: Op::Read, lpn: 0, pages: s.file_pages(), content: NO_CONTENT, stream: 0 }
 }
 
 /// A built-in workload by name (`None` if unknown).
@@ -243,6 +243,7 @@ pub fn generate(name: &str) -> Option<Workload> {
                         lpn: f * FILE_STRIDE + j * s.seg,
                         pages: s.seg,
                         content: NO_CONTENT,
+                        stream: 0,
                     });
                 }
             }
@@ -259,7 +260,14 @@ pub fn generate(name: &str) -> Option<Workload> {
             }
             t += READ_GAP;
             for j in 0..n {
-                r.push(Request { arrival: t, op: Op::Read, lpn: j * THREADS, pages: 1, content: NO_CONTENT });
+                r.push(Request {
+                    arrival: t,
+                    op: Op::Read,
+                    lpn: j * THREADS,
+                    pages: 1,
+                    content: NO_CONTENT,
+                    stream: 0,
+                });
             }
         }
         Form::Gap(g) => {
@@ -273,7 +281,7 @@ pub fn generate(name: &str) -> Option<Workload> {
             for k in 0..GAP_READS {
                 // One 32 KB unit from start point k*G, wrapping inside the file.
                 let lpn = (k * g) % f;
-                r.push(Request { arrival: t, op: Op::Read, lpn, pages: s.per_unit, content: NO_CONTENT });
+                r.push(Request { arrival: t, op: Op::Read, lpn, pages: s.per_unit, content: NO_CONTENT, stream: 0 });
             }
         }
     }

@@ -66,7 +66,7 @@ impl Builder {
     }
 
     fn push(&mut self, op: Op, lpn: u32, pages: u32, content: u32) {
-        self.requests.push(Request { arrival: self.at, op, lpn, pages, content });
+        self.requests.push(Request { arrival: self.at, op, lpn, pages, content, stream: 0 });
         self.at += self.gap;
     }
 
@@ -211,6 +211,130 @@ fn sweep_table(o: &Outcome, plotter: &mut Plotter) -> Result<String, super::Expe
             &lines,
         )?;
         md.push_str("\n![sweep](plots/hint_hit_rate_vs_run_length.png)\n");
+    }
+    Ok(md)
+}
+
+/// The streams sweep (issue 27 item 12, issue 24 item 5): the Plan 9
+/// blocks' profile (real block fingerprints in write order: writes of 4.3
+/// pages, duplicate runs of 5.6 on average, so a writer's hint chains cross
+/// its writes, where the image store's 442-page writes keep them inside
+/// one), its generated workload served as N interleaved
+/// writers (`streams=N`: [`crate::workload::Workload::interleave_streams`]),
+/// with the prediction state per stream (the paper's per-CPU state,
+/// default) and device-wide (`per_stream = false`).
+pub const STREAMS: [u16; 5] = [1, 2, 4, 8, 16];
+const STREAMS_PROFILE: &str = "plan9-blocks";
+
+/// The label of the streams sweep's workload with `n` writers.
+fn streams_label(n: u16) -> String {
+    format!("streams:{n}")
+}
+
+/// The stream counts on which the prefetch variants also run (Fig. 11:
+/// one writer, and more than PN's break-even of 6 threads).
+const PREFETCH_STREAMS: [u16; 2] = [1, 16];
+
+/// The prefetch variants of §4.3 (`engine.light-dedup.prefetch`): id,
+/// value, name. SP is `ld` itself.
+const PREFETCH: [(&str, &str, &str); 4] =
+    [("ld-np", "none", "NP (no prefetch)"), ("ld-ibp", "ibp", "IBP"), ("ld-pc", "pc", "PC"), ("ld-pn", "pn", "PN")];
+
+fn prefetch_variants() -> Vec<Variant> {
+    let mut v: Vec<Variant> =
+        PREFETCH.iter().map(|&(id, p, name)| ld(id, &[("prefetch", &format!("\"{p}\""))]).named(name)).collect();
+    v.push(ld("ld", &[]).named("light-dedup"));
+    v
+}
+
+fn streams_variants(n: u16) -> Vec<Variant> {
+    let mut v = vec![ld("ld-one-stream", &[("per_stream", "false")]).named("light-dedup, one device-wide stream")];
+    if PREFETCH_STREAMS.contains(&n) {
+        v.extend(prefetch_variants());
+    } else {
+        v.push(ld("ld", &[]).named("light-dedup"));
+    }
+    v
+}
+
+fn streams_table(o: &Outcome, plotter: &mut Plotter) -> Result<String, super::ExperimentError> {
+    let mut md = format!(
+        "\n## Hint hit rate against the number of writer streams (issue 27 item 12, issue 24 item 5)\n\nThe profile \
+         `{STREAMS_PROFILE}` (fitted) served as N interleaved writers (`streams=N`: the \
+         generated workload cut into N runs of consecutive requests, served round-robin at the same arrival times, \
+         each with its own stream id). Light-Dedup keeps the previous entry and the stream trust per stream (§4.3.2: \
+         per CPU; default) or in one device-wide stream (`per_stream = false`).\n\n| streams | per stream: \
+         followed / hit rate | per stream: predictions right | one stream: followed / hit rate | one stream: \
+         predictions right |\n|---:|---|---:|---|---:|\n"
+    );
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = [
+        "followed hints right, per-stream state",
+        "followed hints right, one device-wide stream",
+        "all predictions right, per-stream state",
+        "all predictions right, one device-wide stream",
+    ]
+    .iter()
+    .map(|s| (s.to_string(), Vec::new()))
+    .collect();
+    for n in STREAMS {
+        let w = streams_label(n);
+        let mut cells = Vec::new();
+        for (i, v) in ["ld", "ld-one-stream"].into_iter().enumerate() {
+            let Some(r) = o.report(&w, v) else {
+                cells.push("n/a | n/a".to_string());
+                continue;
+            };
+            let followed = stat(r, "engine_hint_followed");
+            let right = 100.0 * stat(r, "engine_hint_hits") / stat(r, "engine_hint_predictions").max(1.0);
+            if followed > 0.0 {
+                lines[i].1.push((f64::from(n), 100.0 * hit_rate(r)));
+            }
+            lines[2 + i].1.push((f64::from(n), right));
+            cells.push(format!("{followed:.0} / {:.1}% | {right:.1}%", 100.0 * hit_rate(r)));
+        }
+        let _ = writeln!(md, "| {n} | {} | {} |", cells[0], cells[1]);
+    }
+    if lines.iter().all(|(_, p)| p.len() >= 2) {
+        plotter.lines(
+            "hint_hit_rate_vs_streams",
+            "Hint hit rate vs writer streams",
+            "interleaved writer streams",
+            "right (%)",
+            &lines,
+        )?;
+        md.push_str("\n![streams](plots/hint_hit_rate_vs_streams.png)\n");
+    }
+    Ok(md)
+}
+
+/// §4.3's prefetch variants (Fig. 10, Fig. 11): mean write latency and the
+/// speed-up over NP of a writer that waits for each write (1 / latency).
+fn prefetch_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::ExperimentError> {
+    let mut md = String::from(
+        "\n## Prefetch variants (§4.3, Fig. 10-11)\n\nMean write latency (µs) of each variant and, in parentheses, \
+         NP's over it (the speed-up of a writer that waits for each write). Paper (Optane, FIO 2 MiB writes of the \
+         same data twice and Copy): single-threaded, PN exceeds the other variants by 1.11-2.19× (Fig. 10), SP \
+         beats PC (it skips the hash and index), IBP adds 1-52% over NP (§5.2); at ≤ 5 threads PN is 1.03-1.29× \
+         SP, at ≥ 6 threads SP is 1.11-1.80× PN (Fig. 11: PN's extra reads contend in the DIMMs' buffers). \
+         PN+Transition (CBP) switches by thread count and is not modelled.\n\n| workload | NP | IBP | PC | SP | PN \
+         | PN read-ahead used / issued |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut rows: Vec<String> = vec!["copy".into()];
+    rows.extend(PREFETCH_STREAMS.iter().map(|&n| streams_label(n)));
+    for w in &rows {
+        let np = o.report(w, "ld-np").map(|r| r.summary.write.mean_us);
+        let _ = write!(md, "| {} |", o.name(w));
+        for v in ["ld-np", "ld-ibp", "ld-pc", "ld", "ld-pn"] {
+            let cell = o.report(w, v).map_or("n/a".into(), |r| {
+                let m = r.summary.write.mean_us;
+                format!("{m:.1} ({})", np.map_or("n/a".into(), |np| format!("{:.2}×", np / m)))
+            });
+            let _ = write!(md, " {cell} |");
+        }
+        let ahead = o.report(w, "ld-pn").map_or("n/a".into(), |r| {
+            format!("{:.0} / {:.0}", stat(r, "engine_read_ahead_used"), stat(r, "engine_read_ahead"))
+        });
+        let _ = writeln!(md, " {ahead} |");
     }
     Ok(md)
 }
@@ -405,7 +529,9 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         def.label = name.trim_start_matches("light-dedup-").to_string();
         def
     };
-    workloads.push(Workload::new(builtin("light-dedup-copy"), dedup_variants()));
+    let mut copy = dedup_variants();
+    copy.extend(prefetch_variants().into_iter().filter(|v| v.label != "ld"));
+    workloads.push(Workload::new(builtin("light-dedup-copy"), copy));
     // Workload families (issue 24 item 5): the fitted real profiles and the
     // run-length sweep, as shown workloads of every table.
     let size = families::Size::for_scale(scale);
@@ -415,6 +541,20 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     let sweep = families::sweep(SWEEP_PROFILE, size.scale_of(&sweep_profile), SWEEP_KEY, &SWEEP_RUNS);
     for m in fitted.into_iter().chain(sweep) {
         workloads.push(Workload::new(m.def, family_variants()));
+    }
+    let streams_profile = crate::profile::Profile::load_named(std::path::Path::new(STREAMS_PROFILE), &[])
+        .expect("the built-in profiles load (tested in tests/all/profiles.rs)");
+    let streams_scale = size.scale_of(&streams_profile);
+    for n in STREAMS {
+        let r = super::workload::ProfileRef {
+            path: STREAMS_PROFILE.into(),
+            scale: streams_scale,
+            sets: Vec::new(),
+            streams: Some(n),
+        };
+        let mut def = WorkloadDef::new(WorkloadSpec::Profile(r));
+        def.label = streams_label(n);
+        workloads.push(Workload { shown: false, ..Workload::new(def, streams_variants(n)) });
     }
     for p in 1..=3 {
         let w = Workload::new(builtin(&format!("light-dedup-aging-{p}")), layout_variants());
@@ -498,6 +638,8 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     report.push(Block::Custom(Box::new(amplification_table)));
     report.push(Block::Custom(Box::new(latency_table)));
     report.push(Block::Custom(Box::new(sweep_table)));
+    report.push(Block::Custom(Box::new(streams_table)));
+    report.push(Block::Custom(Box::new(prefetch_table)));
     report.push(Block::Text("\n".into()));
     report.push(Block::Bars(Bars {
         number: "§5.2",
@@ -586,6 +728,43 @@ mod tests {
             );
             assert!(md.contains(&row), "{row} in\n{md}");
         }
+    }
+
+    /// The streams sweep (issue 27 item 12): four interleaved writers of
+    /// the fitted Plan 9 blocks each keep their hint chains with per-stream
+    /// state and break each other's in one device-wide stream (more than
+    /// 10 points more of the predictions right, more hints followed); the
+    /// table row is the cells' numbers.
+    #[test]
+    fn the_streams_rows_are_the_cells_numbers() {
+        let cfg = Config::fad_table1();
+        let mut decl = declaration(&cfg, 0.05);
+        decl.workloads.retain(|w| w.def.label == streams_label(4));
+        assert_eq!(decl.workloads.len(), 1);
+        let dir = tempfile::tempdir().unwrap();
+        let o = super::super::declare::run(&decl, &cfg, dir.path(), 2, &super::super::Silent, "t", false).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+        let w = streams_label(4);
+        let (per, one) = (o.report(&w, "ld").unwrap(), o.report(&w, "ld-one-stream").unwrap());
+        assert_eq!(stat(per, "engine_streams"), 4.0);
+        assert_eq!(stat(one, "engine_streams"), 1.0);
+        let right = |r: &RunReport| stat(r, "engine_hint_hits") / stat(r, "engine_hint_predictions").max(1.0);
+        assert!(
+            right(per) > right(one) + 0.1 && stat(per, "engine_hint_followed") > stat(one, "engine_hint_followed"),
+            "per stream {:.3} vs one stream {:.3} of predictions right",
+            right(per),
+            right(one)
+        );
+        let cell = |r: &RunReport| {
+            format!(
+                "{:.0} / {:.1}% | {:.1}%",
+                stat(r, "engine_hint_followed"),
+                100.0 * hit_rate(r),
+                100.0 * stat(r, "engine_hint_hits") / stat(r, "engine_hint_predictions").max(1.0)
+            )
+        };
+        let row = format!("| 4 | {} | {} |", cell(per), cell(one));
+        assert!(md.contains(&row), "{row} in\n{md}");
     }
 
     /// The copy workload through the generic runner: every followed hint

@@ -806,7 +806,14 @@ pub fn generate(spec: &ReplicaSpec, seed: u64) -> Result<Workload, ReplicaError>
             (Op::Write, len, lpn)
         };
         prev = Some((op, lpn + pages));
-        requests.push(Request { arrival: Nanos(now), op, lpn: lpn as u32, pages: pages as u32, content: NO_CONTENT });
+        requests.push(Request {
+            arrival: Nanos(now),
+            op,
+            lpn: lpn as u32,
+            pages: pages as u32,
+            content: NO_CONTENT,
+            stream: 0,
+        });
         let x: f64 = rng.sample(Exp1);
         now = now.saturating_add((x * mean_ns).round() as u64);
     }

@@ -666,6 +666,7 @@ pub fn fio_workload() -> WorkloadDef {
         page_size: 4096,
         interarrival: Interarrival::Fixed { us: FIO_GAP_US },
         seed: None,
+        streams: 1,
     };
     let mut def = WorkloadDef::new(WorkloadSpec::Synth(spec));
     def.content = ContentModel::Unique;

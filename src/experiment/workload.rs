@@ -104,6 +104,9 @@ pub struct ProfileRef {
     pub path: PathBuf,
     pub scale: f64,
     pub sets: Vec<String>,
+    /// Interleaved writers (`streams=N`; not given: one):
+    /// [`crate::workload::Workload::interleave_streams`].
+    pub streams: Option<u16>,
 }
 
 impl FromStr for ProfileRef {
@@ -115,13 +118,19 @@ impl FromStr for ProfileRef {
         if path.is_empty() {
             return Err("no profile path after `profile:`".into());
         }
-        let mut r = ProfileRef { path: PathBuf::from(path), scale: 1.0, sets: Vec::new() };
+        let mut r = ProfileRef { path: PathBuf::from(path), scale: 1.0, sets: Vec::new(), streams: None };
         for item in items {
             match item.trim().split_once('=') {
                 Some(("scale", v)) => {
                     r.scale = match v.trim().parse::<f64>() {
                         Ok(x) if x > 0.0 && x.is_finite() => x,
                         _ => return Err(format!("scale `{v}`: a positive number")),
+                    }
+                }
+                Some(("streams", v)) => {
+                    r.streams = match v.trim().parse::<u16>() {
+                        Ok(n) if n >= 1 => Some(n),
+                        _ => return Err(format!("streams `{v}`: an integer from 1 to 65535")),
                     }
                 }
                 Some((k, v)) if !k.trim().is_empty() => r.sets.push(format!("{}={}", k.trim(), v.trim())),
@@ -141,6 +150,9 @@ impl fmt::Display for ProfileRef {
         for set in &self.sets {
             write!(f, ",{set}")?;
         }
+        if let Some(n) = self.streams {
+            write!(f, ",streams={n}")?;
+        }
         Ok(())
     }
 }
@@ -157,7 +169,9 @@ impl ProfileRef {
             ));
         }
         let n = (p.source.requests as f64 * self.scale).round().max(1.0) as u64;
-        crate::profile::generate(&p, n, seed).map_err(|e| e.to_string())
+        let mut w = crate::profile::generate(&p, n, seed).map_err(|e| e.to_string())?;
+        w.writers = self.streams.unwrap_or(1);
+        Ok(w)
     }
 }
 

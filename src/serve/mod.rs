@@ -142,6 +142,8 @@ pub struct Device {
     /// Completions handed out by the simulation, not yet replied.
     done: HashMap<u64, Nanos>,
     next_tag: u64,
+    /// The connection of the request being submitted (its stream).
+    conn: u16,
     stats: ServeStats,
     /// Scratch buffers.
     contents: Vec<ContentId>,
@@ -201,6 +203,7 @@ impl Device {
             record,
             done: HashMap::new(),
             next_tag: 0,
+            conn: 0,
             stats: ServeStats::default(),
             contents: Vec::new(),
             fingerprints: Vec::new(),
@@ -232,9 +235,12 @@ impl Device {
     /// Applies one request's data and submits it to the simulation,
     /// arriving at `at`. Returns the simulation's tag (`None` when the
     /// request costs no simulated time: flush, zero length, a trim of no
-    /// whole page) and the outcome.
-    pub fn submit(&mut self, req: &nbd::Request, payload: &[u8], at: Nanos) -> (Option<u64>, Outcome) {
+    /// whole page) and the outcome. `conn` is the client connection's
+    /// number (0, 1, ... in connection order; the request's writer stream,
+    /// [`crate::workload::Request::stream`], saturating at 65,535).
+    pub fn submit(&mut self, conn: u16, req: &nbd::Request, payload: &[u8], at: Nanos) -> (Option<u64>, Outcome) {
         self.stats.requests += 1;
+        self.conn = conn;
         match self.submit_inner(req, payload, at) {
             Ok(r) => r,
             Err(errno) => {
@@ -362,6 +368,7 @@ impl Device {
             contents: &self.contents,
             hint: RequestHint::Absent,
             fingerprints: Some(&self.fingerprints),
+            stream: self.conn,
         };
         let sim = self.sim.as_mut().ok_or(nbd::EIO)?;
         let at = match sim.submit(&req, at) {
@@ -545,7 +552,11 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
         Handshake::Go => {}
         Handshake::Closed => return Ok(()),
     }
-    shared.lock().stats.connections += 1;
+    let conn = {
+        let mut d = shared.lock();
+        d.stats.connections += 1;
+        u16::try_from(d.stats.connections - 1).unwrap_or(u16::MAX)
+    };
     let fd = stream.as_raw_fd();
     let mut reader = BufReader::with_capacity(1 << 20, stream.try_clone_conn()?);
     let mut writer = BufWriter::with_capacity(1 << 20, stream);
@@ -587,7 +598,7 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
                 Clock::Virtual => clock,
                 Clock::Real => Nanos(shared.start.elapsed().as_nanos() as u64),
             };
-            let (tag, outcome) = shared.lock().submit(&req, &payload, at);
+            let (tag, outcome) = shared.lock().submit(conn, &req, &payload, at);
             match tag {
                 Some(tag) => waiting.push(Waiting { handle: req.handle, tag, outcome }),
                 None => reply(&mut writer, req.handle, &outcome)?,

@@ -47,7 +47,7 @@ impl<'w> Simulation<'w> {
 
     /// Asks the engine about the current write's pages (`self.pages`, with
     /// in-file repeats already found) and fills in their duplicates.
-    pub(super) fn engine_lookup(&mut self) {
+    pub(super) fn engine_lookup(&mut self, stream: u16) {
         self.sync_freed();
         self.wpages.clear();
         let fps = self.fingerprints.as_deref();
@@ -58,6 +58,7 @@ impl<'w> Simulation<'w> {
             repeat: matches!(p.dup, Dup::InFile { .. }),
         }));
         self.eio.reset(self.pages.len());
+        self.eio.stream = stream;
         self.engine.lookup(&self.ftl, &self.wpages, &mut self.eio);
         for k in 0..self.pages.len().min(self.eio.verdicts.len()) {
             if let (Verdict::Duplicate(e), Dup::None) = (self.eio.verdicts[k], self.pages[k].dup) {

@@ -181,7 +181,7 @@ impl<'w> Simulation<'w> {
         }
         let engine_path = dedup && !self.ftl_index;
         if engine_path {
-            self.engine_lookup();
+            self.engine_lookup(r.stream);
             if self.eio.verdicts.len() != n || self.eio.hashed.len() != n {
                 return Err(SimError::BadEngine {
                     engine: self.engine.name().into(),

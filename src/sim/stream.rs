@@ -67,6 +67,8 @@ pub struct StreamRequest<'a> {
     /// themselves (no collision). Every write of a stream gives them, or
     /// none does.
     pub fingerprints: Option<&'a [u64]>,
+    /// The writer stream ([`Request::stream`]): `serve`'s client connection.
+    pub stream: u16,
 }
 
 /// The fingerprints a stream gave, per content id (module doc).
@@ -219,7 +221,7 @@ impl Simulation<'_> {
         self.stream.floor = at;
         self.stream.submitted += 1;
         // `content` only has to differ from NO_CONTENT: the ids come along.
-        let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0 };
+        let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0, stream: req.stream };
         let n = self.stream.submitted;
         self.arrive(req.tag, n, n as usize - 1, &r, req.contents, req.hint, at, false)?;
         Ok(at)
@@ -282,6 +284,7 @@ mod tests {
                 pages: r.pages,
                 contents: w.content_of(r),
                 hint: RequestHint::Absent,
+                stream: 0,
             };
             sim.submit(&req, now).unwrap();
         }
@@ -330,6 +333,7 @@ mod tests {
             pages: n,
             contents,
             hint: RequestHint::Absent,
+            stream: 0,
         };
         let two = [ContentId(5), ContentId(5)];
         assert!(matches!(sim.submit(&req(pages - 1, 2, &two), Nanos(0)), Err(SimError::TooLarge { .. })));

@@ -18,7 +18,7 @@ fn one_chip() -> Config {
 }
 
 fn req(at_us: u64, op: Op, lpn: u32, content: u32) -> Request {
-    Request { arrival: Nanos::from_us(at_us), op, lpn, pages: 1, content }
+    Request { arrival: Nanos::from_us(at_us), op, lpn, pages: 1, content, stream: 0 }
 }
 
 fn latencies(policy: &str, reqs: Vec<Request>, contents: Vec<u32>) -> (LatencySummary2, LatencySummary2) {
@@ -81,7 +81,7 @@ fn chips_serve_operations_in_order_of_arrival() {
 /// register.
 #[test]
 fn read_priority_serves_a_read_before_a_queued_program() {
-    let w = |lpn| Request { arrival: Nanos(0), op: Op::Write, lpn, pages: 2, content: 0 };
+    let w = |lpn| Request { arrival: Nanos(0), op: Op::Write, lpn, pages: 2, content: 0, stream: 0 };
     let reqs = vec![w(0), req(1, Op::Read, 5, NO_CONTENT)];
     let mut cfg = one_chip();
     let (read, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![5, 6]);
@@ -256,7 +256,7 @@ fn dynamic_allocation_places_writes_when_served() {
 
     // A one-page write, then a 16-page read at the same instant: the
     // write is served first, its latency one transfer.
-    let big = Request { arrival: Nanos(0), op: Op::Read, lpn: 40, pages: 16, content: NO_CONTENT };
+    let big = Request { arrival: Nanos(0), op: Op::Read, lpn: 40, pages: 16, content: NO_CONTENT, stream: 0 };
     let reqs = vec![req(0, Op::Write, 0, 0), big];
     let (_, write) = latencies_with(cfg.clone(), "native", reqs.clone(), vec![5]);
     assert_eq!(write, (hist(TX), 1));
@@ -344,7 +344,7 @@ fn check_reports_a_lost_mapping() {
     let err = sim.read(&w.requests[1], Nanos(1_000)).unwrap_err().to_string();
     assert!(err.contains("LPN 3") && err.contains("not mapped"), "{err}");
     // Never-written LPNs are plain unmapped reads.
-    let r = Request { arrival: Nanos(2_000), op: Op::Read, lpn: 4, pages: 1, content: NO_CONTENT };
+    let r = Request { arrival: Nanos(2_000), op: Op::Read, lpn: 4, pages: 1, content: NO_CONTENT, stream: 0 };
     sim.read(&r, Nanos(2_000)).unwrap();
     assert_eq!(sim.metrics.counters.unmapped_read_pages, 1);
 }
@@ -391,7 +391,7 @@ fn fad_gc_hint_moves_collections_to_the_skipped_unit() {
     cfg.timing.write_completion = crate::timing::WriteCompletion::Program;
     cfg.gc.min_free_blocks = 6;
     cfg.precondition.aged = 0.5; // 8 stale blocks, 7 free per plane
-    let mut reqs = vec![Request { arrival: Nanos::ZERO, op: Op::Write, lpn: 0, pages: 1, content: 0 }];
+    let mut reqs = vec![Request { arrival: Nanos::ZERO, op: Op::Write, lpn: 0, pages: 1, content: 0, stream: 0 }];
     let mut contents = vec![ContentId(1)];
     for i in 1..=24u32 {
         let content = contents.len() as u32;
@@ -402,6 +402,7 @@ fn fad_gc_hint_moves_collections_to_the_skipped_unit() {
             lpn: 2 * i - 1,
             pages: 2,
             content,
+            stream: 0,
         });
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -458,8 +459,8 @@ fn a_repeat_inside_a_file_follows_its_first_occurrence() {
         c2.truncate(pages as usize + 1);
         let n2 = c2.len() as u32;
         let reqs = vec![
-            Request { arrival: Nanos::from_us(0), op: Op::Write, lpn: 0, pages: 1, content: 0 },
-            Request { arrival: Nanos::from_us(1000), op: Op::Write, lpn: 10, pages: n2, content: 1 },
+            Request { arrival: Nanos::from_us(0), op: Op::Write, lpn: 0, pages: 1, content: 0, stream: 0 },
+            Request { arrival: Nanos::from_us(1000), op: Op::Write, lpn: 10, pages: n2, content: 1, stream: 0 },
         ];
         let mut w = Workload::from_requests(Provenance::default(), reqs);
         w.contents = std::iter::once(7).chain(c2.iter().copied()).map(ContentId).collect();
@@ -507,7 +508,7 @@ fn workload(pre: u32, reqs: &[(Op, u32, Vec<u32>)]) -> Workload {
             let content = if cs.is_empty() { NO_CONTENT } else { contents.len() as u32 };
             contents.extend(cs.iter().map(|&c| ContentId(c)));
             let pages = if cs.is_empty() { 1 } else { cs.len() as u32 };
-            Request { arrival: Nanos::from_us(1_000 * i as u64), op: *op, lpn: *lpn, pages, content }
+            Request { arrival: Nanos::from_us(1_000 * i as u64), op: *op, lpn: *lpn, pages, content, stream: 0 }
         })
         .collect();
     let mut w = Workload::from_requests(Provenance::default(), requests);
@@ -671,7 +672,7 @@ fn duplicate_write_completes_after_hashing() {
 fn hash_models_time_a_four_page_write() {
     use crate::config::HashOverlap::{BeforeFlash, Pipelined};
     use crate::config::HashUnit::{Page, Request as Whole};
-    let write = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 }];
+    let write = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 }];
     let cases = [
         // (unit, overlap, engines, 4 channels, 1 channel of 4 chips)
         (Page, Pipelined, 1, 4 * FP + TX, FP + 4 * TX),
@@ -709,8 +710,8 @@ fn request_hashing_lets_a_small_write_overtake() {
     use crate::config::HashUnit;
     const FP2: u64 = 200_000;
     let reqs = vec![
-        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0 },
-        Request { arrival: Nanos(10_000), op: Op::Write, lpn: 8, pages: 1, content: 4 },
+        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 4, content: 0, stream: 0 },
+        Request { arrival: Nanos(10_000), op: Op::Write, lpn: 8, pages: 1, content: 4, stream: 0 },
     ];
     let run = |unit| {
         let mut cfg = Config::small_for_tests(1, 4, 16, 8);

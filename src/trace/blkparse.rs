@@ -241,6 +241,10 @@ impl BlkparseParser {
         } else {
             None
         };
+        // The issuing process: the request's writer stream (with the device).
+        let process = f[4]
+            .parse::<u32>()
+            .map_err(|_| format!("field 5 (pid) is not an integer of at most 4294967295: {}", quote(f[4])))?;
         let (Rwbs::Data(op), Some((offset, size))) = (rwbs, range) else {
             if selected {
                 self.no_data += 1;
@@ -264,7 +268,7 @@ impl BlkparseParser {
             }
         }
         self.requests += 1;
-        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process }))
     }
 
     /// Why a line is not an event, field by field.

@@ -169,7 +169,7 @@ impl IologParser {
         check_extent(offset, size)?;
         self.records += 1;
         let time = time.unwrap_or(self.now);
-        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None }))
+        Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 }))
     }
 
     fn volume(&self, file: &str, f: &Fields<'_>, base: usize) -> Result<u32, String> {

@@ -209,7 +209,10 @@ impl Pending {
         let offset = f.lba * SECTOR;
         let size = (self.end_lba - f.lba) * SECTOR;
         let content = f.digests.map(|(chunk, d)| chunk_digests_to_pages(offset, size, chunk, &d));
-        (self.line, TraceRecord { time: f.time, op: f.op, offset, size, volume: f.volume, content, hint: None })
+        (
+            self.line,
+            TraceRecord { time: f.time, op: f.op, offset, size, volume: f.volume, content, hint: None, process: f.pid },
+        )
     }
 }
 

@@ -218,6 +218,9 @@ pub(super) struct Rec {
     pub(super) op: Op,
     /// Whether the record's content and hint are in [`Records::extras`].
     pub(super) extra: bool,
+    /// The record's writer stream: its (volume, process) pair as an index
+    /// into [`Records::streams`] (in the struct's padding: still 40 bytes).
+    pub(super) stream: u16,
 }
 
 /// The content and hint of a record that has either (see [`Rec`]).
@@ -241,6 +244,12 @@ pub(super) struct Records {
     volumes: Vec<(u32, u64, u64)>,
     /// The slot of each volume.
     slots: HashMap<u32, u32>,
+    /// Per stream id: its (volume, process), in order of first appearance
+    /// ([`crate::workload::Request::stream`]; the 65,536th and later
+    /// distinct pairs share the last id).
+    streams: Vec<(u32, u32)>,
+    /// The stream id of each (volume, process).
+    stream_ids: HashMap<(u32, u32), u16>,
     /// Records pushed so far (a streaming reader takes `recs` away in
     /// batches: [`RecordReader::take`]).
     pushed: u64,
@@ -279,7 +288,22 @@ impl Records {
         if extra {
             self.extras.push(Extra { content: r.content, hint: r.hint });
         }
-        self.recs.push(Rec { time: r.time, offset: r.offset, size: r.size, line, slot, op: r.op, extra });
+        let key = (r.volume, r.process);
+        let stream = match self.recs.last() {
+            Some(p) if self.streams[p.stream as usize] == key => p.stream,
+            _ => match self.stream_ids.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = u16::try_from(self.streams.len()).unwrap_or(u16::MAX);
+                    if usize::from(i) == self.streams.len() {
+                        self.streams.push(key);
+                    }
+                    self.stream_ids.insert(key, i);
+                    i
+                }
+            },
+        };
+        self.recs.push(Rec { time: r.time, offset: r.offset, size: r.size, line, slot, op: r.op, extra, stream });
     }
 
     /// The records as [`read_records`] returns them.
@@ -291,7 +315,20 @@ impl Records {
                 let e = if r.extra { extras.next() } else { None };
                 let (content, hint) = e.map_or((None, None), |e| (e.content, e.hint));
                 let volume = self.volumes[r.slot as usize].0;
-                (r.line, TraceRecord { time: r.time, op: r.op, offset: r.offset, size: r.size, volume, content, hint })
+                let process = self.streams[r.stream as usize].1;
+                (
+                    r.line,
+                    TraceRecord {
+                        time: r.time,
+                        op: r.op,
+                        offset: r.offset,
+                        size: r.size,
+                        volume,
+                        content,
+                        hint,
+                        process,
+                    },
+                )
             })
             .collect()
     }
@@ -1199,7 +1236,14 @@ impl<'a> Builder<'a> {
             self.duration.add(t);
             self.coarse.add(t);
             self.made += 1;
-            self.requests.push(Request { arrival: t, op: r.op, lpn: l as u32, pages: p as u32, content });
+            self.requests.push(Request {
+                arrival: t,
+                op: r.op,
+                lpn: l as u32,
+                pages: p as u32,
+                content,
+                stream: r.stream,
+            });
         }
         Ok(())
     }
@@ -1321,6 +1365,30 @@ mod tests {
         assert!(w.past_contents.is_empty());
     }
 
+    /// A request's stream is its (volume, process) in order of first
+    /// appearance: FIU's pid (here 4, 9, 4 again, then 4 on volume 7:1) and
+    /// blkparse's pid; a format with neither gives every request stream 0
+    /// of its volume.
+    #[test]
+    fn streams_are_volume_and_process() {
+        let d = "d".repeat(32);
+        let text = format!("1 4 p 0 8 W 6 0 {d}\n2 9 q 64 8 W 6 0 {d}\n3 4 p 128 8 W 6 0 {d}\n4 4 p 0 8 W 7 1 {d}\n");
+        let opts = LoadOptions { format: Some(TraceFormat::Fiu), ..LoadOptions::default() };
+        let w = load_from_reader(text.as_bytes(), Path::new("t.fiu"), &opts).unwrap().workload;
+        let streams: Vec<u16> = w.requests.iter().map(|r| r.stream).collect();
+        assert_eq!(streams, vec![0, 1, 0, 2]);
+        let text = "8,0 0 1 0.000001 77 Q W 0 + 8 [a]\n8,0 1 2 0.000002 78 Q W 64 + 8 [b]\n\
+                    8,0 0 3 0.000003 77 Q W 128 + 8 [a]\n";
+        let opts =
+            LoadOptions { format: Some(TraceFormat::Blkparse(blkparse::BlkEvent::Queue)), ..LoadOptions::default() };
+        let w = load_from_reader(text.as_bytes(), Path::new("t.blkparse"), &opts).unwrap().workload;
+        let streams: Vec<u16> = w.requests.iter().map(|r| r.stream).collect();
+        assert_eq!(streams, vec![0, 1, 0]);
+        let l = load_str("# dedupsim-trace v1\n0 W 8192 4096 5\n1 W 0 100 2\n2 W 0 4096 5\n", &LoadOptions::default());
+        let streams: Vec<u16> = l.unwrap().workload.requests.iter().map(|r| r.stream).collect();
+        assert_eq!(streams, vec![0, 1, 0]);
+    }
+
     #[test]
     fn volumes_get_disjoint_ranges() {
         let text = "# dedupsim-trace v1\n0 W 8192 4096 5\n1 W 0 100 2\n2 R 4096 4096 5\n";
@@ -1350,9 +1418,13 @@ mod tests {
         let got: Vec<(u32, u32)> = r.iter().map(|q| (q.lpn, q.pages)).collect();
         assert_eq!(got, vec![(2, 1), (0, 1), (1, 1), (2, 2)]);
         assert_eq!(l.workload.lpn_span, 4);
-        // The same records on one volume load identically.
+        // The same records on one volume load identically, but for the
+        // streams: merging keeps each volume's (docs/trace-formats.md).
         let flat = "# dedupsim-trace v1\n0 W 8192 4096\n1 W 0 100\n2 R 4096 4096\n3 R 8192 8192\n";
-        assert_eq!(load_str(flat, &LoadOptions::default()).unwrap().workload.requests, *r);
+        let flat = load_str(flat, &LoadOptions::default()).unwrap().workload.requests;
+        let one_stream: Vec<Request> = r.iter().map(|q| Request { stream: 0, ..*q }).collect();
+        assert_eq!(flat, one_stream);
+        assert_eq!(r.iter().map(|q| q.stream).collect::<Vec<_>>(), vec![0, 1, 0, 1]);
         assert_eq!("merge".parse::<VolumeSelect>().unwrap(), VolumeSelect::Merge);
         assert_eq!(VolumeSelect::Merge.to_string(), "merge");
     }
@@ -1368,7 +1440,8 @@ mod tests {
 
     #[test]
     fn implausible_durations_are_warned_about() {
-        let req = |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT };
+        let req =
+            |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT, stream: 0 };
         let long: Vec<Request> = vec![req(0), req(100 * 86_400 * 1_000_000_000)];
         assert!(implausible_duration(&long, TraceFormat::Msr).unwrap().contains("100 days"));
         let burst: Vec<Request> = (0..2000).map(req).collect();
@@ -1379,7 +1452,8 @@ mod tests {
 
     #[test]
     fn whole_second_bursts_are_warned_about() {
-        let req = |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT };
+        let req =
+            |t: u64| Request { arrival: Nanos(t), op: Op::Read, lpn: 0, pages: 1, content: NO_CONTENT, stream: 0 };
         let s = 1_000_000_000;
         let bursty: Vec<Request> = (0..300).map(|i| req(i / 50 * s)).collect();
         assert_eq!(

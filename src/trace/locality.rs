@@ -388,7 +388,7 @@ mod tests {
                     NO_CONTENT
                 };
                 let pages = if op == Op::Write { c.len() as u32 } else { c[0] };
-                Request { arrival: Nanos(k as u64 * 10), op, lpn, pages, content }
+                Request { arrival: Nanos(k as u64 * 10), op, lpn, pages, content, stream: 0 }
             })
             .collect();
         let mut w = Workload::from_requests(Provenance { name: "t".into(), source: "test".into() }, requests);

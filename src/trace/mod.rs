@@ -75,6 +75,10 @@ pub struct TraceRecord {
     pub size: u64,
     /// Volume / disk / LUN number (0 when the format has none).
     pub volume: u32,
+    /// The issuing process where the format carries one (blkparse's and
+    /// FIU's pid), else 0. With `volume` it names the request's writer
+    /// stream ([`crate::workload::Request::stream`]).
+    pub process: u32,
     /// One hash per 4 KiB page covered by the request, in address order, when
     /// the trace carries content (FIU IODedup, native format); `None` otherwise.
     /// Page `i` is the 4 KiB page `offset / 4096 + i`, so there are

@@ -108,7 +108,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     if hint.is_some() && op != Op::Write {
         return Err("field 7 (hint) is given on a request that is not a write (hints apply to writes)".into());
     }
-    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content, hint }))
+    Ok(Some(TraceRecord { time: Nanos(time), op, offset, size, volume, content, hint, process: 0 }))
 }
 
 /// Parses the `hint` column: `o` (overwrite) or `a:OFFSET` (append after
@@ -379,8 +379,18 @@ mod tests {
                 volume: 3,
                 content: Some(vec![[0xab; 16], content_id_hash(42)]),
                 hint: None,
+                process: 0,
             },
-            TraceRecord { time: Nanos(20), op: Op::Read, offset: 0, size: 1, volume: 0, content: None, hint: None },
+            TraceRecord {
+                time: Nanos(20),
+                op: Op::Read,
+                offset: 0,
+                size: 1,
+                volume: 0,
+                content: None,
+                hint: None,
+                process: 0,
+            },
         ];
         let mut buf = Vec::new();
         write_native(&recs, &mut buf).unwrap();

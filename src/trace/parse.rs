@@ -400,7 +400,7 @@ pub(crate) fn check_extent(offset: u64, size: u64) -> Result<(), String> {
 #[inline]
 pub(crate) fn plain_record(time: u64, op: Op, offset: u64, size: u64, volume: u32) -> Result<TraceRecord, String> {
     check_extent(offset, size)?;
-    Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None })
+    Ok(TraceRecord { time: Nanos(time), op, offset, size, volume, content: None, hint: None, process: 0 })
 }
 
 /// Number of `page`-byte pages the byte range `[offset, offset+size)`

@@ -109,7 +109,7 @@ pub(crate) fn parse_disksim_fast(b: &[u8]) -> Option<TraceRecord> {
     let offset = v[2].checked_mul(SECTOR)?;
     let size = v[3].checked_mul(SECTOR)?;
     offset.checked_add(size)?;
-    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None, hint: None })
+    Some(TraceRecord { time: Nanos(v[0]), op, offset, size, volume, content: None, hint: None, process: 0 })
 }
 
 /// The largest sector address (exclusive end of a request) SSDsim can hold:
@@ -251,7 +251,7 @@ mod tests {
     fn workload(reqs: &[(u64, Op, u32, u32)]) -> Workload {
         let requests = reqs
             .iter()
-            .map(|&(t, op, lpn, pages)| Request { arrival: Nanos(t), op, lpn, pages, content: NO_CONTENT })
+            .map(|&(t, op, lpn, pages)| Request { arrival: Nanos(t), op, lpn, pages, content: NO_CONTENT, stream: 0 })
             .collect();
         Workload { requests, ..Workload::default() }
     }

@@ -226,7 +226,7 @@ mod tests {
     use crate::workload::{Provenance, Request};
 
     fn req(arrival: u64, op: Op, lpn: u32, pages: u32, content: u32) -> Request {
-        Request { arrival: Nanos(arrival), op, lpn, pages, content }
+        Request { arrival: Nanos(arrival), op, lpn, pages, content, stream: 0 }
     }
 
     #[test]

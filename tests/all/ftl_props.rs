@@ -144,11 +144,25 @@ fn workload_spaced(cmds: &[Cmd], span: u32, spacing: Nanos) -> (Workload, HashMa
                 (*to, new)
             }
             Cmd::Read { lpn, pages } => {
-                reqs.push(Request { arrival: t, op: Op::Read, lpn: *lpn, pages: *pages, content: NO_CONTENT });
+                reqs.push(Request {
+                    arrival: t,
+                    op: Op::Read,
+                    lpn: *lpn,
+                    pages: *pages,
+                    content: NO_CONTENT,
+                    stream: 0,
+                });
                 continue;
             }
             Cmd::Trim { lpn, pages } => {
-                reqs.push(Request { arrival: t, op: Op::Trim, lpn: *lpn, pages: *pages, content: NO_CONTENT });
+                reqs.push(Request {
+                    arrival: t,
+                    op: Op::Trim,
+                    lpn: *lpn,
+                    pages: *pages,
+                    content: NO_CONTENT,
+                    stream: 0,
+                });
                 for l in *lpn..lpn + pages {
                     now.remove(&l);
                 }
@@ -165,7 +179,7 @@ fn workload_spaced(cmds: &[Cmd], span: u32, spacing: Nanos) -> (Workload, HashMa
                 _ => {}
             }
         }
-        reqs.push(Request { arrival: t, op: Op::Write, lpn, pages, content: contents.len() as u32 });
+        reqs.push(Request { arrival: t, op: Op::Write, lpn, pages, content: contents.len() as u32, stream: 0 });
         for (k, &x) in new.iter().enumerate() {
             contents.push(ContentId(x));
             now.insert(lpn + k as u32, x);

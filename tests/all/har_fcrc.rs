@@ -371,11 +371,18 @@ fn tiny_workload() -> Workload {
         let t = Nanos(i as u64 * 50_000);
         let lpn = (i * 37) % 180;
         if i % 4 == 3 && i > 40 {
-            reqs.push(Request { arrival: t, op: Op::Read, lpn: (i * 11) % 120, pages: 4, content: u32::MAX });
+            reqs.push(Request {
+                arrival: t,
+                op: Op::Read,
+                lpn: (i * 11) % 120,
+                pages: 4,
+                content: u32::MAX,
+                stream: 0,
+            });
             continue;
         }
         let n = 2 + i % 4;
-        reqs.push(Request { arrival: t, op: Op::Write, lpn, pages: n, content: contents.len() as u32 });
+        reqs.push(Request { arrival: t, op: Op::Write, lpn, pages: n, content: contents.len() as u32, stream: 0 });
         for k in 0..n {
             contents.push(ContentId((i * 5 + k * 3) % 150));
         }

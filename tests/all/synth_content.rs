@@ -138,7 +138,14 @@ fn generate_rejects_invalid_specs_without_panicking() {
 /// `count` back-to-back writes of `pages` pages each, without content.
 fn writes(count: u32, pages: u32) -> Workload {
     let reqs = (0..count)
-        .map(|i| Request { arrival: Nanos(i as u64), op: Op::Write, lpn: i * pages, pages, content: NO_CONTENT })
+        .map(|i| Request {
+            arrival: Nanos(i as u64),
+            op: Op::Write,
+            lpn: i * pages,
+            pages,
+            content: NO_CONTENT,
+            stream: 0,
+        })
         .collect();
     Workload::from_requests(Provenance::default(), reqs)
 }
@@ -238,6 +245,7 @@ fn copies_of_shorter_extents_are_extended_with_fresh_draws() {
             lpn: 0,
             pages: if i % 2 == 0 { 2 } else { 6 },
             content: NO_CONTENT,
+            stream: 0,
         });
     }
     let mut w = Workload::from_requests(Provenance::default(), reqs);
@@ -258,10 +266,10 @@ fn copies_of_shorter_extents_are_extended_with_fresh_draws() {
 fn existing_content_is_kept_and_new_ids_do_not_collide() {
     // Two writes with "real" content (ids 0..3), one without, one read.
     let reqs = vec![
-        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 2, content: 0 },
-        Request { arrival: Nanos(1), op: Op::Write, lpn: 8, pages: 3, content: NO_CONTENT },
-        Request { arrival: Nanos(2), op: Op::Read, lpn: 0, pages: 2, content: NO_CONTENT },
-        Request { arrival: Nanos(3), op: Op::Write, lpn: 4, pages: 2, content: 2 },
+        Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 2, content: 0, stream: 0 },
+        Request { arrival: Nanos(1), op: Op::Write, lpn: 8, pages: 3, content: NO_CONTENT, stream: 0 },
+        Request { arrival: Nanos(2), op: Op::Read, lpn: 0, pages: 2, content: NO_CONTENT, stream: 0 },
+        Request { arrival: Nanos(3), op: Op::Write, lpn: 4, pages: 2, content: 2, stream: 0 },
     ];
     let mut w = Workload::from_requests(Provenance::default(), reqs);
     w.contents = vec![ContentId(0), ContentId(1), ContentId(2), ContentId(0)];

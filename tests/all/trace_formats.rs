@@ -665,9 +665,28 @@ fn native_writer_reader_round_trip() {
             volume: 2,
             content: Some(vec![[0x11; 16], content_id_hash(3), [0x11; 16]]),
             hint: Some(TraceHint::Append { after: 0 }),
+            process: 0,
         },
-        TraceRecord { time: Nanos(6), op: Op::Read, offset: 100, size: 5000, volume: 0, content: None, hint: None },
-        TraceRecord { time: Nanos(9), op: Op::Trim, offset: 0, size: 4096, volume: 1, content: None, hint: None },
+        TraceRecord {
+            time: Nanos(6),
+            op: Op::Read,
+            offset: 100,
+            size: 5000,
+            volume: 0,
+            content: None,
+            hint: None,
+            process: 0,
+        },
+        TraceRecord {
+            time: Nanos(9),
+            op: Op::Trim,
+            offset: 0,
+            size: 4096,
+            volume: 1,
+            content: None,
+            hint: None,
+            process: 0,
+        },
         TraceRecord {
             time: Nanos(12),
             op: Op::Write,
@@ -676,6 +695,7 @@ fn native_writer_reader_round_trip() {
             volume: 0,
             content: None,
             hint: Some(TraceHint::Overwrite),
+            process: 0,
         },
     ];
     let mut buf = Vec::new();
