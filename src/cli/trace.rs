@@ -315,6 +315,13 @@ pub fn dispatch(cmd: TraceCmd) -> Result<()> {
             let cfg = a.cfg.load()?;
             common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &[("-o", &a.out)])?;
             let mut w = common::load_workload(&a.workload, &cfg, false)?;
+            if w.writers > 1 {
+                anyhow::bail!(
+                    "streams={}: the native trace format has no stream column, so trace synth cannot write \
+                     interleaved writers; give streams=N to `run --synth` or `run --profile` instead",
+                    w.writers
+                );
+            }
             let summary = content::try_assign_content(&mut w, &a.workload.content, cfg.seed)?;
             output::write_file(&a.out, |f| trace::write_native_workload(&w, cfg.geometry.page_size, f))?;
             // The realized rate over every written page: replicas and traces

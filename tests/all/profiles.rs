@@ -241,3 +241,23 @@ fn recorded_traces_join_the_reproductions_that_take_them() {
         .clone();
     assert!(String::from_utf8_lossy(&err).contains("record-workloads.sh"));
 }
+
+/// `streams=N` cannot be written to a native trace (no stream column):
+/// `trace synth` refuses it, naming the key, and writes nothing.
+#[test]
+fn trace_synth_refuses_streams_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.trace");
+    let err = dedupsim()
+        .args(["trace", "synth", "--synth", "requests=50,streams=3", "-o"])
+        .arg(&out)
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("streams=3") && err.contains("no stream column"), "{err}");
+    assert!(!out.exists());
+    dedupsim().args(["trace", "synth", "--synth", "requests=50,streams=1", "-o"]).arg(&out).assert().success();
+}
