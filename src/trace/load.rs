@@ -1379,8 +1379,10 @@ mod tests {
         assert_eq!(streams, vec![0, 1, 0, 2]);
         let text = "8,0 0 1 0.000001 77 Q W 0 + 8 [a]\n8,0 1 2 0.000002 78 Q W 64 + 8 [b]\n\
                     8,0 0 3 0.000003 77 Q W 128 + 8 [a]\n";
-        let opts =
-            LoadOptions { format: Some(TraceFormat::Blkparse(blkparse::BlkEvent::Queue)), ..LoadOptions::default() };
+        let opts = LoadOptions {
+            format: Some(TraceFormat::Blkparse(crate::trace::blkparse::BlkEvent::Queue)),
+            ..LoadOptions::default()
+        };
         let w = load_from_reader(text.as_bytes(), Path::new("t.blkparse"), &opts).unwrap().workload;
         let streams: Vec<u16> = w.requests.iter().map(|r| r.stream).collect();
         assert_eq!(streams, vec![0, 1, 0]);
