@@ -37,7 +37,7 @@ pub fn window(n: usize, files: usize, seed: u64) -> Vec<Vec<u64>> {
     out
 }
 
-/// One size's CPU times per call ([`best`]), `None` where
+/// One size's CPU times per call (`best`), `None` where
 /// the algorithm does not run.
 #[derive(Clone, Debug)]
 pub struct Row {

@@ -4,7 +4,7 @@
 //! one) can give just the keys it changes: layers are parsed separately, so a
 //! mistake is reported with the right file name and line number, then
 //! [`RawConfig::overlay`]ed onto their base and [resolved](RawConfig::resolve)
-//! into the typed [`Config`]. `deny_unknown_fields` everywhere turns typos
+//! into the typed [`Config`](super::Config). `deny_unknown_fields` everywhere turns typos
 //! (`chanels = 4`) into errors instead of silently ignored keys.
 //!
 //! Unit-carrying values ([`RawTime`], [`RawTransfer`], [`RawSize`],
@@ -14,7 +14,7 @@
 //!
 //! One file per concern: `values.rs` the unit-carrying values, this file
 //! the sections and the document with its overlay, `resolve.rs` the
-//! raw -> [`Config`] resolution and back, `tables.rs` the checks of the
+//! raw -> [`Config`](super::Config) resolution and back, `tables.rs` the checks of the
 //! `[policy.X]` / `[engine.X]` parameter tables.
 
 use super::UnitOrder;
@@ -148,7 +148,7 @@ pub struct RawDedup {
     pub engine: Option<String>,
 }
 
-/// `[experiment]`: labelled experiments (see [`ExperimentConfig`]).
+/// `[experiment]`: labelled experiments (see `ExperimentConfig`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawExperiment {
