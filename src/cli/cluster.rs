@@ -121,7 +121,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     emit_jobs: Option<PathBuf>,
     /// With --emit-jobs: output directory of the cells [default: out/cluster]. With --reproduce:
-    /// write the report to DIR/REPORT.md instead of standard output.
+    /// write the report to DIR/REPORT.md (and its sensitivity plots to DIR/plots/) instead of
+    /// standard output.
     #[arg(long, requires = "out_users", value_name = "DIR")]
     out: Option<PathBuf>,
     /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5 and 8 (read I/Os and timed
@@ -417,6 +418,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         );
         let mut opts = if a.quick { ReproduceOptions::quick() } else { ReproduceOptions::full() };
         opts.seed = a.seed;
+        opts.plots = a.out.as_ref().map(|o| o.join("plots"));
         let fiu = match &a.fiu_dir {
             Some(d) => fiu_excerpts(d)?,
             None => Vec::new(),

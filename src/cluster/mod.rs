@@ -105,6 +105,8 @@ pub enum ClusterError {
     FromFiles(#[from] crate::fromfiles::FromFilesError),
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
+    #[error("plot: {0}")]
+    Plot(String),
 }
 
 fn invalid(flag: &'static str, reason: impl Into<String>) -> ClusterError {

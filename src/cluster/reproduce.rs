@@ -22,6 +22,9 @@ pub struct ReproduceOptions {
     /// Size of the profile-fitted workloads (family b); `None` skips them.
     pub fitted: Option<families::Size>,
     pub seed: u64,
+    /// Where the sensitivity plots go (`plots/` of `--out DIR`); `None`:
+    /// no plots (the report on standard output).
+    pub plots: Option<std::path::PathBuf>,
 }
 
 impl ReproduceOptions {
@@ -33,6 +36,7 @@ impl ReproduceOptions {
             fio_files: 32,
             fitted: Some(families::Size::FULL),
             seed: 42,
+            plots: None,
         }
     }
     /// `--quick`: a sixteenth of the work.
@@ -43,6 +47,7 @@ impl ReproduceOptions {
             fio_files: 16,
             fitted: Some(families::Size::QUICK),
             seed: 42,
+            plots: None,
         }
     }
 }
@@ -103,6 +108,32 @@ fn pct(new: f64, old: f64) -> String {
     } else {
         format!("{:+.1}%", (new / old - 1.0) * 100.0)
     }
+}
+
+/// Draws a sensitivity plot of read I/Os vs Base into `opts.plots` (if
+/// set) and links it from the report.
+fn plot(
+    opts: &ReproduceOptions,
+    md: &mut String,
+    stem: &str,
+    title: &str,
+    x: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), ClusterError> {
+    let Some(dir) = &opts.plots else { return Ok(()) };
+    if series.iter().all(|s| s.1.len() < 2) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| ClusterError::Plot(format!("{}: {e}", dir.display())))?;
+    // In x order (the sweep's last steps may measure nearly equal shares).
+    let mut series = series.to_vec();
+    for s in &mut series {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    crate::plot::lines(&dir.join(stem), title, x, "read I/Os vs Base (%)", &series)
+        .map_err(|e| ClusterError::Plot(e.to_string()))?;
+    let _ = writeln!(md, "\n![{stem}](plots/{stem}.png)");
+    Ok(())
 }
 
 /// Runs the reproduction. `fiu` are the FIU excerpts found (name, files);
@@ -386,6 +417,8 @@ pub fn reproduce(
         ("1", FioScope::Share(1.0)),
         ("scope=global", FioScope::Global),
     ];
+    let schemes = ["superchunk", "rewrite", "csr", "atr"];
+    let mut sharing: Vec<(String, Vec<(f64, f64)>)> = schemes.iter().map(|s| (s.to_string(), Vec::new())).collect();
     for (label, scope) in scopes {
         progress(&format!("sharing sweep {label}"));
         let spec = FioSpec { scope, ..FioSpec::new(2.0, opts.fio_files, opts.fio_file_bytes) };
@@ -396,18 +429,33 @@ pub fn reproduce(
             let d = if ratio { format!(", {:.3}", x.dedup_ratio) } else { String::new() };
             format!("{} ({}{d})", x.read_ios, pct(x.read_ios as f64, b.read_ios as f64))
         };
+        let reports = [r(WriteMode::Superchunk)?, r(WriteMode::Rewrite)?, r(WriteMode::Csr)?, r(WriteMode::Atr)?];
+        if b.read_ios > 0 {
+            for (series, x) in sharing.iter_mut().zip(&reports) {
+                let change = (x.read_ios as f64 / b.read_ios as f64 - 1.0) * 100.0;
+                series.1.push((b.sharing.shared_ratio * 100.0, change));
+            }
+        }
         let _ = writeln!(
             md,
             "| {label} | {:.1}% | {} | {:.3} | {} | {} | {} | {} |",
             b.sharing.shared_ratio * 100.0,
             b.read_ios,
             b.dedup_ratio,
-            cell(&r(WriteMode::Superchunk)?, true),
-            cell(&r(WriteMode::Rewrite)?, true),
-            cell(&r(WriteMode::Csr)?, false),
-            cell(&r(WriteMode::Atr)?, false)
+            cell(&reports[0], true),
+            cell(&reports[1], true),
+            cell(&reports[2], false),
+            cell(&reports[3], false)
         );
     }
+    plot(
+        opts,
+        &mut md,
+        "cluster_sharing",
+        "Read I/Os vs cross-file sharing (FIO_20, 8 nodes)",
+        "chunks shared by more than one file (%)",
+        &sharing,
+    )?;
 
     // Buffer sweep.
     progress("buffer sweep");
@@ -425,11 +473,16 @@ pub fn reproduce(
         b20.read_ios, b20.dedup_ratio, sc20.read_ios, sc20.dedup_ratio, rw20.read_ios, rw20.dedup_ratio
     );
     let _ = writeln!(md, "| buffer (chunks) | csr | csr vs Base | csr vs SC | atr | atr vs Base | atr vs SC |\n|---|---|---|---|---|---|---|");
+    let mut buffers: Vec<(String, Vec<(f64, f64)>)> = vec![("csr".into(), Vec::new()), ("atr".into(), Vec::new())];
     for buffer in [256u32, 512, 1024, 2048, 4096] {
         progress(&format!("buffer sweep {buffer}"));
         let c = run(w20, &ClusterConfig { mode: WriteMode::Csr, buffer, ..base.clone() })?;
         let a = run(w20, &ClusterConfig { mode: WriteMode::Atr, buffer, ..base.clone() })?;
         let (bi, si) = (b20.read_ios as f64, sc20.read_ios as f64);
+        if bi > 0.0 {
+            buffers[0].1.push((f64::from(buffer), (c.read_ios as f64 / bi - 1.0) * 100.0));
+            buffers[1].1.push((f64::from(buffer), (a.read_ios as f64 / bi - 1.0) * 100.0));
+        }
         let _ = writeln!(
             md,
             "| {buffer} | {} | {} | {} | {} | {} | {} |",
@@ -441,6 +494,15 @@ pub fn reproduce(
             pct(a.read_ios as f64, si)
         );
     }
+
+    plot(
+        opts,
+        &mut md,
+        "cluster_buffer",
+        "Read I/Os vs the relocated write buffer (FIO_20, 8 nodes)",
+        "write buffer (chunks)",
+        &buffers,
+    )?;
 
     // The algorithms' variants (issue 28 item 6).
     progress("variants");
@@ -562,8 +624,14 @@ mod tests {
     /// chunks): 4 files x 8 nodes = 32 read I/Os at every sharing level.
     #[test]
     fn a_tiny_reproduction_matches_hand_computed_numbers() {
-        let opts =
-            ReproduceOptions { replica_pages: 3_000, fio_file_bytes: 2 << 20, fio_files: 4, fitted: None, seed: 1 };
+        let opts = ReproduceOptions {
+            replica_pages: 3_000,
+            fio_file_bytes: 2 << 20,
+            fio_files: 4,
+            fitted: None,
+            seed: 1,
+            plots: None,
+        };
         let mut steps = Vec::new();
         let md = reproduce(&opts, &[], &[], &mut |s| steps.push(s.to_string())).unwrap();
         let num = |c: &str| c.split_whitespace().next().unwrap().parse::<f64>().unwrap();

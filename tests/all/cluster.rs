@@ -190,14 +190,16 @@ fn options_of_another_mode_are_errors() {
     // threads interleave 3 files and write the fourth alone: (3·12 + 3)/4);
     // with 4 MiB requests a file is one request, so threads change nothing.
     // Under independent arrivals one thread is still N I/Os per file.
-    let out = dedupsim()
-        .args(["cluster", "--quiet", "--reproduce", "--quick"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let md = String::from_utf8(out).unwrap();
+    // With --out the report goes to DIR/REPORT.md and the two sensitivity
+    // plots to DIR/plots/, linked from it.
+    let dir = tempfile::tempdir().unwrap();
+    let outdir = dir.path().join("rep");
+    dedupsim().args(["cluster", "--quiet", "--reproduce", "--quick", "--out"]).arg(&outdir).assert().success();
+    let md = std::fs::read_to_string(outdir.join("REPORT.md")).unwrap();
+    for stem in ["cluster_sharing", "cluster_buffer"] {
+        assert!(outdir.join("plots").join(format!("{stem}.png")).exists(), "{stem}");
+        assert!(md.contains(&format!("(plots/{stem}.png)")), "{stem}");
+    }
     for row in [
         "| lockstep 1024 KiB | 3.0 | 12.0 | 9.8 | 12.0 | +300.0% |",
         "| lockstep 4096 KiB | 3.0 | 3.0 | 3.0 | 3.0 | +0.0% |",
