@@ -68,10 +68,11 @@ pub(super) struct Pending {
     pub pages: u32,
     pub dup_pages: u32,
     pub gc_wait: bool,
-    /// Chips 0..64 and channels 0..64 touched (bit per unit); the rest, if
-    /// the device has more, in [`Observer`]'s wide bitsets.
+    /// Chips 0..64 touched (bit per chip); the rest, if the device has
+    /// more, in [`Observer`]'s wide bitsets. Channels are derived from the
+    /// chips when the request completes ([`Observer::counts`]), so an
+    /// operation marks one bit.
     chips: u64,
-    channels: u64,
 }
 
 impl Pending {
@@ -80,13 +81,12 @@ impl Pending {
     }
 }
 
-/// Per chip: the estimated free time, the estimated end of the last GC
-/// work, and the chip's channel (one bounds check, one cache line).
+/// Per chip: the estimated free time and the estimated end of the last GC
+/// work (one bounds check, one cache line).
 #[derive(Copy, Clone, Debug, Default)]
 struct ChipEstimate {
     free_at: Nanos,
     gc_end: Nanos,
-    channel: u32,
 }
 
 /// Bits past the first 64 of a per-slot unit set, for devices with more
@@ -141,32 +141,38 @@ pub(super) struct Observer<'o> {
     /// Per in-flight slot.
     pub pending: Vec<Pending>,
     wide_chips: WideBits,
-    wide_channels: WideBits,
     /// Per chip.
     chips: Vec<ChipEstimate>,
+    /// Per chip, its channel.
+    channel_of: Vec<u32>,
+    /// Scratch: the channels of one request, a bit each.
+    channel_bits: Vec<u64>,
 }
 
 impl<'o> Observer<'o> {
     pub fn new(sink: &'o mut dyn RequestSink, channel_of: Vec<u32>, channels: u32) -> Observer<'o> {
-        let n = channel_of.len() as u32;
+        let n = channel_of.len();
         Observer {
             sink,
             pending: Vec::new(),
-            wide_chips: WideBits::new(n),
-            wide_channels: WideBits::new(channels),
-            chips: channel_of.into_iter().map(|channel| ChipEstimate { channel, ..Default::default() }).collect(),
+            wide_chips: WideBits::new(n as u32),
+            chips: vec![ChipEstimate::default(); n],
+            channel_of,
+            channel_bits: vec![0; (channels as usize).div_ceil(64).max(1)],
         }
     }
 
     /// A request takes `slot`.
+    #[inline]
     pub fn open(&mut self, slot: u32, p: Pending) {
         let s = slot as usize;
         if self.pending.len() <= s {
             self.pending.resize(s + 1, Pending::default());
         }
         self.pending[s] = p;
-        self.wide_chips.clear(s);
-        self.wide_channels.clear(s);
+        if self.wide_chips.words > 0 {
+            self.wide_chips.clear(s);
+        }
     }
 
     /// An operation of the request in `slot` reaches `chip` at `at`,
@@ -178,7 +184,6 @@ impl<'o> Observer<'o> {
         p.gc_wait |= at < e.gc_end;
         e.free_at = e.free_at.max(at) + cost;
         mark(&mut p.chips, &mut self.wide_chips, s, c);
-        mark(&mut p.channels, &mut self.wide_channels, s, e.channel as usize);
     }
 
     /// Background work (not a request's) reaches `chip` at `at`; `gc`:
@@ -192,11 +197,45 @@ impl<'o> Observer<'o> {
         }
     }
 
-    /// (chips, channels) the request in `slot` touched.
-    pub fn counts(&self, slot: u32) -> (u32, u32) {
+    /// (chips, channels) the request in `slot` touched: the chips' bits
+    /// counted, and their channels marked in a set and counted (a `u64` on
+    /// devices of up to 64 chips and channels, a scratch bitset past that).
+    pub fn counts(&mut self, slot: u32) -> (u32, u32) {
         let s = slot as usize;
-        let p = &self.pending[s];
-        (p.chips.count_ones() + self.wide_chips.count(s), p.channels.count_ones() + self.wide_channels.count(s))
+        let inline = self.pending[s].chips;
+        if self.wide_chips.words == 0 && self.channel_bits.len() == 1 {
+            // Up to 64 chips and channels: count while marking (no popcount
+            // instruction in the baseline x86-64 target).
+            let (mut chips, mut channels, mut m, mut bits) = (0, 0, 0u64, inline);
+            while bits != 0 {
+                let bit = 1 << self.channel_of[bits.trailing_zeros() as usize];
+                channels += u32::from(m & bit == 0);
+                m |= bit;
+                chips += 1;
+                bits &= bits - 1;
+            }
+            return (chips, channels);
+        }
+        let chips = inline.count_ones() + self.wide_chips.count(s);
+        self.channel_bits.fill(0);
+        let mut set = |c: usize| {
+            let ch = self.channel_of[c] as usize;
+            self.channel_bits[ch / 64] |= 1 << (ch % 64);
+        };
+        let mut bits = inline;
+        while bits != 0 {
+            set(bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+        let w = self.wide_chips.words;
+        for (k, &word) in self.wide_chips.bits.get(s * w..(s + 1) * w).unwrap_or(&[]).iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                set(64 + k * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        (chips, self.channel_bits.iter().map(|x| x.count_ones()).sum())
     }
 }
 
