@@ -17,25 +17,58 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[derive(Subcommand, Debug)]
+/// `reproduce NAME`: one subcommand per paper of [`papers::REGISTRY`],
+/// built from its line (name, help text), so adding a paper adds no code
+/// here. Every paper takes [`DeclaredArgs`]; FAD, whose Table II workloads
+/// have their own flags, takes [`FadArgs`].
+#[derive(Debug)]
 pub enum ReproduceCmd {
-    /// FAD (Lin et al.) Section IV: Figs. 2-3 and 8-16 on the nine Table II workloads, with
-    /// results.csv/json, REPORT.md and plots (see docs/reproduce.md).
     Fad(FadArgs),
-    /// SmartDedup (Yang et al., ATC'19) §4.2 and §4.5: dedup ratio vs memory for G-LRU / LRU /
-    /// refcount eviction, the two-level store's gain, the iDedup filter (docs/engines.md).
-    Smartdedup(DeclaredArgs),
-    /// FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the
-    /// die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md).
-    Fast24(DeclaredArgs),
-    /// Light-Dedup (Qiu et al., ATC'23): hint hit rate with and without trust degrees,
-    /// duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged),
-    /// verify reads vs hash time (docs/engines.md).
-    LightDedup(DeclaredArgs),
-    /// ReoDedup's relocation inside the SSD (reodedup-csr, reodedup-atr) vs Deduplication, HAR,
-    /// FCRC and FAD on the nine Table II replicas: read latency, DOF, dedup rate, extra writes
-    /// (docs/reodedup.md).
-    Reodedup(DeclaredArgs),
+    Paper(&'static str, DeclaredArgs),
+}
+
+/// The paper whose subcommand takes [`FadArgs`] instead of [`DeclaredArgs`].
+const FAD: &str = "fad";
+
+impl clap::FromArgMatches for ReproduceCmd {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = m.subcommand() else {
+            return Err(clap::Error::raw(clap::error::ErrorKind::MissingSubcommand, "reproduce needs a paper\n"));
+        };
+        let Some(e) = papers::REGISTRY.iter().find(|e| e.name == name) else {
+            let msg = format!("no paper `{name}`; {}\n", papers::REGISTRY.available());
+            return Err(clap::Error::raw(clap::error::ErrorKind::InvalidSubcommand, msg));
+        };
+        Ok(if e.name == FAD {
+            ReproduceCmd::Fad(FadArgs::from_arg_matches(sub)?)
+        } else {
+            ReproduceCmd::Paper(e.name, DeclaredArgs::from_arg_matches(sub)?)
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for ReproduceCmd {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        papers::REGISTRY.iter().fold(cmd, |cmd, e| {
+            let sub = clap::Command::new(e.name);
+            let sub = if e.name == FAD { FadArgs::augment_args(sub) } else { DeclaredArgs::augment_args(sub) };
+            // After the flags: their struct's doc comment is not the help.
+            cmd.subcommand(sub.about(e.item.help).long_about(None))
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        papers::REGISTRY.iter().any(|e| e.name == name)
+    }
 }
 
 /// Options of a declared reproduction (`reproduce smartdedup`).
@@ -294,16 +327,13 @@ impl Observer for Bar {
     }
 }
 
-/// `reproduce NAME`: one arm per paper of [`papers::REGISTRY`], each the
-/// same road ([`reproduce_paper`]); FAD's arm only turns its own flags
-/// into its options.
+/// `reproduce NAME`: every paper of [`papers::REGISTRY`] takes the same
+/// road ([`reproduce_paper`]); FAD's arm only turns its own flags into its
+/// options.
 pub fn reproduce(cmd: ReproduceCmd) -> Result<()> {
     match cmd {
         ReproduceCmd::Fad(a) => reproduce_fad(a),
-        ReproduceCmd::Smartdedup(a) => reproduce_paper("smartdedup", a, FadOptions::default()),
-        ReproduceCmd::Fast24(a) => reproduce_paper("fast24", a, FadOptions::default()),
-        ReproduceCmd::Reodedup(a) => reproduce_paper("reodedup", a, FadOptions::default()),
-        ReproduceCmd::LightDedup(a) => reproduce_paper("light-dedup", a, FadOptions::default()),
+        ReproduceCmd::Paper(name, a) => reproduce_paper(name, a, FadOptions::default()),
     }
 }
 
@@ -340,7 +370,7 @@ fn reproduce_fad(mut a: FadArgs) -> Result<()> {
         memory: a.memory,
         recorded: a.recorded,
     };
-    reproduce_paper("fad", shared, fad)
+    reproduce_paper(FAD, shared, fad)
 }
 
 /// Reproduces the paper `name` of [`papers::REGISTRY`]: its configuration

@@ -5,8 +5,8 @@
 //! [`super::lightdedup`], [`super::reodedup`]) run by [`super::declare::run`].
 //!
 //! Adding a paper: write its file with a function that returns a
-//! [`Declaration`], add one line here, and one `reproduce` subcommand (its
-//! flags and help text) in `cli/experiment.rs`.
+//! [`Declaration`] and add one line here; its `reproduce NAME` subcommand
+//! (the shared flags, this line's help text) is built from the line.
 //! (FAD's published numbers are [`super::paper`], a different thing.)
 
 use super::declare::{self, Declaration, Outcome};
@@ -80,6 +80,9 @@ pub struct Registered {
     /// ignored by them and replace the CAFTL baseline, so it is refused).
     pub own_engine: bool,
     pub declare: Declare,
+    /// What `reproduce NAME --help` says it reproduces (the subcommand's
+    /// help, built from this line).
+    pub help: &'static str,
 }
 
 /// One [`REGISTRY`] line.
@@ -91,7 +94,15 @@ const fn line(
     own_engine: bool,
     declare: Declare,
 ) -> Entry<Registered> {
-    Entry { name, about, item: Registered { preset, full_scale, own_engine, declare } }
+    Entry { name, about, item: Registered { preset, full_scale, own_engine, declare, help: about } }
+}
+
+impl Entry<Registered> {
+    /// The line with the longer text `reproduce NAME --help` shows.
+    const fn help(mut self, help: &'static str) -> Entry<Registered> {
+        self.item.help = help;
+        self
+    }
 }
 
 /// The scale of a declared reproduction without `--quick`.
@@ -101,10 +112,17 @@ const DECLARED_SCALE: f64 = 0.2;
 pub const REGISTRY: Registry<Registered> = Registry::new(
     "paper",
     &[
-        line("fad", "FAD (Lin et al.) Section IV", None, 1.0, false, declare_fad),
+        line("fad", "FAD (Lin et al.) Section IV", None, 1.0, false, declare_fad).help(
+            "FAD (Lin et al.) Section IV: Figs. 2-3 and 8-16 on the nine Table II workloads, with \
+             results.csv/json, REPORT.md and plots (see docs/reproduce.md)",
+        ),
         line("smartdedup", "SmartDedup (Yang et al., ATC'19) §4.2 and §4.5", None, DECLARED_SCALE, true, |cfg, o| {
             with_recorded(super::smartdedup::declaration(cfg, o.scale), cfg, o)
-        }),
+        })
+        .help(
+            "SmartDedup (Yang et al., ATC'19) §4.2 and §4.5: dedup ratio vs memory for G-LRU / LRU / \
+             refcount eviction, the two-level store's gain, the iDedup filter (docs/engines.md)",
+        ),
         line(
             "fast24",
             "FAST'24 (Jun et al.) die-allocation hint",
@@ -112,10 +130,19 @@ pub const REGISTRY: Registry<Registered> = Registry::new(
             DECLARED_SCALE,
             false,
             |cfg, o| with_recorded(super::fast24::declaration(), cfg, o),
+        )
+        .help(
+            "FAST'24 (Jun et al.): die-level collisions of fragmented and overwritten files and the \
+             die-allocation hint, on the fast24-nvmevirt preset (default) (docs/policies.md)",
         ),
         line("light-dedup", "Light-Dedup (Qiu et al., ATC'23)", None, DECLARED_SCALE, true, |cfg, o| {
             with_recorded(super::lightdedup::declaration(cfg, o.scale), cfg, o)
-        }),
+        })
+        .help(
+            "Light-Dedup (Qiu et al., ATC'23): hint hit rate with and without trust degrees, \
+             duplicate-run lengths, LMT metadata amplification (entry vs region, fresh and aged), \
+             verify reads vs hash time (docs/engines.md)",
+        ),
         line(
             "reodedup",
             "ReoDedup's relocation inside the SSD (Wang et al.)",
@@ -123,6 +150,11 @@ pub const REGISTRY: Registry<Registered> = Registry::new(
             DECLARED_SCALE,
             false,
             |cfg, o| with_recorded(super::reodedup::declaration(cfg, o.scale), cfg, o),
+        )
+        .help(
+            "ReoDedup's relocation inside the SSD (reodedup-csr, reodedup-atr) vs Deduplication, HAR, \
+             FCRC and FAD on the nine Table II replicas: read latency, DOF, dedup rate, extra writes \
+             (docs/reodedup.md)",
         ),
     ],
 );
