@@ -291,10 +291,8 @@ pub struct WorkloadArgs {
     /// Trace file (plain, .gz or .zst). Without it, the built-in synthetic workload runs.
     #[arg(long, short = 't')]
     pub trace: Option<PathBuf>,
-    /// Trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim, mqsim,
-    /// libcachesim, blkparse[:D|Q|C], fio-iolog[:ms], fio-log, csv:COLUMNS (e.g.
-    /// csv:time=1,op=2,offset=3,size=4; never detected), native (docs/trace-formats.md).
-    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"])]
+    #[arg(long, requires = "trace", conflicts_with_all = ["synth", "replica"],
+          help = dedupsim::trace::format_help("Trace format (default: auto-detect)"))]
     pub format: Option<TraceFormat>,
     /// Volumes of a multi-volume trace: `all` (each volume on its own disjoint page range), `merge`
     /// (every volume kept, device column ignored: one shared address space, as SSDsim and MQSim

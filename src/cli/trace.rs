@@ -83,10 +83,7 @@ pub struct ConvertArgs {
     /// Output file.
     #[arg(long, short = 'o')]
     out: PathBuf,
-    /// Input trace format (default: auto-detect): msr, fiu, fiu-homes, umass, systor, tencent, ssdsim,
-    /// mqsim, libcachesim, blkparse[:D|Q|C], fio-iolog[:ms], fio-log, csv:COLUMNS (e.g.
-    /// csv:time=1,op=2,offset=3,size=4; never detected), native (docs/trace-formats.md).
-    #[arg(long)]
+    #[arg(long, help = dedupsim::trace::format_help("Input trace format (default: auto-detect)"))]
     format: Option<TraceFormat>,
     /// Volumes: `all` (each on its own disjoint range), `merge` (device column ignored, one shared
     /// address space, as SSDsim and MQSim read it) or one volume (a number, or major:minor).

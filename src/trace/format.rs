@@ -92,6 +92,12 @@ pub struct Registered {
     /// Reads `NAME:OPTIONS` into the format (`None`: it takes no options);
     /// gets the name as typed (lowercase) and the options.
     pub options: Option<ParseOptions>,
+    /// A value's options as `NAME:OPTIONS` writes them (`None` for the
+    /// defaults, which print as the bare name): the `Display` form.
+    pub show_options: Option<fn(TraceFormat) -> Option<String>>,
+    /// How `--format`'s help names it (`blkparse[:D|Q|C]`; the bare name
+    /// if empty): [`format_help`].
+    pub usage: &'static str,
     /// Its line parser for `format` (a value of this line's variant).
     pub(crate) parser: fn(TraceFormat, &LoadOptions) -> Box<dyn LineParser>,
     /// Its byte-level fast path, if it has one ([`FastParse`]).
@@ -187,7 +193,17 @@ const fn plain(
     Entry {
         name,
         about,
-        item: Registered { format, aliases, needs_options: None, options: None, parser, fast: None, sample: None },
+        item: Registered {
+            format,
+            aliases,
+            needs_options: None,
+            options: None,
+            show_options: None,
+            usage: "",
+            parser,
+            fast: None,
+            sample: None,
+        },
     }
 }
 
@@ -206,18 +222,30 @@ impl Entry<Registered> {
     }
 
     /// The line of a format that takes options after a colon (`needs`:
-    /// why its bare name is not enough, if it is not).
-    const fn options(mut self, needs: Option<&'static str>, options: ParseOptions) -> Entry<Registered> {
+    /// why its bare name is not enough, if it is not; `usage`: how
+    /// `--format`'s help names it; `show`: a value's options as written
+    /// after the colon, `None` for the defaults).
+    const fn options(
+        mut self,
+        needs: Option<&'static str>,
+        usage: &'static str,
+        options: ParseOptions,
+        show: fn(TraceFormat) -> Option<String>,
+    ) -> Entry<Registered> {
         self.item.needs_options = needs;
+        self.item.usage = usage;
         self.item.options = Some(options);
+        self.item.show_options = Some(show);
         self
     }
 }
 
 /// Every trace format, one line each, in the order they are listed to
 /// users. Adding a format: its parser's file, its [`TraceFormat`] variant
-/// and one line here (plus a shape rule in [`detect`] if it can be
-/// recognised from its lines).
+/// and one line here (plus a shape rule in [`detect`], in this file, if it
+/// can be recognised from its lines). Names, aliases, options, the
+/// `Display` form, `--format`'s help ([`format_help`]), the loader's parser
+/// and the parser benchmark all read the line.
 pub const FORMATS: Registry<Registered> = Registry::new(
     "trace format",
     &[
@@ -322,11 +350,19 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             },
         )
         .sample("", blkparse_sample)
-        .options(None, |_, e| {
-            BlkEvent::parse(e).map(TraceFormat::Blkparse).ok_or_else(|| {
-                format!("{} is not a blkparse event to read as the requests: D, Q or C", super::quote(e))
-            })
-        }),
+        .options(
+            None,
+            "blkparse[:D|Q|C]",
+            |_, e| {
+                BlkEvent::parse(e).map(TraceFormat::Blkparse).ok_or_else(|| {
+                    format!("{} is not a blkparse event to read as the requests: D, Q or C", super::quote(e))
+                })
+            },
+            |f| match f {
+                TraceFormat::Blkparse(e) if e != BlkEvent::Dispatch => Some(e.to_string()),
+                _ => None,
+            },
+        ),
         plain(
             "fio-iolog",
             &["iolog"],
@@ -348,11 +384,19 @@ pub const FORMATS: Registry<Registered> = Registry::new(
                 r.size
             )
         })
-        .options(None, |_, u| {
-            TimeUnit::parse(u)
-                .map(TraceFormat::FioIolog)
-                .ok_or_else(|| format!("{} is not a time unit (s, ms, us, ns)", super::quote(u)))
-        }),
+        .options(
+            None,
+            "fio-iolog[:ms]",
+            |_, u| {
+                TimeUnit::parse(u)
+                    .map(TraceFormat::FioIolog)
+                    .ok_or_else(|| format!("{} is not a time unit (s, ms, us, ns)", super::quote(u)))
+            },
+            |f| match f {
+                TraceFormat::FioIolog(u) if u != TimeUnit::Us => Some(u.name().to_string()),
+                _ => None,
+            },
+        ),
         plain(
             "fio-log",
             &["fio-lat-log", "fio-bw-log"],
@@ -380,6 +424,7 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         })
         .options(
             Some("the csv format needs a column map, e.g. csv:time=1,op=2,offset=3,size=4 (docs/trace-formats.md)"),
+            "csv:COLUMNS (e.g. csv:time=1,op=2,offset=3,size=4; never detected)",
             |name, spec| {
                 // `tsv:` is `csv:` with tab-separated columns.
                 let spec = if name == "tsv" && !spec.contains("delimiter") {
@@ -388,6 +433,10 @@ pub const FORMATS: Registry<Registered> = Registry::new(
                     spec.to_string()
                 };
                 CsvSpec::parse(&spec).map(TraceFormat::Csv)
+            },
+            |f| match f {
+                TraceFormat::Csv(spec) => Some(spec.to_string()),
+                _ => None,
             },
         ),
         plain(
@@ -435,11 +484,9 @@ impl fmt::Display for TraceFormat {
     /// bare name for the defaults (`blkparse` = `blkparse:D`, `fio-iolog` =
     /// `fio-iolog:us`) and the formats without options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TraceFormat::Blkparse(e) if *e != BlkEvent::Dispatch => write!(f, "blkparse:{e}"),
-            TraceFormat::FioIolog(u) if *u != TimeUnit::Us => write!(f, "fio-iolog:{}", u.name()),
-            TraceFormat::Csv(spec) => write!(f, "csv:{spec}"),
-            _ => f.write_str(self.name()),
+        match self.registered().and_then(|e| e.item.show_options).and_then(|show| show(*self)) {
+            Some(options) => write!(f, "{}:{options}", self.name()),
+            None => f.write_str(self.name()),
         }
     }
 }
@@ -486,6 +533,14 @@ impl FromStr for TraceFormat {
             (Some(_), None) => Err(bad(format!("the {lower} format takes no options"))),
         }
     }
+}
+
+/// `--format`'s help: `lead`, then every format as [`Registered::usage`]
+/// names it, in [`FORMATS`] order (so the help names every format).
+pub fn format_help(lead: &str) -> String {
+    let names: Vec<&str> =
+        FORMATS.iter().map(|e| if e.item.usage.is_empty() { e.name } else { e.item.usage }).collect();
+    format!("{lead}: {} (docs/trace-formats.md)", names.join(", "))
 }
 
 /// Shape-based verdict on one line.

@@ -46,7 +46,7 @@ pub mod tencent;
 pub mod umass;
 
 pub use error::TraceError;
-pub use format::{detect, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
+pub use format::{detect, format_help, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
 pub use load::{
     build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
     VolumeSelect,
