@@ -17,22 +17,8 @@ impl Caftl {
     /// The engine has no parameters: any key of `[engine.caftl]` is an
     /// error (its costs are `dedup.fingerprint` and `dedup.hash_engines`).
     pub fn build(ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
-        let keys: Vec<String> = match ctx.tables.get("caftl") {
-            None => Vec::new(),
-            Some(toml::Value::Table(t)) => t.keys().map(|k| format!("`{k}`")).collect(),
-            Some(v) => vec![format!("a {} value instead of a table", v.type_str())],
-        };
-        if keys.is_empty() {
-            return Ok(Box::new(Caftl));
-        }
-        Err(EngineError::Params {
-            engine: "caftl".into(),
-            reason: format!(
-                "caftl has no parameters, but [engine.caftl] holds {}; its hash time is dedup.fingerprint \
-                 and its hash engines dedup.hash_engines",
-                keys.join(", ")
-            ),
-        })
+        super::no_params(ctx, "caftl")?;
+        Ok(Box::new(Caftl))
     }
 }
 

@@ -22,18 +22,15 @@
 //!   so every verify read succeeds.
 //! * No metadata on flash, no background work.
 
-use super::{
-    is_live_copy, params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage,
-};
+use super::index::PrimaryIndex;
+use super::{params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp, WritePage};
 use crate::background::{check_time_param, MAX_HASH_TIME_NS};
 use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::UnitKey;
 use crate::units::{ContentId, Nanos};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
-/// DRAM per indexed fingerprint (Light-Dedup §6: 40 B per entry).
-pub const DRAM_FP_BYTES: u64 = 40;
+pub use super::index::DRAM_FP_BYTES;
 
 /// The unit-bearing parameters ([`crate::params::unit_keys`]).
 pub const UNIT_KEYS: &[UnitKey] = &[
@@ -61,14 +58,12 @@ impl Default for DramVerifyParams {
 struct Stats {
     verify_reads: u64,
     failed_verifies: u64,
-    peak_index: u64,
 }
 
 /// The engine. See the module doc.
 pub struct DramVerify {
     hash: Nanos,
-    /// Fingerprint -> (primary copy, its content).
-    index: HashMap<u64, (EntryId, ContentId)>,
+    index: PrimaryIndex,
     stats: Stats,
 }
 
@@ -80,7 +75,7 @@ impl DramVerify {
         check_time_param("index_lookup_us", p.index_lookup_us, "µs", 1e3, MAX_HASH_TIME_NS).map_err(bad)?;
         Ok(Box::new(DramVerify {
             hash: Nanos((p.hash_us * 1e3).round() as u64 + (p.index_lookup_us * 1e3).round() as u64),
-            index: HashMap::new(),
+            index: PrimaryIndex::default(),
             stats: Stats::default(),
         }))
     }
@@ -88,11 +83,6 @@ impl DramVerify {
     /// The index at a full device: every logical page a distinct content.
     pub fn memory_estimate(ctx: &EngineContext) -> u64 {
         ctx.logical_pages.saturating_mul(DRAM_FP_BYTES)
-    }
-
-    fn insert(&mut self, fp: u64, entry: EntryId, content: ContentId) {
-        self.index.entry(fp).or_insert((entry, content));
-        self.stats.peak_index = self.stats.peak_index.max(self.index.len() as u64);
     }
 }
 
@@ -112,8 +102,8 @@ impl Engine for DramVerify {
                 io.verdicts.push(Verdict::Unique);
                 continue;
             }
-            let v = match self.index.get(&p.fingerprint).copied() {
-                Some((e, c)) if is_live_copy(ftl, e, c) => {
+            let v = match self.index.live(ftl, p.fingerprint) {
+                Some((e, c)) => {
                     self.stats.verify_reads += 1;
                     io.ops.push(WriteOp {
                         when: When::Hashed(k as u32),
@@ -127,7 +117,7 @@ impl Engine for DramVerify {
                         Verdict::Unique
                     }
                 }
-                _ => Verdict::Unique,
+                None => Verdict::Unique,
             };
             io.verdicts.push(v);
         }
@@ -136,28 +126,26 @@ impl Engine for DramVerify {
     fn commit(&mut self, _: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
         for (k, p) in pages.iter().enumerate() {
             if programmed[k] && !p.repeat && io.verdicts[k] == Verdict::Unique {
-                self.insert(p.fingerprint, entries[k], p.content);
+                self.index.insert(p.fingerprint, entries[k], p.content);
             }
         }
     }
 
     fn preload(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
-        self.insert(fingerprint, entry, content);
+        self.index.insert(fingerprint, entry, content);
     }
 
     fn forget(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
-        if self.index.get(&fingerprint) == Some(&(entry, content)) {
-            self.index.remove(&fingerprint);
-        }
+        self.index.forget(fingerprint, entry, content);
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        let s = &self.stats;
+        let (s, (bytes, peak)) = (&self.stats, self.index.bytes());
         vec![
             ("engine_verify_reads", s.verify_reads as f64),
             ("engine_failed_verifies", s.failed_verifies as f64),
-            ("engine_index_bytes", (self.index.len() as u64 * DRAM_FP_BYTES) as f64),
-            ("engine_index_peak_bytes", (s.peak_index * DRAM_FP_BYTES) as f64),
+            ("engine_index_bytes", bytes as f64),
+            ("engine_index_peak_bytes", peak as f64),
         ]
     }
 }

@@ -1007,6 +1007,52 @@ fn light_dedup_charges_the_index_lookup() {
     assert!(b - a >= 2.0 - 1e-9, "one write of 4 unique pages: {a} -> {b} µs");
 }
 
+// ----- caftl-sampled -----
+
+/// `caftl-sampled` (issue 27 item 13), counted by hand. Writes:
+/// 1. [1,2,3,4]: sample 1 new, so 2-4 go unhashed and unindexed;
+/// 2. [1,2,3,4] elsewhere: sample 1 found, so 2-4 are hashed, not found
+///    (never indexed), and indexed now: 1 duplicate;
+/// 3. [9,2,3,4]: sample 9 new, 2-4 unhashed: 0 duplicates (CAFTL: 3);
+/// 4. [2,3,4,5]: sample 2 found, 3 and 4 found, 5 new: 3 duplicates;
+/// 5. [4], one page: hashed, found: 1.
+/// So 5 duplicates against CAFTL's 4 + 3 + 3 + 1 = 11; 6 pages unhashed
+/// (writes 1 and 3); indexed 1, 2, 3, 4, 9, 5: 6 x 40 B.
+#[test]
+fn caftl_sampled_fingerprints_a_request_only_after_its_sample() {
+    use crate::units::Op;
+    let cfg = Config::fad_table1();
+    let steps = vec![
+        (Op::Write, 0, vec![1, 2, 3, 4]),
+        (Op::Write, 100, vec![1, 2, 3, 4]),
+        (Op::Write, 200, vec![9, 2, 3, 4]),
+        (Op::Write, 300, vec![2, 3, 4, 5]),
+        (Op::Write, 400, vec![4]),
+    ];
+    let p = handmade(&steps, 2000);
+    let out = run_with(&cfg, &p, "dedup", build("caftl-sampled", &cfg.engine_context()).unwrap());
+    assert_eq!(out.metrics.counters.dedup_pages, 5);
+    assert_eq!(stat(&out, "engine_unhashed_pages"), 6.0);
+    assert_eq!(stat(&out, "engine_index_bytes"), 6.0 * 40.0);
+    let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
+    assert_eq!(caftl.metrics.counters.dedup_pages, 11);
+    // Only hashed pages take the hash engines: 17 - 6 = 11 pages of 32 µs.
+    assert_eq!(out.hash.pages, 11);
+    assert_eq!(caftl.hash.pages, 17);
+    assert_eq!(out.hash.busy.0, cfg.dedup.fingerprint.0 * 11);
+}
+
+/// Its name in `[engine.caftl-sampled]` takes no keys, as caftl's.
+#[test]
+fn caftl_sampled_has_no_parameters() {
+    let mut cfg = Config::fad_table1();
+    let mut t = toml::Table::new();
+    t.insert("sampling".into(), toml::Value::Boolean(true));
+    cfg.engine.insert("caftl-sampled".into(), toml::Value::Table(t));
+    let e = build("caftl-sampled", &cfg.engine_context()).err().expect("a key is refused").to_string();
+    assert!(e.contains("caftl-sampled has no parameters") && e.contains("`sampling`"), "{e}");
+}
+
 // ----- dram-verify -----
 
 /// `dram-verify` (issue 27 item 13), counted by hand on a copy: n unique

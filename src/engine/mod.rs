@@ -27,11 +27,14 @@
 //! Adding an engine = one file + one [`REGISTRY`] line.
 
 mod caftl;
+mod caftl_sampled;
 mod dramverify;
+pub mod index;
 mod lightdedup;
 mod smartdedup;
 
 pub use caftl::Caftl;
+pub use caftl_sampled::CaftlSampled;
 pub use dramverify::{DramVerify, DramVerifyParams, DRAM_FP_BYTES};
 pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
 pub use smartdedup::{Eviction, Index, SmartDedup, SmartDedupParams, BTREE_FP_BYTES};
@@ -300,6 +303,13 @@ pub const REGISTRY: Registry<Registered> = Registry::new(
             |_| 0,
         ),
         line(
+            "caftl-sampled",
+            "CAFTL with sampling hashing (SmartDedup §4): a multi-page write is fingerprinted only if its first page is a duplicate",
+            CaftlSampled::build,
+            |_| Ok(toml::Table::new()),
+            CaftlSampled::memory_estimate,
+        ),
+        line(
             "smartdedup",
             "SmartDedup (Yang et al. ATC'19): bounded two-level fingerprint store, in-line + out-of-line dedup",
             SmartDedup::build,
@@ -401,6 +411,28 @@ pub fn mix64(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// Checks that an engine without parameters (`caftl`, `caftl-sampled`)
+/// was given none: any key of `[engine.NAME]` is an error, which says
+/// where its costs are set instead.
+pub fn no_params(ctx: &EngineContext, name: &str) -> Result<(), EngineError> {
+    let keys: Vec<String> = match ctx.tables.get(name) {
+        None => Vec::new(),
+        Some(toml::Value::Table(t)) => t.keys().map(|k| format!("`{k}`")).collect(),
+        Some(v) => vec![format!("a {} value instead of a table", v.type_str())],
+    };
+    if keys.is_empty() {
+        return Ok(());
+    }
+    Err(EngineError::Params {
+        engine: name.into(),
+        reason: format!(
+            "{name} has no parameters, but [engine.{name}] holds {}; its hash time is dedup.fingerprint \
+             and its hash engines dedup.hash_engines",
+            keys.join(", ")
+        ),
+    })
 }
 
 /// Whether `e` is a live copy of `content` (engines validate what they
