@@ -776,6 +776,11 @@ impl LightDedup {
         self.alloc.page_of(slot) * 4096 + u64::from(slot % self.alloc.per_page()) * ENTRY_BYTES
     }
 
+    /// Blocks read ahead (PN) that the stream's next write used.
+    pub fn read_ahead_used(&self) -> u64 {
+        self.stats.ahead_used
+    }
+
     /// The engine's statistics by name (what [`Engine::stats`] reports).
     pub fn stat(&self, name: &str) -> Option<f64> {
         self.stats().into_iter().find(|(k, _)| *k == name).map(|(_, v)| v)

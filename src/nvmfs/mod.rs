@@ -26,10 +26,16 @@
 //!   prefetched at once, [`FsCosts::mlp`] outstanding), `sp` (IBP, and a
 //!   followed hint's entry and block are read at the block's start while
 //!   the hash and the index are skipped, §4.3.2), `pc` (the same read, the
-//!   hash kept), `pn` (SP, each block's predicted block issued when the
-//!   previous block's read completes, Fig. 4d; across syscalls the engine's
-//!   read-ahead). Light-Dedup as evaluated is `pn` (CBP = PN+Transition,
+//!   hash kept), `pn` (SP, and the next block's predicted entry and block
+//!   read as soon as this block's compared block is in, Fig. 4d: the
+//!   engine's read-ahead, used by the next block; across a syscall boundary
+//!   the CPU's copy is lost, §5.2, and the block is loaded again from the
+//!   XPBuffer). Light-Dedup as evaluated is `pn` (CBP = PN+Transition,
 //!   "effectively equivalent to PN in single-thread experiments", Fig. 10).
+//!
+//! The engine sees one block at a time, as Light-Dedup's loop over a
+//! syscall's blocks does: a block repeating an earlier one of the same
+//! syscall is found in the index and verified like any duplicate.
 //!
 //! The engine records every access it decides with its byte address
 //! ([`crate::engine::Access`]); this module charges them: the entry read a
@@ -49,11 +55,12 @@ mod costs;
 
 pub use costs::FsCosts;
 
-use crate::engine::{Access, Engine, EngineIo, LightDedup, LightDedupParams, Prefetch, Target, Verdict, When, Why, WritePage, BEFORE};
+use crate::engine::{
+    Access, Engine, EngineIo, LightDedup, LightDedupParams, Prefetch, Target, Verdict, When, Why, WritePage, BEFORE,
+};
 use crate::ftl::{EntryId, Ftl, FtlError, FtlParams};
 use crate::pmem::{Category, Counters, PmDevice, PmError, PmParams};
 use crate::units::{ContentId, Lpn, Nanos};
-use std::collections::HashMap;
 use thiserror::Error;
 
 /// Bytes of a file-system block.
@@ -73,6 +80,9 @@ pub enum Scheme {
     NvDedup,
     /// Light-Dedup with this prefetch variant (`Prefetch::Pn` as evaluated).
     LightDedup(Prefetch),
+    /// Light-Dedup (PN) with the entry-based table instead of regions
+    /// (§5.5, Table 4's "Entry" columns).
+    LightDedupEntry,
 }
 
 impl Scheme {
@@ -84,6 +94,7 @@ impl Scheme {
             Scheme::LightDedup(Prefetch::Pn) => "Light-Dedup".into(),
             Scheme::LightDedup(Prefetch::None) => "LD-w/o-P".into(),
             Scheme::LightDedup(p) => format!("Light-Dedup ({})", p.name().to_uppercase()),
+            Scheme::LightDedupEntry => "Light-Dedup, entry-based".into(),
         }
     }
 }
@@ -189,8 +200,9 @@ pub struct NvmFs {
     entries: Vec<EntryId>,
     programmed: Vec<bool>,
     freed: Vec<(ContentId, EntryId)>,
-    /// PN across syscalls: when the engine's read-ahead completes.
+    /// PN: when the engine's read-ahead completes, and the block it read.
     ahead_done: Nanos,
+    ahead_addr: u64,
     gcs: u64,
 }
 
@@ -209,6 +221,12 @@ impl NvmFs {
             Scheme::LightDedup(p) => {
                 Some(LightDedupParams { prefetch: p, warm_start: false, ..LightDedupParams::default() })
             }
+            Scheme::LightDedupEntry => Some(LightDedupParams {
+                prefetch: Prefetch::Pn,
+                layout: crate::engine::Layout::Entry,
+                warm_start: false,
+                ..LightDedupParams::default()
+            }),
         };
         let engine = match engine {
             None => None,
@@ -243,6 +261,7 @@ impl NvmFs {
             programmed: Vec::new(),
             freed: Vec::new(),
             ahead_done: Nanos::ZERO,
+            ahead_addr: 0,
             gcs: 0,
         })
     }
@@ -270,7 +289,12 @@ impl NvmFs {
     }
 
     pub fn mark(&self) -> Mark {
-        Mark { now: self.now, blocks: self.blocks, counters: self.dev.counters().clone(), breakdown: self.breakdown.clone() }
+        Mark {
+            now: self.now,
+            blocks: self.blocks,
+            counters: self.dev.counters().clone(),
+            breakdown: self.breakdown.clone(),
+        }
     }
 
     pub fn since(&self, m: &Mark) -> Phase {
@@ -313,66 +337,99 @@ impl NvmFs {
         Ok(())
     }
 
+    /// Applies the deletions and reference-count decrements of the blocks
+    /// punched or overwritten so far, charging their metadata now (the
+    /// punch's own syscall) instead of at the next write.
+    pub fn settle(&mut self) -> Result<(), NvmFsError> {
+        if self.engine.is_some() {
+            self.step(None, 0, false)?;
+        }
+        Ok(())
+    }
+
     /// One write syscall of `contents.len()` blocks from `lpn`, on writer
-    /// stream `stream`.
+    /// stream `stream`. The file system handles the blocks one after the
+    /// other (the engine decides each alone, as Light-Dedup's loop over a
+    /// syscall's blocks does: a repeat inside the syscall is found in the
+    /// index like any duplicate); then one log entry and the tail.
     pub fn write(&mut self, lpn: u32, contents: &[ContentId], stream: u16) -> Result<(), NvmFsError> {
         let n = contents.len();
         if n == 0 {
             return Ok(());
         }
         self.ftl.check_range(u64::from(lpn), n as u32)?;
-        // In-write repeats map to the write's first copy (as the SSD path).
-        let mut first: HashMap<ContentId, usize> = HashMap::new();
-        self.pages.clear();
         for (k, &c) in contents.iter().enumerate() {
-            let repeat = first.contains_key(&c);
-            first.entry(c).or_insert(k);
-            self.pages.push(WritePage { lpn: Lpn(lpn + k as u32), content: c, fingerprint: u64::from(c.0), repeat });
+            let l = Lpn(lpn + k as u32);
+            if self.engine.is_some() {
+                self.step(Some((l, c)), stream, k == 0)?;
+            } else {
+                let t = self.now + Nanos(self.costs.fs_ns);
+                self.breakdown.other += self.costs.fs_ns;
+                let e = self.program(c)?;
+                self.ftl.map_pinned(l, e);
+                let addr = u64::from(self.ftl.entry(e).ppn.0) * BLOCK;
+                let r = self.dev.store(addr, BLOCK, t, Category::Data);
+                self.breakdown.write += (r - t).0;
+                self.now = r;
+            }
         }
-        self.io.reset(n);
+        // NOVA's log entry for the syscall and its tail.
+        let cpu = self.now;
+        let r = self.dev.store(LOG_BASE + self.log_tail, self.costs.log_entry_bytes, cpu, Category::Log);
+        self.log_tail += self.costs.log_entry_bytes;
+        let r = self.dev.store(LOG_BASE - 4096, self.costs.log_tail_bytes, r, Category::Log);
+        self.breakdown.other += (r - cpu).0;
+        self.now = r;
+        self.blocks += n as u64;
+        Ok(())
+    }
+
+    /// A new block for `content` (pinned).
+    fn program(&mut self, content: ContentId) -> Result<EntryId, NvmFsError> {
+        let (e, _ppn, gc) = self.ftl.program(self.unit, content, false)?;
+        self.unit = (self.unit + 1) % self.units;
+        self.gcs += u64::from(gc.is_some());
+        Ok(e)
+    }
+
+    /// One block through the engine (`None`: only the pending deletions),
+    /// executed and charged. `syscall_start`: the syscall's first block.
+    fn step(&mut self, page: Option<(Lpn, ContentId)>, stream: u16, syscall_start: bool) -> Result<(), NvmFsError> {
+        self.sync_freed();
+        self.pages.clear();
+        if let Some((lpn, content)) = page {
+            self.pages.push(WritePage { lpn, content, fingerprint: u64::from(content.0), repeat: false });
+        }
+        self.io.reset(self.pages.len());
         self.io.stream = stream;
         self.accesses.clear();
-        let mut used_ahead = false;
-        if self.engine.is_some() {
-            self.sync_freed();
-            let engine = self.engine.as_mut().expect("checked above");
-            let before = engine.stat("engine_read_ahead_used").unwrap_or(0.0);
-            engine.lookup(&self.ftl, &self.pages, &mut self.io);
-            used_ahead = engine.stat("engine_read_ahead_used").unwrap_or(0.0) > before;
-            engine.take_accesses(&mut self.accesses);
-        }
-        // Execute: map duplicates, program the rest.
+        let engine = self.engine.as_mut().expect("step runs with an engine");
+        let before = engine.read_ahead_used();
+        engine.lookup(&self.ftl, &self.pages, &mut self.io);
+        let used_ahead = engine.read_ahead_used() > before;
+        engine.take_accesses(&mut self.accesses);
         self.entries.clear();
         self.programmed.clear();
-        for k in 0..n {
-            let p = self.pages[k];
-            let dup = match self.io.verdicts.get(k) {
-                Some(Verdict::Duplicate(e)) if self.engine.is_some() && self.ftl.entry_live(*e).is_some() => Some(*e),
+        if let Some((lpn, content)) = page {
+            let dup = match self.io.verdicts.first() {
+                Some(Verdict::Duplicate(e)) if self.ftl.entry_live(*e).is_some() => Some(*e),
                 _ => None,
             };
-            let (e, programmed) = if p.repeat && self.engine.is_some() {
-                (self.entries[first[&p.content]], false)
-            } else if let Some(e) = dup {
-                (e, false)
-            } else {
-                let (e, _ppn, gc) = self.ftl.program(self.unit, p.content, false)?;
-                self.unit = (self.unit + 1) % self.units;
-                self.gcs += u64::from(gc.is_some());
-                (e, true)
+            let (e, programmed) = match dup {
+                Some(e) => {
+                    self.ftl.pin(e);
+                    (e, false)
+                }
+                None => (self.program(content)?, true),
             };
-            if !programmed {
-                self.ftl.pin(e);
-            }
-            self.ftl.map_pinned(p.lpn, e);
+            self.ftl.map_pinned(lpn, e);
             self.entries.push(e);
             self.programmed.push(programmed);
-        }
-        if let Some(engine) = &mut self.engine {
+            let engine = self.engine.as_mut().expect("step runs with an engine");
             engine.commit(&self.ftl, &self.pages, &self.entries, &self.programmed, &mut self.io);
             engine.take_accesses(&mut self.accesses);
         }
-        self.charge(n, used_ahead);
-        self.blocks += n as u64;
+        self.charge(page.is_some(), used_ahead, syscall_start);
         Ok(())
     }
 
@@ -384,119 +441,113 @@ impl NvmFs {
         }
     }
 
-    /// Times one write of `n` blocks from the recorded accesses.
-    fn charge(&mut self, n: usize, used_ahead: bool) {
-        // Accesses by page, deletions first; lookup's before commit's.
-        let key = |a: &Access| if a.page == BEFORE { 0 } else { u64::from(a.page) + 1 };
-        self.accesses.sort_by_key(key);
+    /// Times one block (or only the pending deletions) from the recorded
+    /// accesses: the deletions, the block's own work, the loads its
+    /// decision waits for, the data store, the metadata stores.
+    fn charge(&mut self, has_page: bool, used_ahead: bool, syscall_start: bool) {
         let prefetch = match self.scheme {
             Scheme::LightDedup(p) => p,
+            Scheme::LightDedupEntry => Prefetch::Pn,
             _ => Prefetch::None,
         };
         let parallel = if prefetch == Prefetch::None { 1 } else { self.costs.mlp.max(1) };
         let nv = self.scheme == Scheme::NvDedup;
+        let accesses = std::mem::take(&mut self.accesses);
         let mut cpu = self.now;
         let mut i = 0;
-        let accesses = std::mem::take(&mut self.accesses);
-        // Deletions and decrements of the blocks freed before this write.
+        // Deletions and decrements of the blocks freed before this one.
         while i < accesses.len() && accesses[i].page == BEFORE {
             cpu = self.meta_op(&accesses[i], cpu);
             i += 1;
         }
-        // PN: when the previous block's compared block arrived.
-        let mut prev_ready = cpu;
-        for k in 0..n {
-            let start = cpu;
-            let mut t = start + Nanos(self.costs.fs_ns);
-            self.breakdown.other += self.costs.fs_ns;
-            let hashed = self.engine.is_some() && self.io.hashed.get(k).copied().unwrap_or(false);
-            if hashed {
-                t += Nanos(self.costs.hash_ns + self.costs.index_ns);
-                self.breakdown.fp += self.costs.hash_ns;
-                self.breakdown.other += self.costs.index_ns;
-            }
-            // The arrival chain (a followed hint): entry, then block.
-            let issue = if prefetch == Prefetch::Pn { prev_ready.min(start) } else { start };
-            let mut chain = issue;
-            let mut ready: Option<Nanos> = None;
-            if k == 0 && used_ahead {
-                ready = Some(self.ahead_done.max(start));
-            }
-            let mut ahead: Option<Nanos> = None;
-            let end = accesses[i..].iter().position(|a| a.page != k as u32).map_or(accesses.len(), |p| i + p);
-            let page = &accesses[i..end];
-            i = end;
-            // Gating loads first (the decision), then the data store, then
-            // the metadata stores in the engine's order.
-            for a in page.iter().filter(|a| !a.write) {
-                let (addr, len) = Self::meta_addr(a.target);
-                match (a.why, a.target) {
-                    (Why::ReadAhead, Target::Data(_)) => {
-                        // Issued behind this write for the next one.
-                        ahead = Some(self.dev.load(addr, len, chain.max(t), parallel, Category::Data));
-                    }
-                    (Why::ReadAhead, _) => {
-                        chain = self.dev.load(addr, len, chain.max(t), 1, Category::Meta);
-                    }
-                    (_, Target::Data(_)) if a.when == When::Arrival => {
-                        let r = self.dev.load(addr, len, chain, parallel, Category::Data);
-                        ready = Some(ready.map_or(r, |x| x.max(r)));
-                    }
-                    (_, Target::Data(_)) => {
-                        if nv {
-                            t += Nanos(self.costs.md5_ns);
-                            self.breakdown.fp += self.costs.md5_ns;
-                        } else {
-                            let r = self.dev.load(addr, len, t, parallel, Category::Data);
-                            self.breakdown.cmp += (r - t).0;
-                            t = r;
-                            ready = Some(ready.map_or(r, |x| x.max(r)));
-                        }
-                    }
-                    _ if a.when == When::Arrival => {
-                        chain = self.dev.load(addr, len, chain, 1, Category::Meta);
-                    }
-                    _ => {
-                        let r = self.dev.load(addr, len, t, 1, Category::Meta);
-                        self.breakdown.meta += (r - t).0;
-                        t = r;
-                    }
-                }
-            }
-            if let Some(r) = ready {
-                if !nv {
-                    let wait = r.max(t) - t;
-                    self.breakdown.cmp += wait.0 + self.costs.cmp_ns;
-                    t = r.max(t) + Nanos(self.costs.cmp_ns);
-                    prev_ready = r;
-                }
-            } else {
-                prev_ready = t;
-            }
-            if self.programmed[k] || self.engine.is_none() {
-                let e = self.entries[k];
-                let addr = u64::from(self.ftl.entry(e).ppn.0) * BLOCK;
-                let r = self.dev.store(addr, BLOCK, t, Category::Data);
-                self.breakdown.write += (r - t).0;
-                t = r;
-            }
-            for a in page.iter().filter(|a| a.write) {
-                if nv && a.why == Why::Hint {
-                    continue;
-                }
-                t = self.meta_op(a, t);
-            }
-            if let Some(a) = ahead {
-                self.ahead_done = a;
-            }
-            cpu = t;
+        if !has_page {
+            self.now = cpu;
+            self.accesses = accesses;
+            return;
         }
-        // NOVA's log entry for the syscall and its tail.
-        let r = self.dev.store(LOG_BASE + self.log_tail, self.costs.log_entry_bytes, cpu, Category::Log);
-        self.log_tail += self.costs.log_entry_bytes;
-        let r = self.dev.store(LOG_BASE - 4096, self.costs.log_tail_bytes, r, Category::Log);
-        self.breakdown.other += (r - cpu).0;
-        self.now = r;
+        let page = &accesses[i..];
+        let start = cpu;
+        let mut t = start + Nanos(self.costs.fs_ns);
+        self.breakdown.other += self.costs.fs_ns;
+        if self.io.hashed.first().copied().unwrap_or(false) {
+            t += Nanos(self.costs.hash_ns + self.costs.index_ns);
+            self.breakdown.fp += self.costs.hash_ns;
+            self.breakdown.other += self.costs.index_ns;
+        }
+        // PN: the block read ahead behind the previous block. Inside a
+        // syscall it is in the CPU caches when it arrives; across a syscall
+        // the CPU's copy is lost ("CBP cannot work ideally across syscalls",
+        // §5.2) and the block is loaded again, from the XPBuffer if still
+        // there.
+        let mut ready: Option<Nanos> = None;
+        if used_ahead {
+            ready = Some(if syscall_start {
+                // The lines are in the XPBuffer once the read-ahead is done.
+                self.dev.load(self.ahead_addr, BLOCK, start.max(self.ahead_done), parallel, Category::Data)
+            } else {
+                self.ahead_done.max(start)
+            });
+        }
+        // The arrival chain (a followed hint): its entry, then its block.
+        let mut chain = start;
+        for a in page.iter().filter(|a| !a.write && a.why != Why::ReadAhead) {
+            let (addr, len) = Self::meta_addr(a.target);
+            match a.target {
+                Target::Data(_) if a.when == When::Arrival => {
+                    let r = self.dev.load(addr, len, chain, parallel, Category::Data);
+                    ready = Some(ready.map_or(r, |x| x.max(r)));
+                }
+                Target::Data(_) if nv => {
+                    // NV-Dedup: the weak fingerprint matched; MD5 decides.
+                    t += Nanos(self.costs.md5_ns);
+                    self.breakdown.fp += self.costs.md5_ns;
+                }
+                Target::Data(_) => {
+                    let r = self.dev.load(addr, len, t, parallel, Category::Data);
+                    self.breakdown.cmp += (r - t).0;
+                    t = r;
+                    ready = Some(ready.map_or(r, |x| x.max(r)));
+                }
+                _ if a.when == When::Arrival => {
+                    chain = self.dev.load(addr, len, chain, 1, Category::Meta);
+                }
+                _ => {
+                    let r = self.dev.load(addr, len, t, 1, Category::Meta);
+                    self.breakdown.meta += (r - t).0;
+                    t = r;
+                }
+            }
+        }
+        if let Some(r) = ready {
+            let wait = r.max(t) - t;
+            self.breakdown.cmp += wait.0 + self.costs.cmp_ns;
+            t = r.max(t) + Nanos(self.costs.cmp_ns);
+        }
+        // PN's read-ahead, issued once this block's compared block is in.
+        let mut ra = ready.unwrap_or(t);
+        for a in page.iter().filter(|a| a.why == Why::ReadAhead) {
+            let (addr, len) = Self::meta_addr(a.target);
+            if let Target::Data(_) = a.target {
+                self.ahead_done = self.dev.load(addr, len, ra, parallel, Category::Data);
+                self.ahead_addr = addr;
+            } else {
+                ra = self.dev.load(addr, len, ra, 1, Category::Meta);
+            }
+        }
+        if self.programmed.first().copied().unwrap_or(false) {
+            let addr = u64::from(self.ftl.entry(self.entries[0]).ppn.0) * BLOCK;
+            let r = self.dev.store(addr, BLOCK, t, Category::Data);
+            self.breakdown.write += (r - t).0;
+            t = r;
+        }
+        for a in page.iter().filter(|a| a.write) {
+            if nv && a.why == Why::Hint {
+                // NV-Dedup keeps no hints.
+                continue;
+            }
+            t = self.meta_op(a, t);
+        }
+        self.now = t;
         self.accesses = accesses;
     }
 
