@@ -160,7 +160,7 @@ pub fn section(scale: f64, blocks: &FtlParams, ssd_read: Nanos) -> Result<String
         pm.read_bw,
         pm.write_bw,
         n,
-        n as u64 * BLOCK >> 20
+        (n as u64 * BLOCK) >> 20
     );
     // Verify vs hash.
     let mut probe = crate::pmem::PmDevice::new(pm.clone()).map_err(|e| ExperimentError::Internal(e.to_string()))?;
@@ -340,7 +340,7 @@ const PM_NOTES: &str = "
 * **Unique writes** (NOVA, every first write, 0% duplicates): the model's single DIMM absorbs 16 KiB of stores and then runs at its media write bandwidth (2.3 GB/s, recalled from FAST'20), so a stream of 4 KiB stores costs about 1.78 µs per block and Light-Dedup's hash, index and metadata work (about 0.5-0.9 µs) hides behind it (§3.2 observes the same overlap: LD-w/o-P's write time 585 ns against NOVA's 2,276 ns). Hence NOVA faster than the paper's 1,401 MiB/s and Light-Dedup at 0% only about 1% slower than NOVA where the paper measures 3-15%: the paper's systems spend time our model has no cost for (syscalls, VFS, NOVA's allocator and radix tree beyond Table 1's 84.7 ns).
 * **Verify reads** follow from FAST'20's latencies with no fitting: the dependent scan (305 + 15 × 169 + 621 = 3,461 ns) is within 6% of Table 1's 3,263 ns and the prefetched read (2 × 305 + 621 = 1,231 ns) within 0.3% of its 1,234.8 ns, so LD-w/o-P's second write lands near the paper's 870 MiB/s. Light-Dedup's second write is faster than the paper's 1,914 MiB/s because PN here overlaps the next block's read with all of the current block's work; the CPU's load queue and caches, which the paper blames for CBP's limits (§5.2), are not modelled.
 * **NV-Dedup**: MD5 is charged 8.9 µs per block (about 5 cycles per byte at 2.3 GHz, recalled), which makes it 90% of NV-Dedup's time at 75% duplicates where §3.2 measures 64.9%. Matching 64.9% in this model would need an MD5 of about 1.9 µs per block (2.2 GB/s), faster than MD5 runs on one core, so the paper's NV-Dedup spends more time outside MD5 than ours does (as NOVA above). That is why Light-Dedup / NV-Dedup exceeds the paper's 1.70-4.58×: the ratio is the modelled MD5 against the modelled verify read (the hand case in `nvmfs::tests` inverts the order with a 100 ns MD5).
-* **4 KiB vs 2 MiB syscalls**: at 100% duplicates Light-Dedup gains little over 75% with 4 KiB syscalls because PN's read-ahead does not survive a syscall (§5.2: \"CBP cannot work ideally across syscalls\"); the model reloads the block from the XPBuffer at the next syscall.
+* **75% vs 100%**: fio's duplicates repeat the last unique block, which is still in the XPBuffer, so at 25-75% a verify read is cheap; at 100% (the second of two writes) every compared block is cold on the media, so Light-Dedup is slower at 100% than at 75%, and slower with 4 KiB syscalls than with 2 MiB because PN's read-ahead does not survive a syscall (§5.2: \"CBP cannot work ideally across syscalls\"; the model reloads the block from the XPBuffer at the next syscall).
 * **PC = SP**: PC overlaps the 410 ns hash and lookup with the 1.23 µs block read, which hides them completely here, so skipping them (SP) saves nothing more; the paper's SP also skips part of its \"others\" (343 ns against 572 ns in Table 1), work the model does not have.
 * **Metadata amplification, fresh**: about 1.0× here against the paper's 2.91× / 1.89×. The model's XPBuffer is an LRU, and the entry and reverse-map lines are touched by every block, so they stay buffered between the 16 data lines of each block; the DIMM's real replacement policy is not published (FAST'20 measures its size), and Optane evidently evicts them (116 B read per block is one XPLine every 2.2 blocks). The SSD translation's fresh 0.00× is 0 by construction (a new region page is written in the cache and never read); on PM the read-modify-write of 32 B and 8 B stores makes fresh reads possible, and the model counts them when a line has left the buffer. **Aged**: entries land in random half-free regions (region) or anywhere (entry), each store a read-modify-write of another XPLine: amplification rises several-fold in both, with region-based below entry-based for reads and writes, as in Table 4.
 * **Not modelled**: several threads (Fig. 7 at 8 threads, Fig. 11, CBP's Transition, the read-write interference of §5.2), several DIMMs' contention (the model interleaves, but one CPU cannot load them), DeNOVA (offline), recovery (§5.6).
@@ -356,7 +356,7 @@ mod tests {
     fn fio_dedupe_repeats_the_last_unique_block() {
         let ids = |v: Vec<ContentId>| v.into_iter().map(|c| c.0).collect::<Vec<_>>();
         assert_eq!(ids(fio_contents(4, 0, 10, 1)), vec![11, 12, 13, 14]);
-        assert_eq!(ids(fio_contents(4, 100, 10, 1)), vec![11, 11, 11, 11]);
+        assert!(fio_contents(1_000, 100, 10, 1).iter().all(|c| c.0 == 11));
         let half = fio_contents(10_000, 50, 0, 1);
         let unique = half.iter().collect::<std::collections::HashSet<_>>().len();
         assert!((4_800..5_200).contains(&unique), "{unique}");
