@@ -156,7 +156,7 @@ use super::{
 };
 use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::UnitKey;
-use crate::units::{ContentId, Nanos};
+use crate::units::{ContentId, Nanos, Ppn};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -187,6 +187,59 @@ pub const MAX_TRUST: u8 = 7;
 const NIL: u32 = u32::MAX;
 /// Metadata page numbers: LMT pages from 0, reverse-map pages from here.
 const RMAP_BASE: u64 = 1 << 40;
+
+/// [`Access::page`] of the deletions and decrements applied before a
+/// write's first page.
+pub const BEFORE: u32 = u32::MAX;
+
+/// What an [`Access`] touches: a stored block, an LMT entry (its byte
+/// offset in the LMT, [`LightDedup::entry_offset`]) or a reverse-map slot
+/// (its byte offset in the reverse map: 8 B per block, §4.2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Data(Ppn),
+    Entry(u64),
+    Rmap(u64),
+}
+
+/// Why the engine made an [`Access`] (the decision it charges).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The candidate found by fingerprint: its entry, then its block (§4.2).
+    Verify,
+    /// A followed hint's entry and block, read before the hash (§4.3.2).
+    Speculative,
+    /// PN's read of the next write's predicted entry and block.
+    ReadAhead,
+    /// The duplicate's reference count + 1.
+    Refcount,
+    /// A new entry.
+    Alloc,
+    /// The stream's previous entry's hint.
+    Hint,
+    /// A new block's reverse-map slot.
+    Rmap,
+    /// A freed block's entry and reverse-map slot.
+    Delete,
+    /// A shared block's reference count − 1 (located by the reverse map).
+    Deref,
+}
+
+/// One data or metadata access of the engine, in the order it makes them,
+/// recorded for a byte-addressed medium ([`LightDedup::record_accesses`]):
+/// the persistent-memory write path (`crate::nvmfs`) charges these
+/// instead of [`EngineIo::ops`], which count whole flash pages.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The write's page it belongs to, or [`BEFORE`].
+    pub page: u32,
+    pub target: Target,
+    pub write: bool,
+    /// The page's decision waits for it (a read).
+    pub gates: bool,
+    pub when: When,
+    pub why: Why,
+}
 
 /// The unit-bearing parameters and their old bare-number names
 /// ([`crate::params::unit_keys`]): `hash = "0.31us"` is `hash_us = 0.31`.
@@ -624,6 +677,13 @@ pub struct LightDedup {
     run: u64,
     run_next: u32,
     stats: Stats,
+    /// Every data and metadata access in order, with its byte address, when
+    /// a byte-addressed medium charges them ([`LightDedup::record_accesses`]);
+    /// `None` on the SSD.
+    log: Option<Vec<Access>>,
+    /// The page of the current write the accesses belong to ([`BEFORE`]:
+    /// the deletions applied before its first page).
+    log_page: u32,
 }
 
 impl LightDedup {
@@ -689,8 +749,68 @@ impl LightDedup {
             run: 0,
             run_next: u32::MAX,
             stats: Stats::default(),
+            log: None,
+            log_page: BEFORE,
             p,
         })
+    }
+
+    /// Records every access from now on for a byte-addressed medium
+    /// ([`Access`]): the persistent-memory write path charges them itself.
+    /// The SSD path leaves it off: its costs are the flash operations in
+    /// [`EngineIo::ops`] alone, unchanged.
+    pub fn record_accesses(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// Moves the accesses recorded since the last call into `out`.
+    pub fn take_accesses(&mut self, out: &mut Vec<Access>) {
+        if let Some(l) = &mut self.log {
+            out.append(l);
+        }
+    }
+
+    /// The entry's byte offset in the LMT: its page, then 32 B per entry
+    /// (a region's 8-byte link follows its 127 entries, §4.4).
+    pub fn entry_offset(&self, slot: u32) -> u64 {
+        self.alloc.page_of(slot) * 4096 + u64::from(slot % self.alloc.per_page()) * ENTRY_BYTES
+    }
+
+    /// Blocks read ahead (PN) that the stream's next write used.
+    pub fn read_ahead_used(&self) -> u64 {
+        self.stats.ahead_used
+    }
+
+    /// The engine's statistics by name (what [`Engine::stats`] reports).
+    pub fn stat(&self, name: &str) -> Option<f64> {
+        self.stats().into_iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    fn log(&mut self, target: Target, write: bool, gates: bool, when: When, why: Why) {
+        if let Some(l) = &mut self.log {
+            l.push(Access { page: self.log_page, target, write, gates, when, why });
+        }
+    }
+
+    /// An access to LMT entry `slot` (its metadata page through the cache).
+    fn entry_access(&mut self, slot: u32, write: bool, gates: bool, when: When, why: Why, ops: &mut Vec<WriteOp>) {
+        self.cache.access(self.lmt_page(slot), write, gates, when, ops);
+        if self.log.is_some() {
+            let at = self.entry_offset(slot);
+            self.log(Target::Entry(at), write, gates, when, why);
+        }
+    }
+
+    /// An access to copy `e`'s reverse-map slot.
+    fn rmap_access(&mut self, e: EntryId, write: bool, gates: bool, when: When, why: Why, ops: &mut Vec<WriteOp>) {
+        self.cache.access(Self::rmap_page(e), write, gates, when, ops);
+        self.log(Target::Rmap(u64::from(e) * RMAP_BYTES), write, gates, when, why);
+    }
+
+    /// A read of the stored block at `ppn` (a verify or speculative read).
+    fn data_read(&mut self, ppn: Ppn, when: When, gates: bool, why: Why, ops: &mut Vec<WriteOp>) {
+        ops.push(WriteOp { when, op: FlashOp::DataRead(ppn), gates });
+        self.log(Target::Data(ppn), false, gates, when, why);
     }
 
     #[inline]
@@ -727,9 +847,9 @@ impl LightDedup {
         }
         if slot.entry != NIL && self.entry_slot.get(&slot.entry) == Some(&s) {
             self.entry_slot.remove(&slot.entry);
-            self.cache.access(Self::rmap_page(slot.entry), true, false, When::Arrival, ops);
+            self.rmap_access(slot.entry, true, false, When::Arrival, Why::Delete, ops);
         }
-        self.cache.access(self.lmt_page(s), true, false, When::Arrival, ops);
+        self.entry_access(s, true, false, When::Arrival, Why::Delete, ops);
         self.slots[s as usize] = FREE_SLOT;
         self.alloc.free(s);
         self.stats.deleted_entries += 1;
@@ -782,8 +902,7 @@ impl LightDedup {
             }
             if h != before {
                 self.slots[l as usize].hint = h;
-                let page = self.lmt_page(l);
-                self.cache.access(page, true, false, when, ops);
+                self.entry_access(l, true, false, when, Why::Hint, ops);
             }
         }
         self.streams[self.cur].last = cur;
@@ -800,9 +919,9 @@ impl LightDedup {
         }
         let Some(e) = self.live(ftl, h.next) else { return };
         let when = When::Hashed(n as u32 - 1);
-        let page = self.lmt_page(h.next);
-        self.cache.access(page, false, false, when, ops);
-        ops.push(WriteOp { when, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: false });
+        self.log_page = n as u32 - 1;
+        self.entry_access(h.next, false, false, when, Why::ReadAhead, ops);
+        self.data_read(ftl.entry(e).ppn, when, false, Why::ReadAhead, ops);
         self.stats.speculative_reads += 1;
         self.stats.verify_reads += 1;
         self.stats.ahead_reads += 1;
@@ -855,9 +974,8 @@ impl LightDedup {
             if !slot.used || slot.entry != e || slot.content != c {
                 continue;
             }
-            self.cache.access(Self::rmap_page(e), false, false, When::Arrival, ops);
-            let page = self.lmt_page(s);
-            self.cache.access(page, true, false, When::Arrival, ops);
+            self.rmap_access(e, false, false, When::Arrival, Why::Deref, ops);
+            self.entry_access(s, true, false, When::Arrival, Why::Deref, ops);
             self.stats.refcount_decrements += 1;
         }
         self.derefs.clear();
@@ -892,6 +1010,7 @@ impl Engine for LightDedup {
 
     fn lookup(&mut self, ftl: &Ftl, pages: &[WritePage], io: &mut EngineIo) {
         let mut ops = std::mem::take(&mut io.ops);
+        self.log_page = BEFORE;
         self.apply_derefs(&mut ops);
         self.apply_freed(ftl, &mut ops);
         self.cur_slots.clear();
@@ -903,6 +1022,7 @@ impl Engine for LightDedup {
         // PN: the block read ahead for this write's first page, if any.
         let mut ahead = self.streams[self.cur].ahead.take();
         for (k, p) in pages.iter().enumerate() {
+            self.log_page = k as u32;
             self.stats.pages += 1;
             let at_hash = When::Hashed(k as u32);
             if p.repeat {
@@ -932,9 +1052,8 @@ impl Engine for LightDedup {
                     } else {
                         self.stats.speculative_reads += 1;
                         self.stats.verify_reads += 1;
-                        let page = self.lmt_page(s);
-                        self.cache.access(page, false, true, When::Arrival, &mut ops);
-                        ops.push(WriteOp { when: When::Arrival, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                        self.entry_access(s, false, true, When::Arrival, Why::Speculative, &mut ops);
+                        self.data_read(ftl.entry(e).ppn, When::Arrival, true, Why::Speculative, &mut ops);
                     }
                     if self.slots[s as usize].content == p.content {
                         found = Some((s, e));
@@ -956,9 +1075,8 @@ impl Engine for LightDedup {
                     Some(s) if self.live(ftl, s).is_some() => {
                         let e = self.slots[s as usize].entry;
                         self.stats.verify_reads += 1;
-                        let page = self.lmt_page(s);
-                        self.cache.access(page, false, true, at_hash, &mut ops);
-                        ops.push(WriteOp { when: at_hash, op: FlashOp::DataRead(ftl.entry(e).ppn), gates: true });
+                        self.entry_access(s, false, true, at_hash, Why::Verify, &mut ops);
+                        self.data_read(ftl.entry(e).ppn, at_hash, true, Why::Verify, &mut ops);
                         if self.slots[s as usize].content == p.content {
                             found = Some((s, e));
                         } else {
@@ -976,13 +1094,8 @@ impl Engine for LightDedup {
                                 let e = self.slots[v as usize].entry;
                                 self.stats.verify_reads += 1;
                                 self.stats.failed_verifies += 1;
-                                let page = self.lmt_page(v);
-                                self.cache.access(page, false, true, at_hash, &mut ops);
-                                ops.push(WriteOp {
-                                    when: at_hash,
-                                    op: FlashOp::DataRead(ftl.entry(e).ppn),
-                                    gates: true,
-                                });
+                                self.entry_access(v, false, true, at_hash, Why::Verify, &mut ops);
+                                self.data_read(ftl.entry(e).ppn, at_hash, true, Why::Verify, &mut ops);
                                 nodedup = true;
                             }
                         }
@@ -999,8 +1112,7 @@ impl Engine for LightDedup {
             let cur = match found {
                 Some((s, e)) => {
                     // refcnt + 1 in the entry just read.
-                    let page = self.lmt_page(s);
-                    self.cache.access(page, true, false, at_hash, &mut ops);
+                    self.entry_access(s, true, false, at_hash, Why::Refcount, &mut ops);
                     io.verdicts.push(Verdict::Duplicate(e));
                     self.stats.dup_pages += 1;
                     self.new_slot.push(false);
@@ -1018,8 +1130,7 @@ impl Engine for LightDedup {
                         self.delete_slot(old, &mut ops);
                     }
                     let s = self.new_slot(p.content, fp);
-                    let page = self.lmt_page(s);
-                    self.cache.access(page, true, false, at_hash, &mut ops);
+                    self.entry_access(s, true, false, at_hash, Why::Alloc, &mut ops);
                     io.verdicts.push(Verdict::Unique);
                     self.new_slot.push(true);
                     Some(s)
@@ -1042,6 +1153,7 @@ impl Engine for LightDedup {
     fn commit(&mut self, _ftl: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
         let mut ops = std::mem::take(&mut io.ops);
         for k in 0..pages.len() {
+            self.log_page = k as u32;
             if !self.new_slot[k] {
                 continue;
             }
@@ -1057,7 +1169,8 @@ impl Engine for LightDedup {
                 }
             }
             self.slots[s as usize].entry = e;
-            self.cache.access(Self::rmap_page(e), true, false, When::Hashed(k as u32), &mut ops);
+            self.log_page = k as u32;
+            self.rmap_access(e, true, false, When::Hashed(k as u32), Why::Rmap, &mut ops);
         }
         io.ops = ops;
     }

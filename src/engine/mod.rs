@@ -36,7 +36,10 @@ mod smartdedup;
 pub use caftl::Caftl;
 pub use caftl_sampled::CaftlSampled;
 pub use dramverify::{DramVerify, DramVerifyParams, DRAM_FP_BYTES};
-pub use lightdedup::{Allocator, Hint, Layout, LightDedup, LightDedupParams, ENTRY_BYTES, IDEAL_BYTES, INDEX_BYTES};
+pub use lightdedup::{
+    Access, Allocator, Hint, Layout, LightDedup, LightDedupParams, Prefetch, Target, Why, BEFORE, ENTRY_BYTES,
+    IDEAL_BYTES, INDEX_BYTES,
+};
 pub use smartdedup::{Eviction, Index, SmartDedup, SmartDedupParams, BTREE_FP_BYTES};
 
 use crate::ftl::{EntryId, Ftl};

@@ -640,6 +640,10 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
     report.push(Block::Custom(Box::new(sweep_table)));
     report.push(Block::Custom(Box::new(streams_table)));
     report.push(Block::Custom(Box::new(prefetch_table)));
+    let (blocks, ssd_read) = (base.ftl_params(), base.engine_context().read_time);
+    report.push(Block::Custom(Box::new(move |_: &Outcome, _: &mut Plotter| {
+        super::lightdedup_pm::section(scale, &blocks, ssd_read)
+    })));
     report.push(Block::Text("\n".into()));
     report.push(Block::Bars(Bars {
         number: "§5.2",

@@ -38,6 +38,7 @@ pub mod families;
 pub mod fast24;
 pub mod gap;
 pub mod lightdedup;
+pub mod lightdedup_pm;
 pub mod paper;
 pub mod papers;
 pub mod reodedup;
