@@ -94,6 +94,65 @@ const WINDOWS: [usize; 5] = [1, 4, 16, 128, 512];
 /// (§VI, [`crate::policy::RelocationCost`]), CSR on the fitted image store.
 const EXPECTED_READS: [f64; 4] = [1.0, 16.0, 256.0, 4096.0];
 
+/// CSR with its §V-A / §VI options (issue 28 item 10): the window laid out
+/// before its new pages are programmed, and relocation in erase-block
+/// groups; run on every replica and on the fitted image store.
+const OPTIONS: [(&str, &str, &str, &str); 2] = [
+    ("reodedup-csr@layout=program", "CSR layout before programming", "policy.reodedup-csr.layout", "\"program\""),
+    ("reodedup-csr@align=block", "CSR relocation in erase blocks", "policy.reodedup-csr.align", "\"block\""),
+];
+
+fn option_variants() -> Vec<Variant> {
+    OPTIONS
+        .iter()
+        .map(|(label, name, key, value)| Variant::new(*label, "reodedup-csr", &[(key, value.to_string())]).named(*name))
+        .collect()
+}
+
+/// Issue 28 item 10's rows: per workload, Deduplication, FAD, CSR with
+/// today's relocation and CSR with each option.
+fn options_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError> {
+    let mut md = String::from(
+        "\n## Layout before programming and erase-block alignment (§V-A, §VI)\n\nCSR three ways: `relocate` (the \
+         default: pages programmed by the device's allocator, moved at idle time), `layout = \"program\"` (§V-A: each \
+         file's new pages placed by the window's layout before they are programmed: nothing moves) and `align = \
+         \"block\"` (§VI: relocations issued per target unit in groups of an erase block per plane, back to back in \
+         one idle window). Per workload: mean read latency against Deduplication / read DOF / pages relocated / \
+         write amplification.\n\n| workload | Deduplication | FAD | CSR relocate | CSR program | CSR block |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let cells = ["dedup", "fad", "reodedup-csr", OPTIONS[0].0, OPTIONS[1].0];
+    let labels = o.workloads.iter().cloned().chain([format!("fitted:{SWEEP_PROFILE}")]);
+    for w in labels {
+        let Some(d) = o.report(&w, "dedup") else { continue };
+        let name = o.name(&w).to_string();
+        let _ = write!(md, "| {name} |");
+        for v in cells {
+            let cell = o.report(&w, v).map_or("n/a".into(), |r| {
+                let lat = if v == "dedup" {
+                    format!("{:.1} µs", r.summary.read.mean_us)
+                } else {
+                    read_change(r, d).map_or("n/a".into(), |x| format!("{x:+.1}%"))
+                };
+                format!(
+                    "{lat} / {:.3} / {} / {:.3}",
+                    r.summary.dof_read, r.counters.programs.relocation, r.summary.write_amplification
+                )
+            });
+            let _ = write!(md, " {cell} |");
+        }
+        md.push('\n');
+    }
+    md.push_str(
+        "\nDeduplication's cell gives its absolute read latency. `layout = \"program\"` places the new pages itself \
+         (round-robin continued by the layout's stripe rule), not with the device's least-loaded allocator, so its \
+         write latency can differ from Deduplication's; `align = \"block\"` holds moves short of a whole group \
+         (`reo_relocations_held` in the cell's policy statistics) and starts a group only in an idle window long \
+         enough for all of it.\n",
+    );
+    Ok(md)
+}
+
 fn cost_label(reads: f64) -> String {
     format!("reodedup-csr@cost=time,reads={reads}")
 }
@@ -298,11 +357,12 @@ fn families_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentErro
 pub fn declaration(base: &Config, scale: f64) -> Declaration {
     let keys: Vec<&str> = TABLE_II.iter().map(|r| r.key).collect();
     let variants: Vec<Variant> = SCHEMES.iter().map(|(p, n)| Variant::new(*p, p, &[]).named(*n)).collect();
+    let replica_variants: Vec<Variant> = variants.iter().cloned().chain(option_variants()).collect();
     let mut workloads: Vec<Workload> = replica::at_own_load(&keys, scale, base)
         .into_iter()
         .map(|d| {
             let name = replica::row(&d.label).map_or(d.label.clone(), |r| r.name.to_string());
-            Workload { name, ..Workload::new(d, variants.clone()) }
+            Workload { name, ..Workload::new(d, replica_variants.clone()) }
         })
         .collect();
     // Workload families (issue 24 item 5): hidden from the replicas' means,
@@ -314,6 +374,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         let mut cells = family_variants.clone();
         if m.label() == format!("fitted:{SWEEP_PROFILE}") {
             cells.extend(window_variants());
+            cells.extend(option_variants());
         }
         workloads.push(Workload { shown: false, ..Workload::new(m.def, cells) });
     }
@@ -399,6 +460,7 @@ pub fn declaration(base: &Config, scale: f64) -> Declaration {
         Block::Custom(Box::new(schemes_table)),
         Block::Custom(Box::new(families_table)),
         Block::Custom(Box::new(sensitivity)),
+        Block::Custom(Box::new(options_table)),
         Block::Text("\n".into()),
         bars(
             "Read latency",
@@ -441,10 +503,11 @@ mod tests {
         let plan = decl.plan(&cfg).unwrap();
         assert_eq!(
             plan.cells.len(),
-            9 * SCHEMES.len()
+            9 * (SCHEMES.len() + OPTIONS.len())
                 + (families::FITTED.len() + SHARING.len()) * FAMILY_SCHEMES.len()
                 + 2 * (WINDOWS.len() - 1)
                 + EXPECTED_READS.len()
+                + OPTIONS.len()
         );
     }
 

@@ -27,7 +27,7 @@ pub use fad::{Fad, FadModules, GcHintMode};
 pub use fcrc::{Fcrc, FcrcMode, FcrcParams};
 pub use har::{Har, HarParams};
 pub use native::Native;
-pub use reodedup::{RelocationCost, ReoDedup, ReoDedupParams};
+pub use reodedup::{LayoutWhen, RelocationAlign, RelocationCost, ReoDedup, ReoDedupParams};
 
 use crate::background::IdleWindow;
 use crate::ftl::{EntryId, Ftl};

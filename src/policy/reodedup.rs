@@ -93,7 +93,40 @@
 //! reads with their transfers on `fad-table1`), `budget` (0 = unlimited)
 //! per `period_ms` (1000), `move_shared` (false), `iru` (false), `cost`
 //! (`rounds`, the paper's Step 5 on chips; or `time`, §VI's cost model:
-//! [`RelocationCost`]) with `expected_reads` (1) and `write_weight` (1).
+//! [`RelocationCost`]) with `expected_reads` (1) and `write_weight` (1),
+//! `layout` (`relocate`, or `program`: [`LayoutWhen`]) and `align`
+//! (`page`, or `block`: [`RelocationAlign`]).
+//!
+//! **Layout before programming** (`layout = "program"`, §V-A: the paper
+//! lays out a node's buffer of new chunks *before* persisting it, so its
+//! relocation costs no extra write; issue 28 item 10). The simulator
+//! programs each write request when it arrives (a policy cannot hold
+//! pages back), so the layout is incremental: at each file the window (the
+//! last `window` files, this one included, restricted to the files sharing
+//! a chunk with it: files linked to it only through those are left out,
+//! which bounds the work per write: on the mail replica at 0.02 the
+//! transitive closure took 34 s, these 3.9 s, for read latency within
+//! 0.4%) is laid out by CSR or ATR and the stripe rule
+//! gives the file's new pages their units around the units of the chunks
+//! already on flash, which stay. Step 5 on chips as above: the layout's
+//! units are kept only if the file reads in fewer rounds than with the
+//! window's arrival order (the original layout); a run that starts with a
+//! new page continues the policy's cyclic pointer. The policy then places
+//! every new page (not `dedup`'s least-loaded allocator) and relocates
+//! nothing. Not with `iru` or `align = "block"` (typed errors).
+//!
+//! **Erase-block alignment** (`align = "block"`, §VI: "relocation
+//! granularity aligned to erase-block sizes"): the planned moves are held
+//! per target unit and issued only in groups of `pages_per_block ×` the
+//! unit's planes (a block's worth per plane: the unit's planes take its
+//! pages in turn), each group back to back inside one idle window (not
+//! started unless it ends before the next arrival), so host writes do not
+//! interleave with a group. Moves short of a group wait for later layouts
+//! (`reo_relocations_held`; re-checked when issued). The FTL has one write
+//! frontier per plane shared by host writes and relocations, so a group
+//! starts where that frontier is and spans at most two blocks per plane;
+//! a dedicated relocation frontier (true alignment) would need an FTL
+//! change.
 //!
 //! **IRU** (§IV-C): in the cluster an updated chunk has a new fingerprint
 //! and would be routed to another node, away from its file's chunks; IRU
@@ -193,6 +226,52 @@ pub struct ReoDedupParams {
     /// read time (above 1 charges wear and write amplification beyond the
     /// time: §VI's "device durability").
     pub write_weight: f64,
+    /// When the window is laid out (§V-A, §VI): `relocate` (default: the
+    /// pages are programmed where `dedup` puts them and moved at idle time)
+    /// or `program` (each file's new pages are placed by the window's
+    /// layout before they are programmed: nothing is relocated).
+    pub layout: LayoutWhen,
+    /// Granularity of relocations (§VI: "relocation granularity aligned to
+    /// erase-block sizes"): `page` (default) or `block` (a target unit's
+    /// moves are issued only in whole erase blocks' worth, back to back).
+    pub align: RelocationAlign,
+}
+
+/// When the window's layout takes effect ([`ReoDedupParams::layout`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LayoutWhen {
+    /// Programmed by the device's allocator, laid out at idle time by
+    /// relocating pages already written (a read and a program per move).
+    #[default]
+    Relocate,
+    /// §V-A: the paper lays out a node's buffer of new chunks *before*
+    /// persisting them, so relocation costs no extra write. Inside the SSD
+    /// each write request is programmed when it arrives, so the layout is
+    /// incremental: at each file, the window (the last `window` files,
+    /// this one included) is laid out (CSR or ATR, over the files sharing
+    /// a chunk with this one) and the stripe rule places this
+    /// file's new pages around the units of the chunks already on flash,
+    /// which stay where they are.
+    Program,
+}
+
+/// Granularity of the relocations ([`ReoDedupParams::align`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RelocationAlign {
+    /// Every planned move is issued on its own.
+    #[default]
+    Page,
+    /// §VI: planned moves are held per target unit and issued only in
+    /// groups of `pages_per_block × planes of the unit` (one erase block's
+    /// worth per plane: the unit's planes take its pages in turn), each
+    /// group back to back in one idle window (not started unless it ends
+    /// before the next host arrival), so the moved pages of a group fill
+    /// blocks together instead of being interleaved with host writes. A
+    /// remainder smaller than a group waits for later layouts
+    /// (`reo_relocations_held`) and each move is re-checked when issued.
+    Block,
 }
 
 /// The relocation decision's cost model ([`ReoDedupParams::cost`]).
@@ -225,6 +304,8 @@ impl Default for ReoDedupParams {
             cost: RelocationCost::Rounds,
             expected_reads: 1.0,
             write_weight: 1.0,
+            layout: LayoutWhen::Relocate,
+            align: RelocationAlign::Page,
         }
     }
 }
@@ -251,6 +332,8 @@ struct Stats {
     stale: u64,
     files_dropped: u64,
     rejected_cost: u64,
+    /// `layout = "program"`: new pages placed by the layout.
+    placed_by_layout: u64,
 }
 
 /// The ReoDedup relocation policy. See the module doc.
@@ -277,6 +360,17 @@ pub struct ReoDedup {
     files: VecDeque<Vec<(Lpn, ContentId)>>,
     pending: VecDeque<Planned>,
     stats: Stats,
+    layout: LayoutWhen,
+    align: RelocationAlign,
+    /// `align = "block"`: moves planned per target unit, not yet a group.
+    held: Vec<VecDeque<Planned>>,
+    /// `align = "block"`: whole groups ready to issue, each back to back.
+    groups: VecDeque<Vec<Planned>>,
+    /// `layout = "program"`: the window's files as chunk (content) lists.
+    program_files: VecDeque<Vec<ChunkId>>,
+    /// `layout = "program"`: unit of each chunk of the window when it was
+    /// placed, with the number of window files holding it.
+    program_units: HashMap<ChunkId, (u32, u32)>,
 }
 
 impl ReoDedup {
@@ -322,6 +416,18 @@ impl ReoDedup {
                 return Err(bad(format!("{k} must be a non-negative number, not {v}")));
             }
         }
+        if p.layout == LayoutWhen::Program && p.iru {
+            return Err(bad(
+                "iru = true places updates on their old unit and layout = \"program\" places them by the \
+                            layout: set one of them"
+                    .into(),
+            ));
+        }
+        if p.layout == LayoutWhen::Program && p.align == RelocationAlign::Block {
+            return Err(bad("align = \"block\" groups relocations, and layout = \"program\" relocates nothing: \
+                            set one of them"
+                .into()));
+        }
         for (k, v) in [("idle_ms", p.idle_ms), ("period_ms", p.period_ms)] {
             crate::background::check_time_param(k, v, "ms", 1e6, crate::background::MAX_BACKGROUND_TIME_NS)
                 .map_err(bad)?;
@@ -347,6 +453,12 @@ impl ReoDedup {
             files: VecDeque::new(),
             pending: VecDeque::new(),
             stats: Stats::default(),
+            layout: p.layout,
+            align: p.align,
+            held: Vec::new(),
+            groups: VecDeque::new(),
+            program_files: VecDeque::new(),
+            program_units: HashMap::new(),
         })
     }
 
@@ -418,7 +530,165 @@ impl ReoDedup {
         }
         s.rounds_after += after;
         s.planned += planned.len() as u64;
-        self.pending.extend(planned);
+        match self.align {
+            RelocationAlign::Page => self.pending.extend(planned),
+            RelocationAlign::Block => self.hold_in_groups(ftl, planned),
+        }
+    }
+
+    /// `align = "block"`: adds the planned moves to their target unit's
+    /// held moves and turns every whole group (an erase block's worth per
+    /// plane of the unit) into a group to issue, units in order.
+    fn hold_in_groups(&mut self, ftl: &Ftl, planned: VecDeque<Planned>) {
+        let geo = ftl.geometry();
+        if self.held.is_empty() {
+            self.held = vec![VecDeque::new(); geo.unit_count() as usize];
+        }
+        for p in planned {
+            self.held[p.unit as usize].push_back(p);
+        }
+        for (unit, held) in self.held.iter_mut().enumerate() {
+            let group = geo.pages_per_block as usize * geo.unit_planes(unit as u32).len();
+            while held.len() >= group {
+                self.groups.push_back(held.drain(..group).collect());
+            }
+        }
+    }
+
+    /// `layout = "program"` (§V-A): places the new pages of `file` by the
+    /// layout of the window including it (module doc), before they are
+    /// programmed; duplicates are referenced.
+    fn place_by_layout(&mut self, file: &[PageInfo], units: u32, out: &mut Vec<Action>) {
+        let chunk = |p: &PageInfo| u64::from(p.content.0);
+        let ids: Vec<ChunkId> = file.iter().map(chunk).collect();
+        if self.program_files.len() == self.window {
+            let gone = self.program_files.pop_front().expect("a full window");
+            self.forget(&gone);
+            self.stats.files_dropped += 1;
+        }
+        let mut fresh: HashMap<ChunkId, Option<u32>> = HashMap::new();
+        for p in file {
+            match p.dup {
+                Dup::None => {
+                    fresh.insert(chunk(p), None);
+                }
+                Dup::Existing { unit, .. } => {
+                    self.program_units.entry(chunk(p)).or_insert((unit, 0)).0 = unit;
+                }
+                Dup::InFile { .. } | Dup::Waiting { .. } => {}
+            }
+        }
+        self.program_files.push_back(ids);
+        if !fresh.is_empty() && units >= 2 {
+            // The files sharing a chunk with this one (the layout's
+            // neighbours of its chunks; files linked to it only through
+            // them are left out, which bounds the work per write).
+            let n = self.program_files.len();
+            let mine: std::collections::HashSet<ChunkId> =
+                self.program_files[n - 1].iter().copied().filter(|c| !fresh.contains_key(c)).collect();
+            let linked: Vec<bool> = self
+                .program_files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| i == n - 1 || (!mine.is_empty() && f.iter().any(|c| mine.contains(c))))
+                .collect();
+            let files: Vec<Vec<ChunkId>> =
+                self.program_files.iter().zip(&linked).filter(|(_, &l)| l).map(|(f, _)| f.clone()).collect();
+            let layout = match self.algorithm {
+                Algorithm::Csr => csr_greedy_with(&files, self.csr),
+                Algorithm::Atr => atr_with(&files, None, self.atr_file, self.stats.layouts),
+            }
+            .expect("a window of chunk lists is a valid original order, and brute is refused");
+            let s = &mut self.stats;
+            s.layouts += 1;
+            s.chunks += layout.stats.chunks as u64;
+            s.shared_chunks += layout.stats.shared_chunks as u64;
+            // Step 5 on chips: the original layout is the arrival order.
+            let window = crate::reodedup::Window::new(&files);
+            let arrival: Vec<u32> = (0..window.len() as u32).collect();
+            let original = window.layout(&arrival, &arrival, true);
+            // Runs that start with a new page continue the cyclic pointer,
+            // as the device's round-robin would (not unit 0 every file).
+            let start = self.next.peek(units);
+            for _ in 0..fresh.len() {
+                self.next.advance(units);
+            }
+            let known = &self.program_units;
+            let current = |c: ChunkId| if fresh.contains_key(&c) { None } else { known.get(&c).map(|k| k.0) };
+            let assign = |l: &Layout| {
+                let mut a: HashMap<ChunkId, u32> = HashMap::new();
+                stripe_assign(
+                    l,
+                    units as usize,
+                    start,
+                    current,
+                    |c| fresh.contains_key(&c),
+                    |c, u| {
+                        a.insert(c, u);
+                    },
+                );
+                a
+            };
+            let (by_layout, by_arrival) = (assign(&layout), assign(&original));
+            let this = std::slice::from_ref(files.last().expect("this file is linked"));
+            let rounds = |a: &HashMap<ChunkId, u32>| {
+                read_rounds(this, |c| a.get(&c).copied().or_else(|| current(c)).unwrap_or(0), units)
+            };
+            let (after, before) = (rounds(&by_layout), rounds(&by_arrival));
+            s.rounds_before += before;
+            let chosen = if after < before {
+                s.rounds_after += after;
+                by_layout
+            } else {
+                s.kept_original += 1;
+                s.rounds_after += before;
+                by_arrival
+            };
+            for (c, u) in chosen {
+                if let Some(slot) = fresh.get_mut(&c) {
+                    *slot = Some(u);
+                }
+            }
+        }
+        for p in file {
+            out.push(match p.dup {
+                Dup::None => {
+                    let unit = match fresh[&chunk(p)] {
+                        Some(u) => {
+                            self.stats.placed_by_layout += 1;
+                            u
+                        }
+                        None => self.next.take(units),
+                    };
+                    self.program_units.entry(chunk(p)).or_insert((unit, 0)).0 = unit;
+                    Action::Program { unit }
+                }
+                _ => Action::Reference,
+            });
+        }
+        let mut seen = self.program_files.back().expect("just pushed").clone();
+        seen.sort_unstable();
+        seen.dedup();
+        for c in seen {
+            if let Some(k) = self.program_units.get_mut(&c) {
+                k.1 += 1;
+            }
+        }
+    }
+
+    /// A file leaves the `layout = "program"` window: its chunks' counts drop.
+    fn forget(&mut self, file: &[ChunkId]) {
+        let mut seen = file.to_vec();
+        seen.sort_unstable();
+        seen.dedup();
+        for c in seen {
+            if let Some(k) = self.program_units.get_mut(&c) {
+                k.1 -= 1;
+                if k.1 == 0 {
+                    self.program_units.remove(&c);
+                }
+            }
+        }
     }
 }
 
@@ -463,40 +733,56 @@ fn read_rounds(files: &[Vec<ChunkId>], unit: impl Fn(ChunkId) -> u32, units: u32
 /// pushes the chunks whose unit must change.
 fn stripe_targets(layout: &Layout, ftl: &Ftl, movable: impl Fn(ChunkId) -> bool, out: &mut VecDeque<Planned>) {
     let geo = ftl.geometry();
-    let u = geo.unit_count() as usize;
+    let unit_now = |c: ChunkId| Some(geo.unit_of(ftl.entry(c as EntryId).ppn));
+    stripe_assign(layout, geo.unit_count() as usize, 0, unit_now, movable, |c, unit| {
+        let entry = c as EntryId;
+        out.push_back(Planned { entry, content: ftl.entry(entry).content, unit });
+    });
+}
+
+/// The stripe rule over `u` units (module doc): `current` is a chunk's unit
+/// now (`None`: not yet programmed, `layout = "program"`, always placed and
+/// never fixed); `emit` receives each chunk that must take another unit
+/// (or a first one) with that unit. A run's first chunk that must be placed
+/// starts the cyclic search at unit `start`.
+fn stripe_assign(
+    layout: &Layout,
+    u: usize,
+    start: u32,
+    current: impl Fn(ChunkId) -> Option<u32>,
+    movable: impl Fn(ChunkId) -> bool,
+    mut emit: impl FnMut(ChunkId, u32),
+) {
     if u < 2 {
         return;
     }
     let mut placed: Vec<u32> = Vec::new();
     for run in layout.run_slices() {
-        let current: Vec<u32> = run.iter().map(|&c| geo.unit_of(ftl.entry(c as EntryId).ppn)).collect();
-        let fixed: Vec<bool> = run.iter().map(|&c| !movable(c)).collect();
+        let current: Vec<Option<u32>> = run.iter().map(|&c| current(c)).collect();
+        let fixed: Vec<bool> = run.iter().zip(&current).map(|(&c, cur)| cur.is_some() && !movable(c)).collect();
         placed.clear();
         for (p, &c) in run.iter().enumerate() {
             let stripe = &placed[p.saturating_sub(u - 1)..p];
             let cur = current[p];
             let next = p + 1..(p + u).min(run.len());
             // Units the fixed chunks ahead in this stripe will keep.
-            let held = |x: u32| next.clone().any(|q| fixed[q] && current[q] == x);
-            if fixed[p] || (!stripe.contains(&cur) && !held(cur)) {
+            let held = |x: u32| next.clone().any(|q| fixed[q] && current[q] == Some(x));
+            if let Some(cur) = cur.filter(|&cur| fixed[p] || (!stripe.contains(&cur) && !held(cur))) {
                 placed.push(cur);
                 continue;
             }
             let ahead = &current[next.clone()];
-            let from = placed.last().map_or(0, |&l| l as usize + 1);
+            let from = placed.last().map_or(start as usize, |&l| l as usize + 1);
             let free = (0..u).map(|k| ((from + k) % u) as u32).filter(|x| !stripe.contains(x));
             let unit = free
                 .clone()
-                .find(|&x| !ahead.contains(&x))
+                .find(|&x| !ahead.contains(&Some(x)))
                 .or_else(|| free.clone().find(|&x| !held(x)))
                 .or_else(|| free.clone().next())
                 .expect("u > stripe");
-            if unit == cur {
-                placed.push(cur);
-                continue;
+            if Some(unit) != cur {
+                emit(c, unit);
             }
-            let entry = c as EntryId;
-            out.push_back(Planned { entry, content: ftl.entry(entry).content, unit });
             placed.push(unit);
         }
     }
@@ -509,7 +795,7 @@ impl Policy for ReoDedup {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            placement_free: !self.iru,
+            placement_free: !self.iru && self.layout == LayoutWhen::Relocate,
             wants_layout: self.iru,
             idle_threshold: self.idle,
             ..Capabilities::default()
@@ -517,6 +803,10 @@ impl Policy for ReoDedup {
     }
 
     fn place(&mut self, file: &[PageInfo], layout: &[PageLayout], units: u32, out: &mut Vec<Action>) -> Option<GcHint> {
+        if self.layout == LayoutWhen::Program {
+            self.place_by_layout(file, units, out);
+            return None;
+        }
         for (i, p) in file.iter().enumerate() {
             out.push(match p.dup {
                 Dup::None => match layout.get(i).and_then(|l| l.old_unit).filter(|_| self.iru) {
@@ -540,17 +830,55 @@ impl Policy for ReoDedup {
     fn begin_replay(&mut self) {
         self.files.clear();
         self.pending.clear();
+        self.held.clear();
+        self.groups.clear();
+        self.program_files.clear();
+        self.program_units.clear();
         self.stats = Stats::default();
         self.iru_updates = 0;
     }
 
     fn wants_idle(&self) -> bool {
-        !self.files.is_empty() || !self.pending.is_empty()
+        !self.files.is_empty() || !self.pending.is_empty() || !self.groups.is_empty()
     }
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Vec<Relocation>) {
         let mut x = window.start;
         loop {
+            if self.align == RelocationAlign::Block {
+                if self.groups.is_empty() {
+                    if self.files.is_empty() {
+                        break;
+                    }
+                    self.plan(ftl);
+                    continue;
+                }
+                let valid = |p: &Planned| {
+                    ftl.entry_live(p.entry)
+                        .is_some_and(|e| e.content == p.content && ftl.geometry().unit_of(e.ppn) != p.unit)
+                };
+                // A group goes back to back in this window or waits.
+                let size = self.groups[0].iter().filter(|p| valid(p)).count() as u64;
+                if window.end.is_some_and(|end| x + Nanos(size * self.t_read_out.0) > end) {
+                    break;
+                }
+                let mut group = self.groups.pop_front().expect("not empty").into_iter();
+                while let Some(p) = group.next() {
+                    if !valid(&p) {
+                        self.stats.stale += 1;
+                        continue;
+                    }
+                    let Some(at) = self.pacer.start(x, window.end) else {
+                        // The budget is spent: the rest waits for a later window.
+                        self.groups.push_front(std::iter::once(p).chain(group).collect());
+                        return;
+                    };
+                    out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at });
+                    self.stats.issued += 1;
+                    x = at + self.t_read_out;
+                }
+                continue;
+            }
             if self.pending.is_empty() {
                 if self.files.is_empty() {
                     break;
@@ -593,6 +921,14 @@ impl Policy for ReoDedup {
         ];
         if self.cost == RelocationCost::Time {
             v.push(("reo_layouts_rejected_cost", s.rejected_cost as f64));
+        }
+        if self.align == RelocationAlign::Block {
+            let held: usize =
+                self.held.iter().map(VecDeque::len).sum::<usize>() + self.groups.iter().map(Vec::len).sum::<usize>();
+            v.push(("reo_relocations_held", held as f64));
+        }
+        if self.layout == LayoutWhen::Program {
+            v.push(("reo_pages_placed_by_layout", s.placed_by_layout as f64));
         }
         if self.iru {
             v.push(("reo_iru_updates", self.iru_updates as f64));
@@ -771,5 +1107,105 @@ mod tests {
         assert_eq!(out[3], Action::Reference);
         assert!(r.stats().contains(&("reo_iru_updates", 2.0)));
         assert!(!fu.stats().iter().any(|(k, _)| *k == "reo_iru_updates"));
+    }
+
+    /// `align = "block"` by hand on 4 units of one plane with 2-page
+    /// blocks (a group is 2 moves to one unit). Files A = pages 0, 1 and
+    /// B = pages 2, 3 on units 0, 0 and 1, 1 plan one move to unit 1 and
+    /// one to unit 2 (as in [`an_idle_window_relocates_the_window_by_hand`]):
+    /// with `page` both go at once; with `block` neither (2 held). Files
+    /// C = 4, 5 (unit 0) and D = 6, 7 (unit 1) add a second move to each
+    /// unit: the two groups go, unit 1's first, each back to back; a window
+    /// ending at 2.5 µs has room for one group (two 1 µs read-outs), the
+    /// other waits for the next window.
+    #[test]
+    fn block_alignment_issues_whole_groups_by_hand() {
+        let setup = |align: RelocationAlign| {
+            let p = ReoDedupParams { window: 2, align, ..ReoDedupParams::default() };
+            let r = ReoDedup::new("reodedup-test", Algorithm::Csr, &p, Nanos(1_000)).unwrap();
+            let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 2).ftl_params());
+            let mut entries = Vec::new();
+            for (lpn, unit) in [(0u32, 0u32), (1, 0), (2, 1), (3, 1), (4, 0), (5, 0), (6, 1), (7, 1)] {
+                let (e, _, _) = ftl.program(unit, ContentId(lpn), true).unwrap();
+                ftl.map_pinned(Lpn(lpn), e);
+                entries.push(e);
+            }
+            (r, ftl, entries)
+        };
+        let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
+        let mut out = Vec::new();
+        let moved = |rel: &[Relocation]| -> Vec<(EntryId, u32, u64)> {
+            rel.iter().map(|x| (x.entry, x.unit, x.at.0)).collect()
+        };
+        let open = IdleWindow { start: Nanos(0), end: Some(Nanos(1_000_000)) };
+        let (mut r, ftl, e) = setup(RelocationAlign::Page);
+        for file in [vec![page(0), page(1)], vec![page(2), page(3)]] {
+            r.place(&file, &[], 4, &mut out);
+        }
+        let mut rel = Vec::new();
+        r.idle(&ftl, open, &mut rel);
+        assert_eq!(moved(&rel), vec![(e[1], 1, 0), (e[3], 2, 1_000)]);
+        let (mut r, ftl, e) = setup(RelocationAlign::Block);
+        for file in [vec![page(0), page(1)], vec![page(2), page(3)]] {
+            r.place(&file, &[], 4, &mut out);
+        }
+        rel.clear();
+        r.idle(&ftl, open, &mut rel);
+        assert!(rel.is_empty());
+        assert!(r.stats().contains(&("reo_relocations_held", 2.0)));
+        assert!(!r.wants_idle());
+        for file in [vec![page(4), page(5)], vec![page(6), page(7)]] {
+            r.place(&file, &[], 4, &mut out);
+        }
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(2_500)) }, &mut rel);
+        assert_eq!(moved(&rel), vec![(e[1], 1, 0), (e[5], 1, 1_000)]);
+        assert!(r.wants_idle());
+        rel.clear();
+        r.idle(&ftl, IdleWindow { start: Nanos(10_000), end: Some(Nanos(12_000)) }, &mut rel);
+        assert_eq!(moved(&rel), vec![(e[3], 2, 10_000), (e[7], 2, 11_000)]);
+        assert!(r.stats().contains(&("reo_relocations_held", 0.0)));
+        assert!(r.stats().contains(&("reo_relocations_issued", 4.0)));
+    }
+
+    /// `layout = "program"` by hand (4 units): a file of a duplicate X on
+    /// unit 0 and two new pages. The layout (one run X, N1, N2) places the
+    /// new pages on units 1 and 2, so the file reads in one round and
+    /// nothing is left to relocate (no idle work, no extra write). With
+    /// the default `relocate` the policy is placement-free (the device's
+    /// allocator places the pages) and lays the file out at idle time.
+    /// A second file sharing N2 (now on unit 2) with two new pages: the
+    /// window (both files, one run A: X N1 N2, B: N2 M1 M2 in arrival order)
+    /// places M1, M2 after N2's unit, on 3 and 0 (unit 0 is free again:
+    /// the stripe of M2 is N1, N2, M1 on 1, 2, 3).
+    #[test]
+    fn program_layout_places_new_pages_by_hand() {
+        let p = ReoDedupParams { window: 2, layout: LayoutWhen::Program, ..ReoDedupParams::default() };
+        let mut r = ReoDedup::new("reodedup-test", Algorithm::Csr, &p, Nanos(1)).unwrap();
+        let caps = r.capabilities();
+        assert!(!caps.placement_free);
+        let x = Dup::Existing { entry: 7, unit: 0, refs: 1, ppn: crate::units::Ppn(0) };
+        let pg = |l: u32, c: u32, dup: Dup| PageInfo { lpn: Lpn(l), content: ContentId(c), dup };
+        let mut out = Vec::new();
+        r.place(&[pg(0, 100, x), pg(1, 101, Dup::None), pg(2, 102, Dup::None)], &[], 4, &mut out);
+        assert_eq!(out, vec![Action::Reference, Action::Program { unit: 1 }, Action::Program { unit: 2 }]);
+        assert!(!r.wants_idle());
+        let n2 = Dup::Existing { entry: 9, unit: 2, refs: 1, ppn: crate::units::Ppn(0) };
+        out.clear();
+        r.place(&[pg(3, 102, n2), pg(4, 103, Dup::None), pg(5, 104, Dup::None)], &[], 4, &mut out);
+        assert_eq!(out, vec![Action::Reference, Action::Program { unit: 3 }, Action::Program { unit: 0 }]);
+        assert!(r.stats().contains(&("reo_pages_placed_by_layout", 4.0)));
+        assert!(!r.wants_idle());
+        let relocate = ReoDedupParams { window: 2, ..ReoDedupParams::default() };
+        let mut r = ReoDedup::new("reodedup-test", Algorithm::Csr, &relocate, Nanos(1)).unwrap();
+        assert!(r.capabilities().placement_free);
+        r.place(&[pg(0, 100, x), pg(1, 101, Dup::None), pg(2, 102, Dup::None)], &[], 4, &mut out);
+        assert!(r.wants_idle());
+        for bad in [
+            ReoDedupParams { layout: LayoutWhen::Program, iru: true, ..ReoDedupParams::default() },
+            ReoDedupParams { layout: LayoutWhen::Program, align: RelocationAlign::Block, ..ReoDedupParams::default() },
+        ] {
+            let e = ReoDedup::new("reodedup-csr", Algorithm::Csr, &bad, Nanos(1)).err().unwrap().to_string();
+            assert!(e.contains("layout = \"program\"") && e.contains("set one of them"), "{e}");
+        }
     }
 }
