@@ -28,8 +28,8 @@
 
 use super::OpKind;
 use crate::units::Nanos;
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// What an event is, by origin.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -41,58 +41,21 @@ pub enum Event {
     Op { chip: u32, kind: OpKind, tag: u32 },
 }
 
-/// One queued event with its key.
-#[derive(Copy, Clone, Debug)]
-struct Entry {
-    at: Nanos,
-    /// 0 for a completion, 1 for an operation (module doc).
-    origin: u8,
-    /// Same time and origin: a completion's tag, an operation's
-    /// submission number.
-    order: u64,
-    event: Event,
-}
-
-impl Entry {
-    #[inline]
-    fn key(&self) -> (Nanos, u8, u64) {
-        (self.at, self.origin, self.order)
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-/// The event queue (module doc): a binary heap keyed by (time, origin,
-/// order). Keys are unique, so the order events come out in does not
-/// depend on the order they went in, beyond the submission numbers.
+/// The event queue (module doc), in two lanes read as one: operations,
+/// which arrive almost always in time order (a sorted deque, appended at
+/// the back but for the rare earlier one, inserted after those of its
+/// time), and completions, which become known in any order (a binary heap
+/// keyed by time and tag). Its front is the earlier of the two lanes'
+/// fronts, a completion first at one instant, so events come out in
+/// (time, origin, order) order, as from one heap with that key, at a
+/// deque's cost on the hot path.
 #[derive(Clone, Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
-    /// Operations submitted so far (their `order`).
-    seq: u64,
-    /// Operations queued (the rest are completions).
-    ops: usize,
-    /// Scratch: completions set aside while looking for an operation.
-    aside: Vec<Entry>,
+    /// Operations `(at, chip, kind, tag)`, sorted by `at`, same-time ones
+    /// in submission order.
+    ops: VecDeque<(Nanos, u32, OpKind, u32)>,
+    /// Completions `(at, tag)`.
+    completions: BinaryHeap<Reverse<(Nanos, u64)>>,
 }
 
 impl EventQueue {
@@ -100,76 +63,76 @@ impl EventQueue {
     /// operations already queued for the same time.
     #[inline]
     pub fn push_op(&mut self, at: Nanos, chip: u32, kind: OpKind, tag: u32) {
-        let order = self.seq;
-        self.seq += 1;
-        self.ops += 1;
-        self.heap.push(Reverse(Entry { at, origin: 1, order, event: Event::Op { chip, kind, tag } }));
+        let op = (at, chip, kind, tag);
+        if self.ops.back().is_none_or(|b| b.0 <= at) {
+            self.ops.push_back(op);
+        } else {
+            let i = self.ops.partition_point(|o| o.0 <= at);
+            self.ops.insert(i, op);
+        }
     }
 
     /// Queues request `tag`'s completion at `at`.
     #[inline]
     pub fn push_completion(&mut self, at: Nanos, tag: u64) {
-        self.heap.push(Reverse(Entry { at, origin: 0, order: tag, event: Event::Completion { tag } }));
+        self.completions.push(Reverse((at, tag)));
+    }
+
+    /// Whether the earliest event is a completion (module doc).
+    #[inline]
+    fn completion_first(&self) -> Option<bool> {
+        match (self.completions.peek(), self.ops.front()) {
+            (Some(Reverse((c, _))), Some(o)) => Some(*c <= o.0),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        }
     }
 
     /// The earliest event, if any.
     #[inline]
     pub fn peek(&self) -> Option<(Nanos, Event)> {
-        self.heap.peek().map(|Reverse(e)| (e.at, e.event))
+        if self.completion_first()? {
+            self.completions.peek().map(|&Reverse((at, tag))| (at, Event::Completion { tag }))
+        } else {
+            self.ops.front().map(|&(at, chip, kind, tag)| (at, Event::Op { chip, kind, tag }))
+        }
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        let Reverse(e) = self.heap.pop()?;
-        if matches!(e.event, Event::Op { .. }) {
-            self.ops -= 1;
+        if self.completion_first()? {
+            self.completions.pop().map(|Reverse((at, tag))| (at, Event::Completion { tag }))
+        } else {
+            self.ops.pop_front().map(|(at, chip, kind, tag)| (at, Event::Op { chip, kind, tag }))
         }
-        Some((e.at, e.event))
     }
 
     /// Removes and returns the earliest operation arriving by `t`
     /// (inclusive), leaving completions queued: `(at, chip, kind, tag)`.
     #[inline]
     pub fn pop_op_until(&mut self, t: Nanos) -> Option<(Nanos, u32, OpKind, u32)> {
-        if self.ops == 0 {
-            return None;
+        if self.ops.front().is_some_and(|o| o.0 <= t) {
+            self.ops.pop_front()
+        } else {
+            None
         }
-        let mut found = None;
-        while let Some(Reverse(e)) = self.heap.peek() {
-            if e.at > t {
-                break;
-            }
-            let Reverse(e) = self.heap.pop().expect("just peeked");
-            match e.event {
-                Event::Op { chip, kind, tag } => {
-                    self.ops -= 1;
-                    found = Some((e.at, chip, kind, tag));
-                    break;
-                }
-                Event::Completion { .. } => self.aside.push(e),
-            }
-        }
-        // Completions go back with their keys: their order is unchanged.
-        while let Some(e) = self.aside.pop() {
-            self.heap.push(Reverse(e));
-        }
-        found
     }
 
     /// Operations queued.
     #[inline]
     pub fn ops(&self) -> usize {
-        self.ops
+        self.ops.len()
     }
 
     /// Events queued.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.ops.len() + self.completions.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.ops.is_empty() && self.completions.is_empty()
     }
 }
 
