@@ -10,7 +10,7 @@ use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::{SimError, Simulation};
 use crate::config::{Allocation, Config, PreconditionPlacement, StaticOrder};
-use crate::ftl::{EntryId, GcWork};
+use crate::ftl::GcWork;
 use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
@@ -92,16 +92,6 @@ impl Allocators {
     pub(super) fn dynamic(self) -> bool {
         self.programs == Allocator::Dynamic
     }
-}
-
-/// A timed page write waiting for dynamic allocation to place it
-/// (`allocation = "dynamic"`): its copy, reserved in the FTL with the
-/// LPNs that wait for it ([`crate::ftl::Ftl::reserve`]), and the write it
-/// belongs to (an id of [`Simulation::unplaced_files`]).
-#[derive(Copy, Clone, Debug)]
-pub(super) struct Unplaced {
-    pub(super) entry: EntryId,
-    pub(super) file: u64,
 }
 
 /// The unit of a page whose copy is not placed yet.
@@ -214,19 +204,19 @@ impl<'w> Simulation<'w> {
     /// came first: [`crate::ftl::Ftl::place`]). A write's DOF is counted
     /// once the copies of all its pages are placed.
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
-        while let Some((tag, chip, t)) = self.timing.place_next(until) {
+        while let Some(placed) = self.timing.place_next(until) {
+            let (page, chip, t) = (placed.write, placed.chip, placed.at);
             if self.observing_ops {
-                self.observe_op(tag, chip, t, OpKind::Program);
+                self.observe_op(page.tag, chip, t, OpKind::Program);
             }
-            let page = self.unplaced.pop_front().expect("one page per unplaced write");
             let planes = self.chip_level.unit_planes(chip);
             let ptr = &mut self.chip_ptr[chip as usize];
             let plane = planes[*ptr as usize];
             *ptr = (*ptr + 1) % planes.len() as u32;
-            let content = self.ftl.entry(page.entry).content;
+            let content = self.ftl.entry(page.copy).content;
             let mut mapped = std::mem::take(&mut self.placed_lpns);
             mapped.clear();
-            let (_, gc) = self.ftl.place(page.entry, plane, &mut mapped)?;
+            let (_, gc) = self.ftl.place(page.copy, plane, &mut mapped)?;
             for &lpn in &mapped {
                 self.shadow_write(lpn.0, Some(content));
             }
@@ -235,8 +225,8 @@ impl<'w> Simulation<'w> {
                 self.account_gc(gc, t, t, true);
             }
             let unit = self.ftl.geometry().unit_of_plane(plane);
-            self.unit_placed(page.file, unit);
-            if let Some(files) = self.unplaced_refs.remove(&page.entry) {
+            self.unit_placed(page.write, unit);
+            if let Some(files) = self.unplaced_refs.remove(&page.copy) {
                 for f in files {
                     self.unit_placed(f, unit);
                 }

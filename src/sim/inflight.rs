@@ -1,6 +1,7 @@
-//! In-flight bookkeeping: the requests in flight (their slots), the FIFO
-//! of flash operations whose arrival at their chip lies in the future, and
-//! the completions the timing model reports.
+//! In-flight bookkeeping: the requests in flight (their slots) and the
+//! completions the timing model reports. Future flash operations and the
+//! known request completions wait in the timing model's event queue
+//! ([`crate::timing::EventQueue`]).
 //!
 //! # FCFS by arrival at the chip
 //!
@@ -8,22 +9,22 @@
 //! be after later requests have arrived. So that every chip serves
 //! operations first-come-first-served *by their arrival at the chip* (a read
 //! arriving while a write is still hashing is served first), programs and
-//! GC work whose arrival lies in the future wait in a FIFO of pending
-//! operations, which is drained up to each request's arrival before that
-//! request touches the resources. Hash completion times usually never
-//! decrease (one FCFS pool of engines), so operations join the FIFO at its
-//! back; with `dedup.hash_unit = "request"` on several engines a later
-//! request can be hashed first, and its operations are inserted in arrival
-//! order (after those arriving at the same time). A write's
-//! latency is recorded when its last pending program has been applied.
+//! GC work whose arrival lies in the future wait in the event queue as
+//! operations, which are submitted up to each request's arrival before that
+//! request touches the resources ([`crate::timing::Timing::run_due`]).
+//! Same-time operations keep their submission order (with
+//! `dedup.hash_unit = "request"` on several engines a later request can be
+//! hashed first: the queue orders by arrival, then submission). A write's
+//! latency is recorded when its last program has completed.
 //! Mapping state changes at processing time; only timing is deferred.
 
 use super::Simulation;
 use crate::timing::OpKind;
+use crate::timing::Step;
 use crate::units::{Nanos, Op};
-use std::cmp::Reverse;
 
-/// A flash operation whose arrival at its chip lies in the future.
+/// A flash operation to submit, arriving at its chip at `at` (now or in
+/// the future: [`Simulation::schedule`]).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct PendingOp {
     pub(super) at: Nanos,
@@ -51,28 +52,14 @@ impl<'w> Simulation<'w> {
     /// The earliest known completion `(tag, time)`, taken only once nothing
     /// still to simulate can end earlier, simulating as far as needed;
     /// `None` when nothing is left. The closed-loop replay and the
-    /// streaming interface both wait with it.
+    /// streaming interface both wait with it ([`crate::timing::Timing::step_certain`]).
     pub(super) fn certain_completion(&mut self) -> Option<(u64, Nanos)> {
         loop {
-            let next_op = self.pending.front().map(|o| o.at);
-            let next_ev = self.timing.next_event();
-            let horizon = match (next_op, next_ev) {
-                (Some(a), Some(e)) => Some(a.min(e)),
-                (a, e) => a.or(e),
-            };
-            if let Some(&Reverse((c, tag))) = self.completions.peek() {
-                if horizon.is_none_or(|h| c <= h) {
-                    self.completions.pop();
-                    return Some((tag, c));
-                }
+            match self.timing.step_certain() {
+                Step::Completion { tag, at } => return Some((tag, at)),
+                Step::Progressed => self.collect(),
+                Step::Idle => return None,
             }
-            match (next_op, next_ev) {
-                (Some(a), Some(e)) if a <= e => self.apply_front(),
-                (_, Some(e)) => self.timing.advance_all(e + Nanos(1)),
-                (Some(_), None) => self.apply_front(),
-                (None, None) => return None,
-            }
-            self.collect();
         }
     }
 
@@ -81,45 +68,30 @@ impl<'w> Simulation<'w> {
     pub(super) fn finish(&mut self, done: Nanos, tag: u64) {
         self.metrics.last_completion = self.metrics.last_completion.max(done);
         if self.closed_loop {
-            self.completions.push(Reverse((done, tag)));
+            self.timing.push_completion(done, tag);
         }
     }
 
-    /// Applies a flash operation now if it has arrived by `now`, else queues
-    /// it in arrival order, after operations arriving at the same time
-    /// (almost always at the back: see the module doc).
+    /// Submits a flash operation now if it has arrived by `now`, else
+    /// queues it in the timing model's event queue, after operations
+    /// arriving at the same time.
     #[inline]
     pub(super) fn schedule(&mut self, op: PendingOp, now: Nanos) {
         if self.observing_ops {
             self.observe_op(op.slot, op.chip, op.at, op.kind);
         }
-        if op.at <= now {
-            self.apply(op);
-        } else if self.pending.back().is_none_or(|b| b.at <= op.at) {
-            self.pending.push_back(op);
-        } else {
-            let i = self.pending.partition_point(|o| o.at <= op.at);
-            self.pending.insert(i, op);
+        if self.timing.schedule(op.chip, op.at, op.kind, op.slot, now) {
+            self.collect();
         }
     }
 
-    pub(super) fn apply_front(&mut self) {
-        if let Some(op) = self.pending.pop_front() {
-            self.apply(op);
-        }
-    }
-
+    /// Submits the queued operations arriving by `t` and, if there were
+    /// any, applies the completions reported.
     #[inline]
     pub(super) fn drain_until(&mut self, t: Nanos) {
-        while self.pending.front().is_some_and(|o| o.at <= t) {
-            self.apply_front();
+        if self.timing.run_due(t) {
+            self.collect();
         }
-    }
-
-    #[inline]
-    pub(super) fn apply(&mut self, op: PendingOp) {
-        self.timing.submit(op.chip, op.at, op.kind, op.slot);
-        self.collect();
     }
 
     /// Applies the completions the timing model reported.

@@ -30,8 +30,9 @@
 //! One file per job: `replay` (the replay driver), `stream` (the
 //! streaming interface), `request` (the request path), `alloc`
 //! (allocation), `idle` (idle and background work), `engine_io` (the dedup
-//! engine bridge), `inflight` (in-flight requests and the FIFO of pending
-//! operations: FCFS by arrival at the chip), `fad_ssdsim` (the authors'
+//! engine bridge), `inflight` (in-flight requests and their completions;
+//! future operations wait in the timing model's event queue: FCFS by
+//! arrival at the chip), `fad_ssdsim` (the authors'
 //! public dedup model, a labelled experiment), `check` (the `--check`
 //! shadow), `observe` (the request observer), `output` (the end of a run).
 
@@ -45,8 +46,7 @@ use crate::series::SeriesRecorder;
 use crate::timing::Timing;
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::Workload;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 mod alloc;
 mod check;
@@ -63,12 +63,12 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
-use alloc::{Allocators, Unplaced};
+use alloc::Allocators;
 use engine_io::EngineCounts;
 pub use error::SimError;
 use fad_ssdsim::FadSsdsimModel;
 use idle::RelocationCounts;
-use inflight::{Inflight, PendingOp};
+use inflight::Inflight;
 pub use observe::{RequestRecord, RequestSink};
 pub use output::{RunOptions, RunOutput};
 use replay::ReplayState;
@@ -127,8 +127,6 @@ pub struct Simulation<'w> {
     /// `--check`: LPN -> content + 1 as last written (0 = unmapped).
     shadow: Vec<u32>,
     checks: u64,
-    /// Operations arriving at their chip in the future, sorted by arrival.
-    pending: VecDeque<PendingOp>,
     /// Per page of the current write: when its program may be issued (its
     /// hash, or the whole request's, is done).
     hash_ready: Vec<Nanos>,
@@ -136,17 +134,14 @@ pub struct Simulation<'w> {
     completed: Vec<(u32, Nanos)>,
     inflight: Vec<Inflight>,
     free_slots: Vec<u32>,
-    /// Closed loop and streaming: known completions (time, tag) of
-    /// outstanding requests.
-    completions: BinaryHeap<Reverse<(Nanos, u64)>>,
+    /// Closed loop and streaming: known completions go to the timing
+    /// model's event queue ([`Simulation::finish`]).
     closed_loop: bool,
     /// Where programs and preconditioning writes go ([`alloc`]), chosen
     /// once here. Under `allocation = "dynamic"` timed page writes wait
     /// unplaced in the timing model until a channel serves them
     /// ([`Timing::place_next`]).
     alloc: Allocators,
-    /// Those pages, oldest first (the timing model's order).
-    unplaced: VecDeque<Unplaced>,
     /// Written requests not fully placed yet, oldest first: their pages
     /// and the units of those placed so far (for the write DOF); the id
     /// of the first (ids count the timed writes).
@@ -354,12 +349,10 @@ impl<'w> Simulation<'w> {
             stamp: 0,
             shadow,
             checks: 0,
-            pending: VecDeque::new(),
             hash_ready: Vec::new(),
             completed: Vec::new(),
             inflight: Vec::new(),
             free_slots: Vec::new(),
-            completions: BinaryHeap::new(),
             closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             alloc: Allocators::choose(
                 cfg,
@@ -367,7 +360,6 @@ impl<'w> Simulation<'w> {
                 fad_ssdsim.is_some(),
                 plan.map_or(0, |p| p.precondition_past_pages),
             ),
-            unplaced: VecDeque::new(),
             unplaced_files: VecDeque::new(),
             first_unplaced_file: 0,
             unplaced_refs: HashMap::new(),

@@ -58,9 +58,7 @@ impl<'w> Simulation<'w> {
             self.place_unplaced(Nanos(u64::MAX))?;
             debug_assert!(!self.timing.has_unplaced(), "every waiting write is served in the end");
         }
-        while !self.pending.is_empty() {
-            self.apply_front();
-        }
+        self.drain_until(Nanos(u64::MAX));
         self.timing.finish();
         self.collect();
         let busy = self.timing.take_busy();

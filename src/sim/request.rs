@@ -2,13 +2,13 @@
 //! §III-B: fingerprint, lookup, policy, pin, execute in page order, DOF).
 //! See the module doc of [`crate::sim`].
 
-use super::alloc::{Allocator, Unplaced, NO_UNIT};
+use super::alloc::{Allocator, NO_UNIT};
 use super::inflight::PendingOp;
 use super::{SimError, Simulation, SMALL_FILE};
 use crate::ftl::{EntryId, Ftl, GcPreference};
 use crate::metrics::dof;
 use crate::policy::{Action, Dup, ExplicitHint, GcHint, PageInfo, PageLayout};
-use crate::timing::{OpKind, NO_TAG};
+use crate::timing::{OpKind, UnplacedWrite, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos, Op};
 use crate::workload::{Hint, Request, Workload, NO_CONTENT};
 
@@ -315,8 +315,7 @@ impl<'w> Simulation<'w> {
                         pr.host_rewrite += 1;
                     }
                     self.inflight[slot as usize].remaining += 1;
-                    self.timing.submit_unplaced(h, slot);
-                    self.unplaced.push_back(Unplaced { entry: e, file });
+                    self.timing.submit_unplaced(UnplacedWrite { at: h, tag: slot, copy: e, write: file });
                     (e, NO_UNIT)
                 }
                 Action::Program { unit } => {

@@ -699,7 +699,7 @@ fn hash_models_time_a_four_page_write() {
 /// Request-granularity hashing on 2 engines with a slow hash (200 us
 /// per page): a 1-page write B at 10 us is hashed on the second engine
 /// at once (ready at 210 us), before the 4-page A on the first (200,
-/// 400, 600, 800 us), so its program joins the pending operations ahead
+/// 400, 600, 800 us), so its program joins the event queue ahead
 /// of A's later pages (applied at the back, it would reach its channel
 /// only after 800 us). One channel of 4 chips, least-loaded placement
 /// (A's pages on chips 0-3; B on chip 0, behind A0's program, whose

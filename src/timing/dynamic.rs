@@ -5,12 +5,32 @@ use super::channel::{Phase, NEVER};
 use super::{OpKind, Timing};
 use crate::units::Nanos;
 
+/// A page write waiting to be placed: its arrival, its completion's tag,
+/// and the caller's names for the copy to place and the write it belongs
+/// to (the simulation's FTL entry and write id), handed back when placed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct UnplacedWrite {
+    pub at: Nanos,
+    pub tag: u32,
+    pub copy: u32,
+    pub write: u64,
+}
+
+/// A page write [`Timing::place_next`] placed: on `chip`, its program
+/// submitted at `at`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub write: UnplacedWrite,
+    pub chip: u32,
+    pub at: Nanos,
+}
+
 impl Timing {
-    /// Queues a page write arriving at `at` whose chip is chosen when a
-    /// channel serves it (`allocation = "dynamic"`, SSDsim 2.1's fully
-    /// dynamic allocation); [`Timing::place_next`] places it.
-    pub fn submit_unplaced(&mut self, at: Nanos, tag: u32) {
-        self.unplaced.push_back((at, tag));
+    /// Queues a page write whose chip is chosen when a channel serves it
+    /// (`allocation = "dynamic"`, SSDsim 2.1's fully dynamic allocation);
+    /// [`Timing::place_next`] places it. The one FIFO of waiting writes.
+    pub fn submit_unplaced(&mut self, w: UnplacedWrite) {
+        self.unplaced.push_back(w);
     }
 
     /// Starts dynamic allocation's channel rotation as if `programs` pages
@@ -36,15 +56,16 @@ impl Timing {
 
     /// Places the oldest unplaced write if a channel can serve it before
     /// `until` (exclusive: nothing else arrives before then), and submits
-    /// its program there; returns its tag, chip and time. A channel can
+    /// its program there; returns it with its chip and time. A channel can
     /// serve a write at the first instant its bus is free, no chip holds
     /// read data for it (reads go first) and a chip is idle with nothing
     /// queued, tried from the channel's token, which then moves past the
     /// chosen chip. Channels able to serve at the same instant are tried
     /// from a rotating start, the writes placed so far modulo the channels
     /// (SSDsim's `process` loop starts at `program_count % channels`).
-    pub fn place_next(&mut self, until: Nanos) -> Option<(u32, u32, Nanos)> {
-        let &(arrival, tag) = self.unplaced.front()?;
+    pub fn place_next(&mut self, until: Nanos) -> Option<Placed> {
+        let &w = self.unplaced.front()?;
+        let arrival = w.at;
         let n = self.n_channels;
         let start = (self.placed % u64::from(n)) as u32;
         let mut best: Option<(Nanos, u32, usize)> = None;
@@ -62,8 +83,8 @@ impl Timing {
         self.token[h as usize] = ((i + 1) % chips) as u32;
         self.placed += 1;
         let chip = i as u32 * n + h;
-        self.submit_op(chip, t, OpKind::Program, tag, 0);
-        Some((tag, chip, t))
+        self.submit_op(chip, t, OpKind::Program, w.tag, 0);
+        Some(Placed { write: w, chip, at: t })
     }
 
     /// The first instant in `[from, limit)` at which channel `h` can serve

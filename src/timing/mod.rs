@@ -79,6 +79,17 @@
 //! first event-driven version of this model did, so that the closed loop's
 //! choices are unchanged.
 //!
+//! # The event queue ([`EventQueue`])
+//!
+//! What is still to happen outside the channels waits in one queue owned
+//! here: flash operations whose arrival at their chip lies in the future
+//! ([`Timing::schedule`] queues them, [`Timing::run_due`] submits them as
+//! the caller's clock passes them) and the known completions of
+//! outstanding requests ([`Timing::push_completion`]), handed out by
+//! [`Timing::step_certain`] once nothing still to simulate can come
+//! before them (the closed-loop replay, the streaming interface). The
+//! chips' and the bus's own queues are the device's state, not events.
+//!
 //! # Hash engines ([`Timing::fingerprint_request`])
 //!
 //! `dedup.hash_engines` engines, each hashing one page in
@@ -99,12 +110,15 @@ use std::collections::{HashMap, VecDeque};
 
 mod channel;
 mod dynamic;
+mod events;
 mod hash;
 mod params;
 #[cfg(test)]
 mod tests;
 
 use channel::{Accounting, Channel, Chip, Queued, Rules, NEVER, SHORTCUT};
+pub use dynamic::{Placed, UnplacedWrite};
+pub use events::{Event, EventQueue};
 pub use hash::HashLoad;
 pub use params::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 
@@ -118,6 +132,17 @@ pub enum OpKind {
     Program,
     /// Chip-only GC work of this duration.
     Gc(Nanos),
+}
+
+/// What one [`Timing::step_certain`] did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Request `tag`'s completion at `at` is certain: handed out.
+    Completion { tag: u64, at: Nanos },
+    /// An operation was submitted, or the channels ran through an event.
+    Progressed,
+    /// Nothing is left: no completion, no operation, no event.
+    Idle,
 }
 
 /// Per-chip and per-channel use ([`Timing::resources`]). Chip `g` is on
@@ -158,9 +183,11 @@ pub struct Timing {
     done: Vec<(u32, Nanos)>,
     /// Reads completed by the duplicate-read shortcut.
     shortcuts: u64,
-    /// Page writes not placed yet (`allocation = "dynamic"`): (arrival,
-    /// tag), oldest first ([`Timing::place_next`]).
-    unplaced: VecDeque<(Nanos, u32)>,
+    /// Future operations and known request completions ([`events`]).
+    events: EventQueue,
+    /// Page writes not placed yet (`allocation = "dynamic"`), oldest
+    /// first ([`Timing::place_next`]).
+    unplaced: VecDeque<UnplacedWrite>,
     /// Per channel: dynamic allocation's chip token (the chip tried first).
     token: Vec<u32>,
     /// Writes placed so far by dynamic allocation (its rotating start).
@@ -213,6 +240,7 @@ impl Timing {
             },
             done: Vec::new(),
             shortcuts: 0,
+            events: EventQueue::default(),
             unplaced: VecDeque::new(),
             token: vec![0; g.channels as usize],
             placed: 0,
@@ -255,6 +283,69 @@ impl Timing {
     #[inline]
     pub fn submit(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32) {
         self.submit_op(chip, at, kind, tag, 0);
+    }
+
+    /// Submits a flash operation arriving at `at` now if it has arrived by
+    /// `now` (returns `true`), else queues it as an event ([`events`]),
+    /// after the operations queued for the same time, until the clock
+    /// passes it ([`Timing::run_due`], [`Timing::step_certain`]).
+    #[inline]
+    pub fn schedule(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, now: Nanos) -> bool {
+        if at <= now {
+            self.submit(chip, at, kind, tag);
+            true
+        } else {
+            self.events.push_op(at, chip, kind, tag);
+            false
+        }
+    }
+
+    /// Submits every queued operation arriving by `t` (inclusive), in
+    /// their order ([`events`]); whether there was one.
+    #[inline]
+    pub fn run_due(&mut self, t: Nanos) -> bool {
+        let mut any = false;
+        while let Some((at, chip, kind, tag)) = self.events.pop_op_until(t) {
+            self.submit(chip, at, kind, tag);
+            any = true;
+        }
+        any
+    }
+
+    /// Queues request `tag`'s completion at `at`, to be handed out by
+    /// [`Timing::step_certain`] once certain.
+    #[inline]
+    pub fn push_completion(&mut self, at: Nanos, tag: u64) {
+        self.events.push_completion(at, tag);
+    }
+
+    /// One step towards the earliest certain completion: hands out the
+    /// earliest queued completion if nothing still to simulate (a queued
+    /// operation, a channel's next event) can happen before it; else
+    /// submits the earliest queued operation if it comes no later than
+    /// the channels' next event, or runs the channels through that event.
+    /// After a [`Step::Progressed`] the caller takes the completions the
+    /// step reported ([`Timing::take_completions`]): they may queue more.
+    pub fn step_certain(&mut self) -> Step {
+        let next_ev = self.next_event();
+        match self.events.peek() {
+            Some((c, Event::Completion { tag })) if next_ev.is_none_or(|e| c <= e) => {
+                self.events.pop();
+                Step::Completion { tag, at: c }
+            }
+            Some((a, Event::Op { chip, kind, tag })) if next_ev.is_none_or(|e| a <= e) => {
+                self.events.pop();
+                self.submit(chip, a, kind, tag);
+                Step::Progressed
+            }
+            _ => match next_ev {
+                Some(e) => {
+                    self.advance_all(e + Nanos(1));
+                    Step::Progressed
+                }
+                None => Step::Idle,
+            },
+        }
     }
 
     #[inline]

@@ -83,18 +83,18 @@ fn two_reads_different_channels_overlap() {
 fn dynamic_allocation_serves_writes_where_a_channel_is_free() {
     let mut t = tiny(Scheduling::ReadPriority, WriteCompletion::Transfer);
     for tag in 0..3 {
-        t.submit_unplaced(Nanos(0), tag);
+        t.submit_unplaced(UnplacedWrite { at: Nanos(0), tag, copy: 0, write: 0 });
     }
     // 2 channels x 2 chips (chip g on channel g % 2): the first write
     // starts the rotation at channel 0, the second at channel 1, both
     // at once; the third finds both buses busy until TX and goes to
     // channel 0's next chip (its token moved past chip 0).
-    assert_eq!(t.place_next(Nanos(u64::MAX)), Some((0, 0, Nanos(0))));
-    assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 1, Nanos(0))));
+    assert_eq!(t.place_next(Nanos(u64::MAX)).map(|p| (p.write.tag, p.chip, p.at)), Some((0, 0, Nanos(0))));
+    assert_eq!(t.place_next(Nanos(u64::MAX)).map(|p| (p.write.tag, p.chip, p.at)), Some((1, 1, Nanos(0))));
     // Nothing before `until` (exclusive): it stays queued.
     assert_eq!(t.place_next(Nanos(TX)), None);
     assert!(t.has_unplaced());
-    assert_eq!(t.place_next(Nanos(u64::MAX)), Some((2, 2, Nanos(TX))));
+    assert_eq!(t.place_next(Nanos(u64::MAX)).map(|p| (p.write.tag, p.chip, p.at)), Some((2, 2, Nanos(TX))));
     assert_eq!(run(&mut t), vec![TX, TX, 2 * TX]);
 
     // Read data waiting for the bus goes before a waiting write: on one
@@ -103,15 +103,15 @@ fn dynamic_allocation_serves_writes_where_a_channel_is_free() {
     // TR + TX (on chip 0, where the token points: its read is done).
     let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4).timing_params());
     t.submit(0, Nanos(0), OpKind::Read, 0);
-    t.submit_unplaced(Nanos(TR), 1);
-    assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 0, Nanos(TR + TX))));
+    t.submit_unplaced(UnplacedWrite { at: Nanos(TR), tag: 1, copy: 0, write: 0 });
+    assert_eq!(t.place_next(Nanos(u64::MAX)).map(|p| (p.write.tag, p.chip, p.at)), Some((1, 0, Nanos(TR + TX))));
     assert_eq!(run(&mut t), vec![TR + TX, TR + 2 * TX]);
     // The same write arriving at 0, during the sense: the bus is free
     // and chip 1 idle, so it goes at once and the read's data waits.
     let mut t = Timing::new(&Config::small_for_tests(1, 2, 16, 4).timing_params());
     t.submit(0, Nanos(0), OpKind::Read, 0);
-    t.submit_unplaced(Nanos(0), 1);
-    assert_eq!(t.place_next(Nanos(u64::MAX)), Some((1, 1, Nanos(0))));
+    t.submit_unplaced(UnplacedWrite { at: Nanos(0), tag: 1, copy: 0, write: 0 });
+    assert_eq!(t.place_next(Nanos(u64::MAX)).map(|p| (p.write.tag, p.chip, p.at)), Some((1, 1, Nanos(0))));
     assert_eq!(run(&mut t), vec![2 * TX, TX]);
 }
 
