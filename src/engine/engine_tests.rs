@@ -1016,6 +1016,7 @@ fn light_dedup_charges_the_index_lookup() {
 /// 3. [9,2,3,4]: sample 9 new, 2-4 unhashed: 0 duplicates (CAFTL: 3);
 /// 4. [2,3,4,5]: sample 2 found, 3 and 4 found, 5 new: 3 duplicates;
 /// 5. [4], one page: hashed, found: 1.
+///
 /// So 5 duplicates against CAFTL's 4 + 3 + 3 + 1 = 11; 6 pages unhashed
 /// (writes 1 and 3); indexed 1, 2, 3, 4, 9, 5: 6 x 40 B.
 #[test]

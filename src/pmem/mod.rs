@@ -4,17 +4,17 @@
 //!
 //! What the model has, one concept per file:
 //!
-//! * [`params`]: the device's numbers and the preset that fixes them
+//! * `params`: the device's numbers and the preset that fixes them
 //!   ([`PmParams::optane_light_dedup`]), each with the source it comes
 //!   from: the Light-Dedup paper's own setup where it states it (§4.3.1:
 //!   256 B XPLine; §5.1: one DIMM per file system, non-interleaved), else
 //!   Yang et al., "An Empirical Guide to the Behavior and Use of Scalable
 //!   Persistent Memory", FAST'20 (figure named per field; values recalled
 //!   without the paper at hand, marked as such).
-//! * [`xpbuffer`]: the on-DIMM buffer (XPBuffer) of 256 B XPLines, one per
+//! * `xpbuffer`: the on-DIMM buffer (XPBuffer) of 256 B XPLines, one per
 //!   DIMM: read buffer and write-combining buffer in one LRU (§2.1 "I/O with
 //!   buffers"; Yang et al. §3 do not separate them either).
-//! * [`device`]: the DIMMs behind their interleaving, with the time a load
+//! * `device`: the DIMMs behind their interleaving, with the time a load
 //!   or a persisted store takes and the media bytes read and written
 //!   (what `ipmctl` counts in Light-Dedup's Tables 2 and 4).
 //!

@@ -286,7 +286,7 @@ impl Timing {
     }
 
     /// Submits a flash operation arriving at `at` now if it has arrived by
-    /// `now` (returns `true`), else queues it as an event ([`events`]),
+    /// `now` (returns `true`), else queues it as an event (`events`),
     /// after the operations queued for the same time, until the clock
     /// passes it ([`Timing::run_due`], [`Timing::step_certain`]).
     #[inline]
@@ -301,7 +301,7 @@ impl Timing {
     }
 
     /// Submits every queued operation arriving by `t` (inclusive), in
-    /// their order ([`events`]); whether there was one.
+    /// their order (`events`); whether there was one.
     #[inline]
     pub fn run_due(&mut self, t: Nanos) -> bool {
         let mut any = false;
