@@ -77,11 +77,7 @@ impl Engine for CaftlSampled {
     }
 
     fn commit(&mut self, _: &Ftl, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &mut EngineIo) {
-        for (k, p) in pages.iter().enumerate() {
-            if programmed[k] && io.hashed[k] && !p.repeat && io.verdicts[k] == Verdict::Unique {
-                self.index.insert(p.fingerprint, entries[k], p.content);
-            }
-        }
+        self.index.commit(pages, entries, programmed, io);
     }
 
     fn preload(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {

@@ -4,7 +4,7 @@
 //! (`dram-verify`, `caftl-sampled`); DRAM is counted at Light-Dedup §6's
 //! measured 40 B per fingerprint.
 
-use super::is_live_copy;
+use super::{is_live_copy, EngineIo, Verdict, WritePage};
 use crate::ftl::{EntryId, Ftl};
 use crate::units::ContentId;
 use std::collections::HashMap;
@@ -38,6 +38,17 @@ impl PrimaryIndex {
     pub fn forget(&mut self, fp: u64, entry: EntryId, content: ContentId) {
         if self.map.get(&fp) == Some(&(entry, content)) {
             self.map.remove(&fp);
+        }
+    }
+
+    /// After a write ([`super::Engine::commit`]): indexes every page that
+    /// was fingerprinted, found unique and programmed (a repeat inside the
+    /// write follows its first page).
+    pub fn commit(&mut self, pages: &[WritePage], entries: &[EntryId], programmed: &[bool], io: &EngineIo) {
+        for (k, p) in pages.iter().enumerate() {
+            if programmed[k] && io.hashed[k] && !p.repeat && io.verdicts[k] == Verdict::Unique {
+                self.insert(p.fingerprint, entries[k], p.content);
+            }
         }
     }
 
