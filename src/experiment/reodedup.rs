@@ -194,6 +194,33 @@ fn read_change(r: &RunReport, d: &RunReport) -> Option<f64> {
 
 /// Issue 24 item 5's sensitivity: the schemes' read latency against
 /// Deduplication along the cross-file sharing sweep and the window sweep.
+/// Adds each variant's mean read-latency change vs Deduplication (`d`) at
+/// `x` to its series (`runs` in the series' order).
+fn push_changes(series: &mut [(String, Vec<(f64, f64)>)], x: f64, runs: &[&RunReport], d: &RunReport) {
+    for (s, r) in series.iter_mut().zip(runs) {
+        if let Some(y) = read_change(r, d) {
+            s.1.push((x, y));
+        }
+    }
+}
+
+/// Plots a sensitivity sweep of read latency vs Deduplication as `stem`
+/// and links it (alt text `alt`), when some variant has two points.
+fn plot_sweep(
+    plotter: &mut Plotter,
+    md: &mut String,
+    (stem, alt): (&str, &str),
+    title: &str,
+    x: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), ExperimentError> {
+    if series.iter().any(|s| s.1.len() >= 2) {
+        plotter.lines(stem, title, x, "mean read latency vs Deduplication (%)", series)?;
+        let _ = writeln!(md, "\n![{alt}](plots/{stem}.png)");
+    }
+    Ok(())
+}
+
 fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentError> {
     let mut md = format!(
         "\n## Sensitivity: cross-file sharing and window size\n\nThe `{SWEEP_PROFILE}` profile (the recorded image \
@@ -214,11 +241,7 @@ fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentE
         else {
             continue;
         };
-        for (s, r) in series.iter_mut().zip([f, c, a]) {
-            if let Some(y) = read_change(r, d) {
-                s.1.push((x, y));
-            }
-        }
+        push_changes(&mut series, x, &[f, c, a], d);
         let _ = writeln!(
             md,
             "| {x} | {:.1}% | {:.3} | {} / {} / {} | {} / {} |",
@@ -231,16 +254,14 @@ fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentE
             a.counters.programs.relocation
         );
     }
-    if series.iter().any(|s| s.1.len() >= 2) {
-        plotter.lines(
-            "sharing_sensitivity",
-            "Read latency vs cross-file sharing (recorded image store profile)",
-            "share of written pages shared with an earlier file (dedup rate)",
-            "mean read latency vs Deduplication (%)",
-            &series,
-        )?;
-        md.push_str("\n![sharing](plots/sharing_sensitivity.png)\n");
-    }
+    plot_sweep(
+        plotter,
+        &mut md,
+        ("sharing_sensitivity", "sharing"),
+        "Read latency vs cross-file sharing (recorded image store profile)",
+        "share of written pages shared with an earlier file (dedup rate)",
+        &series,
+    )?;
     md.push_str("\n| window (files) | read latency vs Dedup: CSR / ATR | relocated CSR / ATR |\n|---:|---|---|\n");
     let w = format!("fitted:{SWEEP_PROFILE}");
     let mut series: Vec<(String, Vec<(f64, f64)>)> =
@@ -252,11 +273,7 @@ fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentE
             else {
                 continue;
             };
-            for (s, r) in series.iter_mut().zip([c, a]) {
-                if let Some(y) = read_change(r, d) {
-                    s.1.push((win as f64, y));
-                }
-            }
+            push_changes(&mut series, win as f64, &[c, a], d);
             let _ = writeln!(
                 md,
                 "| {win}{} | {} / {} | {} / {} |",
@@ -268,16 +285,14 @@ fn sensitivity(o: &Outcome, plotter: &mut Plotter) -> Result<String, ExperimentE
             );
         }
     }
-    if series.iter().any(|s| s.1.len() >= 2) {
-        plotter.lines(
-            "window_sensitivity",
-            "Read latency vs relocation window (fitted recorded image store)",
-            "relocation window (files)",
-            "mean read latency vs Deduplication (%)",
-            &series,
-        )?;
-        md.push_str("\n![window](plots/window_sensitivity.png)\n");
-    }
+    plot_sweep(
+        plotter,
+        &mut md,
+        ("window_sensitivity", "window"),
+        "Read latency vs relocation window (fitted recorded image store)",
+        "relocation window (files)",
+        &series,
+    )?;
     md.push_str(
         "\n**Write cost (§VI).** The paper's Step 5 (the default, `cost = \"rounds\"`) carries a layout out whenever \
          the window's read rounds drop, whatever it moves. With `cost = \"time\"` a layout is carried out only if \
