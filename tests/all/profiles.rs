@@ -215,31 +215,22 @@ fn recorded_traces_join_the_reproductions_that_take_them() {
     let row = md.lines().find(|l| l.starts_with("| recorded:tiny |")).unwrap_or_else(|| panic!("{md}"));
     assert!(row.contains('%'), "{row}");
     let bad = dir.path().join("sd");
-    let err = dedupsim()
+    dedupsim()
         .args(["reproduce", "fast24", "--quick", "-q", "--recorded"])
         .arg(&rec)
         .arg("--out")
         .arg(&bad)
         .assert()
-        .failure()
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&err);
-    assert!(err.contains("reproduce fast24 does not run the recorded workloads"), "{err}");
+        .fails_with(1, &["reproduce fast24 does not run the recorded workloads"]);
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
-    let err = dedupsim()
+    dedupsim()
         .args(["reproduce", "light-dedup", "--quick", "-q", "--recorded"])
         .arg(&empty)
         .arg("--out")
         .arg(dir.path().join("ld"))
         .assert()
-        .failure()
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8_lossy(&err).contains("record-workloads.sh"));
+        .fails_with(1, &["record-workloads.sh"]);
 }
 
 /// `streams=N` cannot be written to a native trace (no stream column):
@@ -248,16 +239,11 @@ fn recorded_traces_join_the_reproductions_that_take_them() {
 fn trace_synth_refuses_streams_it_cannot_write() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s.trace");
-    let err = dedupsim()
+    dedupsim()
         .args(["trace", "synth", "--synth", "requests=50,streams=3", "-o"])
         .arg(&out)
         .assert()
-        .failure()
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&err);
-    assert!(err.contains("streams=3") && err.contains("no stream column"), "{err}");
+        .fails_with(1, &["streams=3", "no stream column"]);
     assert!(!out.exists());
     dedupsim().args(["trace", "synth", "--synth", "requests=50,streams=1", "-o"]).arg(&out).assert().success();
 }
