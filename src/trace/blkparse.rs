@@ -54,6 +54,7 @@
 //! numbers and an action, which no other format's line has (FIU's lines,
 //! also named `*.blkparse`, start with a plain number).
 
+use super::detect::{is_uint, Line};
 use super::parse::{check_extent, quote, LineParser, Numbered};
 use super::TraceRecord;
 use crate::units::{Nanos, Op, SECTOR};
@@ -108,10 +109,6 @@ fn is_device(s: &str) -> bool {
     })
 }
 
-fn is_uint(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// Whether a line has the shape of a blkparse event (for detection).
 pub fn is_event_line(line: &str) -> bool {
     let f: Vec<&str> = line.split_whitespace().take(7).collect();
@@ -123,6 +120,12 @@ pub fn is_event_line(line: &str) -> bool {
         && is_uint(f[4])
         && (1..=2).contains(&f[5].len())
         && f[5].bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// Detection: a blkparse event line (rank 0: `major,minor` has a comma but
+/// the line is not comma-separated).
+pub(super) fn is_line(l: &Line) -> bool {
+    is_event_line(l.text)
 }
 
 /// Whether a non-event line opens blkparse's closing summary.

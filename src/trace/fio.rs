@@ -236,11 +236,16 @@ pub fn parse_log_line(line: &str) -> Result<Option<TraceRecord>, String> {
     plain_record(time, op, offset, size, 0).map(Some)
 }
 
+/// Detection: a fio log line (rank 24, after Tencent's and libCacheSim's
+/// five columns).
+pub(super) fn is_log(l: &super::detect::Line) -> bool {
+    is_log_line(&l.fields)
+}
+
 /// Whether a comma-separated line looks like a fio log entry (for
 /// detection): four to seven integer fields, the third a data direction.
 pub fn is_log_line(f: &[&str]) -> bool {
-    let uint = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (4..=7).contains(&f.len()) && f.iter().all(|x| uint(x)) && matches!(f[2], "0" | "1" | "2")
+    (4..=7).contains(&f.len()) && f.iter().all(|x| super::detect::is_uint(x)) && matches!(f[2], "0" | "1" | "2")
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@
 //!
 //! [`TraceFormat::FiuHomes`]: super::TraceFormat::FiuHomes
 
+use super::detect::{is_hex, is_rw, is_uint, Line};
 use super::parse::{check_extent, chunk_digests_to_pages, quote, Fields, LineParser, Numbered};
 use super::{PageHash, TraceRecord};
 use crate::units::{Nanos, Op, SECTOR};
@@ -79,7 +80,7 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     let is_op = |s: &str| matches!(s, "R" | "r" | "W" | "w");
     // When neither place holds an op, a long non-numeric last field is
     // still taken as the digest, and the op error below names the op.
-    let digest_like = |s: &str| s.len() >= 16 && !is_uint(s);
+    let digest_like = |s: &str| s.len() >= 16 && !all_digits(s);
     let has_digest = if is_op(raw[n - 3]) {
         false
     } else if n >= 9 && (is_op(raw[n - 4]) || digest_like(raw[n - 1])) {
@@ -167,7 +168,7 @@ pub fn parse_record(line: &str, homes: bool) -> Result<FiuRecord, String> {
     Ok(FiuRecord { time: Nanos(time), pid, volume: (major << 20) | minor, lba, sectors, op, digests })
 }
 
-fn is_uint(s: &str) -> bool {
+fn all_digits(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -304,6 +305,33 @@ impl LineParser for FiuParser {
             None => Vec::new(),
         }
     }
+}
+
+/// Detection: `ts pid process... lba size op major minor [digest]` with
+/// nine or more words; the process name may contain spaces, so the shape
+/// is anchored on the end of the line. (A malformed digest still makes an
+/// FIU line: the parser says what is wrong with it.)
+fn is_long_line(w: &[&str]) -> bool {
+    let n = w.len();
+    n >= 9 && is_uint(w[0]) && is_rw(w[n - 4]) && is_uint(w[n - 3]) && is_uint(w[n - 2])
+}
+
+/// Detection: an FIU homes line, one digest per 512 B sector of a
+/// multi-sector record (rank 30).
+pub(super) fn is_homes_line(l: &Line) -> bool {
+    let (w, n) = (&l.words, l.words.len());
+    if !is_long_line(w) {
+        return false;
+    }
+    let sectors: usize = w[n - 5].parse().unwrap_or(0);
+    let digests = if is_hex(w[n - 1]) { w[n - 1].len() / 32 } else { 0 };
+    sectors > 1 && digests == sectors
+}
+
+/// Detection: an FIU line, with a digest or without (eight words) (rank 31).
+pub(super) fn is_line(l: &Line) -> bool {
+    let w = &l.words;
+    is_long_line(w) || (w.len() == 8 && is_uint(w[0]) && is_rw(w[5]) && is_uint(w[3]) && is_uint(w[4]))
 }
 
 #[cfg(test)]

@@ -1,11 +1,7 @@
-//! Trace format names and auto-detection.
-//!
-//! Detection looks at the first non-blank lines (up to [`DETECT_LINES`]): a
-//! `# dedupsim-trace` header means the native format; otherwise every
-//! non-comment line is classified by its shape (separator, field count, where
-//! the operation field is and how it is spelled) and the most common verdict
-//! wins, so a single odd first line does not derail detection. The caller can
-//! always override it.
+//! Trace format names, the registry of formats ([`FORMATS`]) and what
+//! each line declares: parser, options, sample writer and the rules that
+//! detect it ([`super::detect`], which reads them). The caller can always
+//! override detection.
 //!
 //! libCacheSim's CSV and Tencent's both have five numeric columns: Tencent's
 //! fourth is its 0/1 op, libCacheSim's third a SCSI READ/WRITE opcode.
@@ -33,6 +29,7 @@
 
 use super::blkparse::BlkEvent;
 use super::csv::{CsvSpec, TimeUnit};
+use super::detect::Rule;
 use super::load::{FastParse, LoadOptions};
 use super::parse::{LineParser, Stateless};
 use super::TraceError;
@@ -106,6 +103,8 @@ pub struct Registered {
     /// lines), for `dedupsim bench --parsers`; `None`: written otherwise
     /// (`native`, with its contents: [`super::write_native_workload`]).
     pub sample: Option<(&'static str, SampleWriter)>,
+    /// How detection recognises it ([`super::detect`]; empty: never).
+    pub detect: &'static [Rule],
 }
 
 /// Reads a format's options (`blkparse:Q`: the name as typed, lowercase,
@@ -203,6 +202,7 @@ const fn plain(
             parser,
             fast: None,
             sample: None,
+            detect: &[],
         },
     }
 }
@@ -212,6 +212,13 @@ impl Entry<Registered> {
     /// in a newline; empty: none).
     const fn sample(mut self, header: &'static str, write: SampleWriter) -> Entry<Registered> {
         self.item.sample = Some((header, write));
+        self
+    }
+
+    /// The line with the rules that recognise the format's lines
+    /// ([`super::detect`]).
+    const fn detect(mut self, rules: &'static [Rule]) -> Entry<Registered> {
+        self.item.detect = rules;
         self
     }
 
@@ -242,7 +249,7 @@ impl Entry<Registered> {
 
 /// Every trace format, one line each, in the order they are listed to
 /// users. Adding a format: its parser's file, its [`TraceFormat`] variant
-/// and one line here (plus a shape rule in [`detect`], in this file, if it
+/// and one line here (with its detection rules, [`super::detect`], if it
 /// can be recognised from its lines). Names, aliases, options, the
 /// `Display` form, `--format`'s help ([`format_help`]), the loader's parser
 /// and the parser benchmark all read the line.
@@ -259,7 +266,11 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         .sample("", |o, r| {
             let op = if r.read { "Read" } else { "Write" };
             writeln!(o, "{},hm,0,{op},{},{},2833", 128_166_372_000_000_000 + r.time / 100, r.offset, r.size)
-        }),
+        })
+        .detect(&[
+            Rule::Shape { rank: 11, test: super::msr::is_header },
+            Rule::Shape { rank: 20, test: super::msr::is_line },
+        ]),
         plain(
             "fiu",
             &["fiu-iodedup"],
@@ -267,7 +278,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             TraceFormat::Fiu,
             |_, o| Box::new(super::fiu::FiuParser::new(o.fiu_merge_gap, false)),
         )
-        .sample("", |o, r| fiu_sample(o, r, 1)),
+        .sample("", |o, r| fiu_sample(o, r, 1))
+        .detect(&[Rule::Shape { rank: 31, test: super::fiu::is_line }]),
         plain(
             "fiu-homes",
             &["homes"],
@@ -275,7 +287,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             TraceFormat::FiuHomes,
             |_, o| Box::new(super::fiu::FiuParser::new(o.fiu_merge_gap, true)),
         )
-        .sample("", |o, r| fiu_sample(o, r, 8)),
+        .sample("", |o, r| fiu_sample(o, r, 8))
+        .detect(&[Rule::Shape { rank: 30, test: super::fiu::is_homes_line }, Rule::Refines(TraceFormat::Fiu)]),
         plain(
             "umass",
             &["spc"],
@@ -286,7 +299,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         .sample("", |o, r| {
             let ((lsn, _), (s, ns)) = (r.sectors(), r.secs());
             writeln!(o, "0,{lsn},{},{},{s}.{:06}", r.size, if r.read { 'r' } else { 'w' }, ns / 1000)
-        }),
+        })
+        .detect(&[Rule::Shape { rank: 25, test: super::umass::is_line }]),
         plain(
             "systor",
             &["systor17", "vdi"],
@@ -298,7 +312,11 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             let (s, ns) = r.secs();
             let op = if r.read { 'R' } else { 'W' };
             writeln!(o, "{}.{ns:09},0.000100000,{op},0,{},{}", 1_455_591_804 + s, r.offset, r.size)
-        }),
+        })
+        .detect(&[
+            Rule::Shape { rank: 10, test: super::systor::is_header },
+            Rule::Shape { rank: 21, test: super::systor::is_line },
+        ]),
         plain(
             "tencent",
             &["cbs"],
@@ -309,7 +327,11 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         .sample("", |o, r| {
             let ((lsn, sectors), (s, ns)) = (r.sectors(), r.secs());
             writeln!(o, "{}.{ns:09},{lsn},{sectors},{},1063", 1_538_323_200 + s, u8::from(!r.read))
-        }),
+        })
+        .detect(&[
+            Rule::Shape { rank: 12, test: super::tencent::is_header },
+            Rule::Shape { rank: 22, test: super::tencent::is_line },
+        ]),
         plain(
             "libcachesim",
             &["cloudphysics", "vscsi"],
@@ -319,7 +341,11 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         )
         .sample("version,time,op,size,lbn\n", |o, r| {
             writeln!(o, "1,{},{},{},{}", r.time / 1000, if r.read { 40 } else { 42 }, r.size, r.offset / 512)
-        }),
+        })
+        .detect(&[
+            Rule::Shape { rank: 13, test: super::libcachesim::is_header_line },
+            Rule::Shape { rank: 23, test: super::libcachesim::is_line },
+        ]),
         plain(
             "ssdsim",
             &["disksim"],
@@ -328,7 +354,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             |_, _| Box::new(Stateless(super::ssdsim::parse_line)),
         )
         .sample("", disksim_sample)
-        .fast(super::ssdsim::parse_disksim_fast),
+        .fast(super::ssdsim::parse_disksim_fast)
+        .detect(&[Rule::Shape { rank: 32, test: super::ssdsim::is_line }]),
         plain(
             "mqsim",
             &[],
@@ -337,7 +364,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             |_, _| Box::new(Stateless(super::mqsim::parse_line)),
         )
         .sample("", disksim_sample)
-        .fast(super::ssdsim::parse_disksim_fast),
+        .fast(super::ssdsim::parse_disksim_fast)
+        .detect(&[Rule::Shape { rank: 33, test: super::ssdsim::is_disksim_line }]),
         plain(
             "blkparse",
             &["blktrace"],
@@ -362,7 +390,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
                 TraceFormat::Blkparse(e) if e != BlkEvent::Dispatch => Some(e.to_string()),
                 _ => None,
             },
-        ),
+        )
+        .detect(&[Rule::Shape { rank: 0, test: super::blkparse::is_line }]),
         plain(
             "fio-iolog",
             &["iolog"],
@@ -396,7 +425,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
                 TraceFormat::FioIolog(u) if u != TimeUnit::Us => Some(u.name().to_string()),
                 _ => None,
             },
-        ),
+        )
+        .detect(&[Rule::Signature("fio version 2 iolog"), Rule::Signature("fio version 3 iolog")]),
         plain(
             "fio-log",
             &["fio-lat-log", "fio-bw-log"],
@@ -406,7 +436,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
         )
         .sample("", |o, r| {
             writeln!(o, "{}, 183, {}, {}, {}, 0", r.time / 1_000_000, u8::from(!r.read), r.size, r.offset)
-        }),
+        })
+        .detect(&[Rule::Shape { rank: 24, test: super::fio::is_log }]),
         plain(
             "csv",
             &["tsv"],
@@ -445,7 +476,8 @@ pub const FORMATS: Registry<Registered> = Registry::new(
             "# dedupsim-trace v1, then time_ns op offset size [volume [hashes]] (ns; bytes; R/W/T)",
             TraceFormat::Native,
             |_, _| Box::<super::native::NativeParser>::default(),
-        ),
+        )
+        .detect(&[Rule::Signature("# dedupsim-trace"), Rule::Shape { rank: 34, test: super::native::is_line }]),
     ],
 );
 
@@ -543,152 +575,6 @@ pub fn format_help(lead: &str) -> String {
     format!("{lead}: {} (docs/trace-formats.md)", names.join(", "))
 }
 
-/// Shape-based verdict on one line.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Shape {
-    Format(TraceFormat),
-    /// SSDsim or MQSim (decided by file name).
-    DiskSim,
-}
-
-fn is_uint(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// A decimal number (out-of-range and negative ones included: the parser
-/// then says what is wrong with it).
-fn is_decimal(s: &str) -> bool {
-    super::parse::parse_seconds(s) != Err(super::parse::SecondsError::NotANumber)
-}
-
-fn is_hex(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-fn classify(line: &str) -> Option<Shape> {
-    let fmt = |f| Some(Shape::Format(f));
-    if super::blkparse::is_event_line(line) {
-        return fmt(TraceFormat::Blkparse(BlkEvent::Dispatch));
-    }
-    if line.contains(',') {
-        if let Some(s) = classify_csv(line) {
-            return Some(s);
-        }
-    }
-    // Not a comma-separated shape (an FIU process name may hold a comma).
-    classify_whitespace(line)
-}
-
-fn classify_csv(line: &str) -> Option<Shape> {
-    let fmt = |f| Some(Shape::Format(f));
-    {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let eq = |i: usize, w: &str| f.get(i).is_some_and(|x| x.eq_ignore_ascii_case(w));
-        let rw = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
-        // Header lines.
-        if eq(0, "timestamp") && eq(2, "iotype") {
-            return fmt(TraceFormat::Systor);
-        }
-        if eq(0, "timestamp") && eq(1, "hostname") {
-            return fmt(TraceFormat::Msr);
-        }
-        if eq(0, "timestamp") && eq(3, "iotype") {
-            return fmt(TraceFormat::Tencent);
-        }
-        if super::libcachesim::is_header(line) {
-            return fmt(TraceFormat::LibCacheSim);
-        }
-        let scsi_rw = |s: &str| super::libcachesim::parse_op(s).is_ok();
-        match f.len() {
-            7 if is_uint(f[0]) && (eq(3, "read") || eq(3, "write")) => fmt(TraceFormat::Msr),
-            6 if is_decimal(f[0]) && rw(2) && is_uint(f[4]) => fmt(TraceFormat::Systor),
-            5 if f.iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1") => fmt(TraceFormat::Tencent),
-            5 if [0, 1, 3, 4].iter().all(|&i| is_uint(f[i])) && scsi_rw(f[2]) => fmt(TraceFormat::LibCacheSim),
-            _ if super::fio::is_log_line(&f) => fmt(TraceFormat::FioLog),
-            n if n >= 5 && f[..3].iter().all(|x| is_uint(x)) && rw(3) && is_decimal(f[4]) => fmt(TraceFormat::Umass),
-            _ => None,
-        }
-    }
-}
-
-fn classify_whitespace(line: &str) -> Option<Shape> {
-    let fmt = |f| Some(Shape::Format(f));
-    {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let n = f.len();
-        let op_at = |i: usize| f.get(i).is_some_and(|x| matches!(*x, "R" | "W" | "r" | "w"));
-        // FIU: ts pid process... lba size op major minor [digest]; the process
-        // name may contain spaces, so anchor on the end of the line.
-        // (A malformed digest still makes an FIU line: the parser says what
-        // is wrong with it.)
-        if n >= 9 && is_uint(f[0]) && op_at(n - 4) && is_uint(f[n - 3]) && is_uint(f[n - 2]) {
-            let sectors: usize = f[n - 5].parse().unwrap_or(0);
-            let digests = if is_hex(f[n - 1]) { f[n - 1].len() / 32 } else { 0 };
-            return if sectors > 1 && digests == sectors { fmt(TraceFormat::FiuHomes) } else { fmt(TraceFormat::Fiu) };
-        }
-        if n == 8 && is_uint(f[0]) && op_at(5) && is_uint(f[3]) && is_uint(f[4]) {
-            return fmt(TraceFormat::Fiu);
-        }
-        if n == 5 && f.iter().all(|x| is_uint(x)) && matches!(f[4], "0" | "1") {
-            return Some(Shape::DiskSim);
-        }
-        let native_op = |x: &str| matches!(x, "R" | "W" | "T" | "r" | "w" | "t");
-        if (4..=6).contains(&n) && is_uint(f[0]) && native_op(f[1]) && is_uint(f[2]) && is_uint(f[3]) {
-            return fmt(TraceFormat::Native);
-        }
-        None
-    }
-}
-
-/// Guesses the format of a trace from its first lines. `file_name` (e.g. the
-/// path's file name) only breaks the SSDsim/MQSim tie. Returns `None` when
-/// no line is recognised.
-pub fn detect(lines: &[&str], file_name: Option<&str>) -> Option<TraceFormat> {
-    let mut non_blank = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
-    if non_blank.clone().next().is_some_and(|l| l.starts_with("# dedupsim-trace")) {
-        return Some(TraceFormat::Native);
-    }
-    if non_blank
-        .clone()
-        .next()
-        .is_some_and(|l| l.starts_with("fio version 2 iolog") || l.starts_with("fio version 3 iolog"))
-    {
-        return Some(TraceFormat::FioIolog(TimeUnit::Us));
-    }
-    let mut votes: Vec<(Shape, usize)> = Vec::new();
-    for l in non_blank.by_ref().filter(|l| !l.starts_with('#')) {
-        if let Some(s) = classify(l) {
-            match votes.iter_mut().find(|(v, _)| *v == s) {
-                Some((_, c)) => *c += 1,
-                None => votes.push((s, 1)),
-            }
-        }
-    }
-    // Most votes; ties go to the shape seen first.
-    let mut best: Option<(Shape, usize)> = None;
-    for &(s, c) in &votes {
-        match best {
-            Some((_, bc)) if c <= bc => {}
-            _ => best = Some((s, c)),
-        }
-    }
-    // FIU homes lines are FIU lines too: any homes vote decides for homes.
-    let homes = votes.iter().any(|(s, _)| *s == Shape::Format(TraceFormat::FiuHomes));
-    match best?.0 {
-        Shape::Format(TraceFormat::Fiu) if homes => Some(TraceFormat::FiuHomes),
-        Shape::Format(f) => Some(f),
-        Shape::DiskSim => {
-            let name = file_name.unwrap_or("").to_ascii_lowercase();
-            let stem = name.trim_end_matches(".gz").trim_end_matches(".zst").trim_end_matches(".zstd");
-            if stem.ends_with(".ascii") || name.contains("ssdsim") {
-                Some(TraceFormat::Ssdsim)
-            } else {
-                Some(TraceFormat::Mqsim)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,50 +614,5 @@ mod tests {
         assert_eq!(e("msr:x"), "invalid trace format \"msr:x\": the msr format takes no options");
         let e = "nope".parse::<TraceFormat>().unwrap_err().to_string();
         assert!(e.contains("nope") && e.contains("msr, fiu, fiu-homes"), "{e}");
-    }
-
-    #[test]
-    fn detects_each_shape() {
-        let d = |l: &str| detect(&[l], None);
-        assert_eq!(d("128166385295514663,hm,0,Write,9056014336,2048,2833"), Some(TraceFormat::Msr));
-        assert_eq!(
-            d("89966522969723 4270 rpc.mountd 18579576 8 W 6 0 d6c75ba46e82326fefa545b57a12e221"),
-            Some(TraceFormat::Fiu)
-        );
-        let homes = format!("7775 2552 kjournald 160806224 8 W 6 0 {}", "ab".repeat(128));
-        assert_eq!(d(&homes), Some(TraceFormat::FiuHomes));
-        assert_eq!(d("0,20941264,8192,W,0.551706,Alpha/NT"), Some(TraceFormat::Umass));
-        assert_eq!(d("0,1199912,8192,r,0.000000"), Some(TraceFormat::Umass));
-        assert_eq!(d("1455591804.310701000,0.006475000,R,0,203468398592,32768"), Some(TraceFormat::Systor));
-        assert_eq!(d("Timestamp,Response,IOType,LUN,Offset,Size"), Some(TraceFormat::Systor));
-        assert_eq!(d("1538323200,12345,8,1,1063"), Some(TraceFormat::Tencent));
-        assert_eq!(d("Timestamp,Offset,Size,IOType,VolumeID"), Some(TraceFormat::Tencent));
-        assert_eq!(d("version,time,op,size,lbn"), Some(TraceFormat::LibCacheSim));
-        assert_eq!(d("1,5633898368802,42,512,42932745"), Some(TraceFormat::LibCacheSim));
-        // libCacheSim's own sample: bare hex opcodes.
-        assert_eq!(d("1,5633898,2a,512,42932745"), Some(TraceFormat::LibCacheSim));
-        assert_eq!(d("1,5633898,28,512,42932745"), Some(TraceFormat::LibCacheSim));
-        assert_eq!(d("1,5633898368802,0x28,6656,40409911"), Some(TraceFormat::LibCacheSim));
-        // A Tencent line whose size happens to be an opcode stays Tencent.
-        assert_eq!(d("1538323200,12345,42,1,1063"), Some(TraceFormat::Tencent));
-        assert_eq!(d("11413000 0 657728 16 1"), Some(TraceFormat::Mqsim));
-        assert_eq!(detect(&["0 0 303567 7 0"], Some("example.ascii.gz")), Some(TraceFormat::Ssdsim));
-        assert_eq!(d("# dedupsim-trace v1"), Some(TraceFormat::Native));
-        assert_eq!(d("100 W 0 4096"), Some(TraceFormat::Native));
-        assert_eq!(
-            d("8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]"),
-            Some(TraceFormat::Blkparse(BlkEvent::Dispatch))
-        );
-        assert_eq!(d("fio version 3 iolog"), Some(TraceFormat::FioIolog(TimeUnit::Us)));
-        assert_eq!(d("1, 183, 0, 4096, 1736704, 0"), Some(TraceFormat::FioLog));
-        assert_eq!(d("12, 183, 1, 4096, 0"), Some(TraceFormat::FioLog));
-        assert_eq!(d("hello world"), None);
-        assert_eq!(detect(&[], None), None);
-    }
-
-    #[test]
-    fn majority_wins() {
-        let lines = ["garbage,line", "0,1,8,r,0.1", "0,9,8,w,0.2"];
-        assert_eq!(detect(&lines, None), Some(TraceFormat::Umass));
     }
 }

@@ -29,6 +29,7 @@
 //!   consecutive `lbn`s).
 //! * There is no volume column: every request is on volume 0.
 
+use super::detect::{is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::Op;
@@ -100,6 +101,18 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let size = f.u64(3)?;
     let offset = f.sectors_as_bytes(4)?;
     plain_record(time, op, offset, size, 0).map(Some)
+}
+
+/// Detection: libCacheSim's header line (rank 13).
+pub(super) fn is_header_line(l: &Line) -> bool {
+    is_header(l.text)
+}
+
+/// Detection: five fields, integers but the third, a SCSI READ/WRITE
+/// opcode (rank 23).
+pub(super) fn is_line(l: &Line) -> bool {
+    let f = &l.fields;
+    f.len() == 5 && [0, 1, 3, 4].iter().all(|&i| is_uint(f[i])) && parse_op(f[2]).is_ok()
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! ([`read_records`]) → page-align, map volumes, rebase time, intern content
 //! and check capacity ([`build_workload`], which documents the rules).
 
-use super::format::{detect, DETECT_LINES};
+use super::detect::detect;
+use super::format::DETECT_LINES;
 use super::parse::{
     md5_of, pages_covered, quote, text, LineError, LineParser, LineReader, Numbered, HASH_PAGE, MAX_NATIVE_LINE,
 };

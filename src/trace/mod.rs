@@ -23,6 +23,7 @@
 
 use crate::units::{Nanos, Op};
 
+mod detect;
 mod error;
 mod format;
 mod load;
@@ -45,8 +46,9 @@ pub mod systor;
 pub mod tencent;
 pub mod umass;
 
+pub use detect::detect;
 pub use error::TraceError;
-pub use format::{detect, format_help, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
+pub use format::{format_help, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
 pub use load::{
     build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
     VolumeSelect,

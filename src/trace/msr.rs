@@ -15,6 +15,7 @@
 //!   (case-insensitive); the volume is `DiskNumber`. `Hostname` and
 //!   `ResponseTime` (100 ns ticks) are ignored.
 
+use super::detect::{is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::Op;
@@ -42,6 +43,16 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
     plain_record(time, op, offset, size, volume).map(Some)
+}
+
+/// Detection: MSR's header line (rank 11).
+pub(super) fn is_header(l: &Line) -> bool {
+    l.field_is(0, "timestamp") && l.field_is(1, "hostname")
+}
+
+/// Detection: seven fields, the fourth `Read`/`Write` (rank 20).
+pub(super) fn is_line(l: &Line) -> bool {
+    l.fields.len() == 7 && is_uint(l.fields[0]) && (l.field_is(3, "read") || l.field_is(3, "write"))
 }
 
 #[cfg(test)]

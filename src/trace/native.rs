@@ -27,6 +27,7 @@
 //!   denotes the 128-bit value `n` (so `7` and `000…007` are the same
 //!   content). Decimal ids keep synthetic traces short.
 
+use super::detect::{is_uint, Line};
 use super::parse::{check_extent, pages_covered, quote, Fields, LineParser, Numbered, HASH_PAGE, QUOTE_CHARS};
 use super::{PageHash, TraceHint, TraceRecord};
 use crate::units::{Nanos, Op};
@@ -318,6 +319,17 @@ pub fn write_native_workload<W: Write>(w: &Workload, page_size: u32, out: W) -> 
         writeln!(out)?;
     }
     out.flush()
+}
+
+/// Detection without the header: `time op offset size [volume [hashes]]`
+/// with the op R/W/T (rank 34).
+pub(super) fn is_line(l: &Line) -> bool {
+    let w = &l.words;
+    (4..=6).contains(&w.len())
+        && is_uint(w[0])
+        && matches!(w[1], "R" | "W" | "T" | "r" | "w" | "t")
+        && is_uint(w[2])
+        && is_uint(w[3])
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! `dedupsim trace convert --to ssdsim` produces), in the strict shape both
 //! simulators read alike.
 
+use super::detect::{is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::{Nanos, Op, SECTOR};
@@ -194,6 +195,21 @@ pub fn write_ssdsim<W: Write>(w: &Workload, page_size: u32, out: W) -> Result<Ss
     out.flush()?;
     n.requests = n.reads + n.writes;
     Ok(n)
+}
+
+/// Detection: the DiskSim-derived line SSDsim and MQSim share, five
+/// integers, the last the 0/1 op.
+pub(super) fn is_disksim_line(l: &Line) -> bool {
+    l.words.len() == 5 && l.words.iter().all(|x| is_uint(x)) && matches!(l.words[4], "0" | "1")
+}
+
+/// Detection: a DiskSim line in a file named `*.ascii` (SSDsim's and
+/// DiskSim's convention, compressed or not) or containing "ssdsim"
+/// (rank 32; otherwise the line is MQSim's, rank 33). No content can tell
+/// the two apart; the choice only changes the reported name.
+pub(super) fn is_line(l: &Line) -> bool {
+    let stem = l.file_name.trim_end_matches(".gz").trim_end_matches(".zst").trim_end_matches(".zstd");
+    is_disksim_line(l) && (stem.ends_with(".ascii") || l.file_name.contains("ssdsim"))
 }
 
 #[cfg(test)]

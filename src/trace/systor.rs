@@ -17,6 +17,7 @@
 //! * Rows are not strictly time-ordered in the published files (they look
 //!   sorted by completion); the loader clamps backward steps and reports them.
 
+use super::detect::{is_decimal, is_rw, is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::Op;
@@ -41,6 +42,18 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     let offset = f.u64(4)?;
     let size = f.u64(5)?;
     plain_record(time, op, offset, size, volume).map(Some)
+}
+
+/// Detection: SYSTOR's header line (rank 10).
+pub(super) fn is_header(l: &Line) -> bool {
+    l.field_is(0, "timestamp") && l.field_is(2, "iotype")
+}
+
+/// Detection: six fields, a decimal time, the third R/W, the fifth an
+/// integer (rank 21).
+pub(super) fn is_line(l: &Line) -> bool {
+    let f = &l.fields;
+    f.len() == 6 && is_decimal(f[0]) && is_rw(f[2]) && is_uint(f[4])
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! * `Offset` and `Size` are in 512-byte sectors; `IOType` is `0` (read) or
 //!   `1` (write); the volume is `VolumeID`.
 
+use super::detect::{is_decimal, is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::Op;
@@ -40,6 +41,20 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let volume = f.u32(4)?;
     plain_record(time, op, offset, size, volume).map(Some)
+}
+
+/// Detection: Tencent's header line (rank 12).
+pub(super) fn is_header(l: &Line) -> bool {
+    l.field_is(0, "timestamp") && l.field_is(3, "iotype")
+}
+
+/// Detection: five fields, a decimal time (the parser reads fractional
+/// seconds too) then integers, the fourth the 0/1 op (rank 22, before
+/// libCacheSim's five columns: a Tencent size that happens to be an
+/// opcode stays Tencent).
+pub(super) fn is_line(l: &Line) -> bool {
+    let f = &l.fields;
+    f.len() == 5 && is_decimal(f[0]) && f[1..].iter().all(|x| is_uint(x)) && matches!(f[3], "0" | "1")
 }
 
 #[cfg(test)]

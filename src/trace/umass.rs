@@ -13,6 +13,7 @@
 //!   (read) or `w`/`W` (write); the volume is the ASU (application storage
 //!   unit). Fields after the fifth are ignored.
 
+use super::detect::{is_decimal, is_rw, is_uint, Line};
 use super::parse::{plain_record, Fields};
 use super::TraceRecord;
 use crate::units::Op;
@@ -33,6 +34,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, String> {
     };
     let time = f.seconds_as_ns(4)?;
     plain_record(time, op, offset, size, volume).map(Some)
+}
+
+/// Detection: at least five fields, three integers, then R/W and a
+/// decimal time (rank 25).
+pub(super) fn is_line(l: &Line) -> bool {
+    let f = &l.fields;
+    f.len() >= 5 && f[..3].iter().all(|x| is_uint(x)) && is_rw(f[3]) && is_decimal(f[4])
 }
 
 #[cfg(test)]
