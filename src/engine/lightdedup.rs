@@ -777,6 +777,13 @@ impl LightDedup {
     }
 
     /// Blocks read ahead (PN) that the stream's next write used.
+    /// Switches the prefetch variant from the next page on (CBP's
+    /// *Transition*, §4.3: PN below the thread threshold, SP at or above
+    /// it; [`crate::nvmfs`] decides).
+    pub fn set_prefetch(&mut self, p: Prefetch) {
+        self.prefetch = p;
+    }
+
     pub fn read_ahead_used(&self) -> u64 {
         self.stats.ahead_used
     }

@@ -3,7 +3,11 @@
 //! §5.2 Fig. 7, §5.5 Table 4), beside the baselines it compares with.
 //!
 //! One CPU writes 4 KiB blocks synchronously (FIO's `sync` engine, §5.1);
-//! each write syscall covers one or more consecutive blocks. Per block the
+//! each write syscall covers one or more consecutive blocks. Several
+//! writer threads ([`NvmFs::threads`], Fig. 11) each keep their own clock
+//! and read-ahead on the shared device and engine; the caller interleaves
+//! their blocks ([`NvmFs::write_block`]), and [`Scheme::Cbp`] switches PN
+//! to SP by the number of threads writing (§4.3's Transition). Per block the
 //! CPU pays its computation ([`FsCosts`]) and the device
 //! ([`crate::pmem::PmDevice`]) charges every load and persisted store at
 //! its byte address. Three [`Scheme`]s:
@@ -83,6 +87,11 @@ pub enum Scheme {
     /// Light-Dedup (PN) with the entry-based table instead of regions
     /// (§5.5, Table 4's "Entry" columns).
     LightDedupEntry,
+    /// Light-Dedup's Cross-Block Prefetch as §4.3 defines it: PN while
+    /// fewer than `threshold` threads access the device at once, SP (no
+    /// read-ahead of the next block) from `threshold` on (the
+    /// *Transition*; the paper's default threshold is 6).
+    Cbp { threshold: u32 },
 }
 
 impl Scheme {
@@ -95,6 +104,7 @@ impl Scheme {
             Scheme::LightDedup(Prefetch::None) => "LD-w/o-P".into(),
             Scheme::LightDedup(p) => format!("Light-Dedup ({})", p.name().to_uppercase()),
             Scheme::LightDedupEntry => "Light-Dedup, entry-based".into(),
+            Scheme::Cbp { threshold } => format!("Light-Dedup (CBP, Transition at {threshold})"),
         }
     }
 }
@@ -204,6 +214,20 @@ pub struct NvmFs {
     ahead_done: Nanos,
     ahead_addr: u64,
     gcs: u64,
+    /// The other writer threads' CPU state ([`Self::threads`]; the running
+    /// one's is in `now`, `ahead_done`, `ahead_addr`), and which runs.
+    cpus: Vec<Cpu>,
+    cur: usize,
+    /// Threads writing at once ([`Self::set_concurrency`]), for CBP.
+    concurrency: u32,
+}
+
+/// One writer thread's CPU: its clock and its PN read-ahead.
+#[derive(Copy, Clone, Debug, Default)]
+struct Cpu {
+    now: Nanos,
+    ahead_done: Nanos,
+    ahead_addr: u64,
 }
 
 impl NvmFs {
@@ -227,6 +251,9 @@ impl NvmFs {
                 warm_start: false,
                 ..LightDedupParams::default()
             }),
+            Scheme::Cbp { .. } => {
+                Some(LightDedupParams { prefetch: Prefetch::Pn, warm_start: false, ..LightDedupParams::default() })
+            }
         };
         let engine = match engine {
             None => None,
@@ -263,7 +290,51 @@ impl NvmFs {
             ahead_done: Nanos::ZERO,
             ahead_addr: 0,
             gcs: 0,
+            cpus: vec![Cpu::default()],
+            cur: 0,
+            concurrency: 1,
         })
+    }
+
+    /// From now on `n` writer threads (CPUs) share the device, each with
+    /// its own clock (starting at the current time) and read-ahead; thread
+    /// 0 runs. Their blocks are interleaved by the caller
+    /// ([`Self::switch_to`], [`Self::write_block`]).
+    pub fn threads(&mut self, n: usize) {
+        let now = self.clock();
+        self.now = now;
+        self.cpus = vec![Cpu { now, ..Cpu::default() }; n.max(1)];
+        self.cur = 0;
+    }
+
+    /// Thread `t`'s clock.
+    pub fn thread_now(&self, t: usize) -> Nanos {
+        if t == self.cur {
+            self.now
+        } else {
+            self.cpus[t].now
+        }
+    }
+
+    /// Thread `t` runs next.
+    pub fn switch_to(&mut self, t: usize) {
+        if t != self.cur {
+            self.cpus[self.cur] = Cpu { now: self.now, ahead_done: self.ahead_done, ahead_addr: self.ahead_addr };
+            let c = self.cpus[t];
+            (self.now, self.ahead_done, self.ahead_addr, self.cur) = (c.now, c.ahead_done, c.ahead_addr, t);
+        }
+    }
+
+    /// How many threads are in a write syscall at once (CBP's atomic
+    /// counter, §4.3; the caller knows it).
+    pub fn set_concurrency(&mut self, n: u32) {
+        self.concurrency = n;
+    }
+
+    /// The latest of the threads' clocks: when everything written so far
+    /// has been written.
+    fn clock(&self) -> Nanos {
+        self.cpus.iter().map(|c| c.now).fold(self.now, Nanos::max)
     }
 
     pub fn scheme(&self) -> Scheme {
@@ -271,7 +342,7 @@ impl NvmFs {
     }
 
     pub fn now(&self) -> Nanos {
-        self.now
+        self.clock()
     }
 
     pub fn device(&self) -> &PmDevice {
@@ -290,7 +361,7 @@ impl NvmFs {
 
     pub fn mark(&self) -> Mark {
         Mark {
-            now: self.now,
+            now: self.clock(),
             blocks: self.blocks,
             counters: self.dev.counters().clone(),
             breakdown: self.breakdown.clone(),
@@ -300,7 +371,7 @@ impl NvmFs {
     pub fn since(&self, m: &Mark) -> Phase {
         Phase {
             blocks: self.blocks - m.blocks,
-            elapsed: self.now - m.now,
+            elapsed: self.clock() - m.now,
             counters: self.dev.counters().since(&m.counters),
             breakdown: self.breakdown.since(&m.breakdown),
         }
@@ -308,7 +379,7 @@ impl NvmFs {
 
     /// Writes every dirty buffered line to the media (unmount).
     pub fn flush(&mut self) {
-        self.dev.flush(self.now);
+        self.dev.flush(self.clock());
     }
 
     fn sync_freed(&mut self) {
@@ -359,29 +430,64 @@ impl NvmFs {
         }
         self.ftl.check_range(u64::from(lpn), n as u32)?;
         for (k, &c) in contents.iter().enumerate() {
-            let l = Lpn(lpn + k as u32);
-            if self.engine.is_some() {
-                self.step(Some((l, c)), stream, k == 0)?;
-            } else {
-                let t = self.now + Nanos(self.costs.fs_ns);
-                self.breakdown.other += self.costs.fs_ns;
-                let e = self.program(c)?;
-                self.ftl.map_pinned(l, e);
-                let addr = u64::from(self.ftl.entry(e).ppn.0) * BLOCK;
-                let r = self.dev.store(addr, BLOCK, t, Category::Data);
-                self.breakdown.write += (r - t).0;
-                self.now = r;
+            self.block(Lpn(lpn + k as u32), c, stream, k == 0)?;
+        }
+        self.end_syscall();
+        Ok(())
+    }
+
+    /// Block `content` at `lpn` of a write syscall on the running thread
+    /// (`first`, `last`: the syscall's first and last block; the last one
+    /// appends the syscall's log entry), so that several threads' syscalls
+    /// interleave block by block.
+    pub fn write_block(
+        &mut self,
+        lpn: u32,
+        content: ContentId,
+        stream: u16,
+        first: bool,
+        last: bool,
+    ) -> Result<(), NvmFsError> {
+        self.ftl.check_range(u64::from(lpn), 1)?;
+        self.block(Lpn(lpn), content, stream, first)?;
+        if last {
+            self.end_syscall();
+        }
+        Ok(())
+    }
+
+    /// One block of a syscall.
+    fn block(&mut self, l: Lpn, c: ContentId, stream: u16, first: bool) -> Result<(), NvmFsError> {
+        if let Scheme::Cbp { threshold } = self.scheme {
+            let p = if self.concurrency >= threshold { Prefetch::Sp } else { Prefetch::Pn };
+            if let Some(e) = self.engine.as_mut() {
+                e.set_prefetch(p);
             }
         }
-        // NOVA's log entry for the syscall and its tail.
+        if self.engine.is_some() {
+            self.step(Some((l, c)), stream, first)?;
+        } else {
+            let t = self.now + Nanos(self.costs.fs_ns);
+            self.breakdown.other += self.costs.fs_ns;
+            let e = self.program(c)?;
+            self.ftl.map_pinned(l, e);
+            let addr = u64::from(self.ftl.entry(e).ppn.0) * BLOCK;
+            let r = self.dev.store(addr, BLOCK, t, Category::Data);
+            self.breakdown.write += (r - t).0;
+            self.now = r;
+        }
+        self.blocks += 1;
+        Ok(())
+    }
+
+    /// NOVA's log entry for the syscall and its tail.
+    fn end_syscall(&mut self) {
         let cpu = self.now;
         let r = self.dev.store(LOG_BASE + self.log_tail, self.costs.log_entry_bytes, cpu, Category::Log);
         self.log_tail += self.costs.log_entry_bytes;
         let r = self.dev.store(LOG_BASE - 4096, self.costs.log_tail_bytes, r, Category::Log);
         self.breakdown.other += (r - cpu).0;
         self.now = r;
-        self.blocks += n as u64;
-        Ok(())
     }
 
     /// A new block for `content` (pinned).
@@ -447,7 +553,7 @@ impl NvmFs {
     fn charge(&mut self, has_page: bool, used_ahead: bool, syscall_start: bool) {
         let prefetch = match self.scheme {
             Scheme::LightDedup(p) => p,
-            Scheme::LightDedupEntry => Prefetch::Pn,
+            Scheme::LightDedupEntry | Scheme::Cbp { .. } => Prefetch::Pn,
             _ => Prefetch::None,
         };
         let parallel = if prefetch == Prefetch::None { 1 } else { self.costs.mlp.max(1) };

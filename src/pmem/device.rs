@@ -98,6 +98,41 @@ impl Counters {
     }
 }
 
+/// A resource's busy intervals, sorted and disjoint: a use of `len` ready
+/// at `t` takes the first gap at or after `t` that holds it. Only the
+/// latest [`Calendar::KEEP`] intervals are kept (older ones ended before
+/// any CPU's clock can go back to them).
+#[derive(Clone, Debug, Default)]
+struct Calendar {
+    busy: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl Calendar {
+    const KEEP: usize = 1024;
+
+    /// Books `len` ns from the first gap at or after `t`; returns its end.
+    fn book(&mut self, t: Nanos, len: u64) -> Nanos {
+        let mut start = t.0;
+        // The first interval that ends after `t` (ends are sorted too).
+        let mut i = self.busy.partition_point(|&(_, e)| e <= start);
+        while i < self.busy.len() {
+            let (s, e) = self.busy[i];
+            if start + len <= s {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        if len > 0 {
+            self.busy.insert(i, (start, start + len));
+            if self.busy.len() > Self::KEEP {
+                self.busy.pop_front();
+            }
+        }
+        Nanos(start + len)
+    }
+}
+
 /// The persistent-memory device. See the module doc.
 #[derive(Clone, Debug)]
 pub struct PmDevice {
@@ -105,6 +140,9 @@ pub struct PmDevice {
     buffers: Vec<XpBuffer>,
     /// Per DIMM: when its media writes will have drained.
     backlog: Vec<Nanos>,
+    /// Per DIMM: its media read transfers, as busy intervals (the read
+    /// bandwidth is shared by every CPU loading from the DIMM).
+    reads: Vec<Calendar>,
     counters: Counters,
 }
 
@@ -114,6 +152,7 @@ impl PmDevice {
         Ok(PmDevice {
             buffers: (0..p.dimms).map(|_| XpBuffer::new(p.xpbuffer_lines)).collect(),
             backlog: vec![Nanos::ZERO; p.dimms as usize],
+            reads: vec![Calendar::default(); p.dimms as usize],
             counters: Counters::default(),
             p,
         })
@@ -138,7 +177,12 @@ impl PmDevice {
 
     /// A load of `len` bytes at `addr` issued at `now`, with at most
     /// `parallel` XPLines outstanding (1: a dependent scan). Returns when
-    /// the last byte has arrived.
+    /// the last byte has arrived. The media bytes it reads cross the DIMM's
+    /// read bandwidth after its access latency, in the first gap between the
+    /// other loads' transfers on that DIMM ([`Calendar`]: CPUs loading at
+    /// once share it, and a load issued at an earlier time than one already
+    /// booked still goes first if it fits; a lone CPU's loads rarely
+    /// overlap).
     pub fn load(&mut self, addr: u64, len: u64, now: Nanos, parallel: u32, category: Category) -> Nanos {
         if len == 0 {
             return now;
@@ -180,8 +224,11 @@ impl PmDevice {
             }
         }
         total += wave;
-        total += PmParams::transfer(missed * x, self.p.read_bw);
-        now + Nanos(total)
+        if missed == 0 {
+            return now + Nanos(total);
+        }
+        let d = self.dimm(addr);
+        self.reads[d].book(now + Nanos(total), PmParams::transfer(missed * x, self.p.read_bw))
     }
 
     /// A persisted store of `len` bytes at `addr` issued at `now` (stores,
@@ -268,6 +315,24 @@ mod tests {
         assert_eq!(t2, Nanos(2 * 169));
         assert_eq!(d.counters().read(Category::Data), 4096);
         assert_eq!((d.counters().load_hits, d.counters().load_misses), (16, 16));
+    }
+
+    /// Two CPUs missing at once share the DIMM's read bandwidth: the second
+    /// block's transfer (621 ns) waits for the first's; a load issued
+    /// earlier in time than one already booked fills the gap before it.
+    #[test]
+    fn concurrent_loads_share_the_read_bandwidth() {
+        let mut d = dev();
+        let a = d.load(1 << 20, 4096, Nanos(0), 12, Category::Data);
+        assert_eq!(a, Nanos(2 * 305 + 621));
+        let b = d.load(2 << 20, 4096, Nanos(0), 12, Category::Data);
+        assert_eq!(b, Nanos(2 * 305 + 2 * 621));
+        // Booked far ahead, then one issued at 0: it goes first.
+        let mut d = dev();
+        let late = d.load(1 << 20, 4096, Nanos(10_000), 12, Category::Data);
+        assert_eq!(late, Nanos(10_000 + 2 * 305 + 621));
+        let early = d.load(2 << 20, 4096, Nanos(0), 12, Category::Data);
+        assert_eq!(early, Nanos(2 * 305 + 621));
     }
 
     /// A 4 KiB store is 16 whole XPLines: no read-modify-write, 94 ns to
