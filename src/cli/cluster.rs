@@ -108,9 +108,13 @@ pub struct ClusterArgs {
     /// Reader threads of the timed read phase [default: 4].
     #[arg(long)]
     readers: Option<u32>,
-    /// HDDs per node [default: 2].
+    /// Disks per node (§V-B: two), each an HDD or, with --device ssd, a simulated SSD [default: 2].
     #[arg(long)]
     disks: Option<u32>,
+    /// The nodes' device (boxed: the SSD flags would make every command's
+    /// argument enum larger).
+    #[command(flatten)]
+    ssd: Box<SsdArgs>,
     /// Seed of the workload generators and the updates.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = common::parse_unsigned::<u64>)]
     seed: u64,
@@ -183,9 +187,39 @@ impl ClusterArgs {
             ("--write-batch", self.write_batch.is_some()),
             ("--readers", self.readers.is_some()),
             ("--disks", self.disks.is_some()),
+            ("--device", self.ssd.device.is_some()),
+            ("--ssd-policy", self.ssd.ssd_policy.is_some()),
+            ("--preset", self.ssd.preset.is_some()),
+            ("--config", self.ssd.config.is_some()),
+            ("--set", !self.ssd.set.is_empty()),
+            ("--engine", self.ssd.engine.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
     }
+}
+
+/// `--device` and the simulated SSD's flags (docs/cluster.md, `--device ssd`).
+#[derive(Args, Debug)]
+struct SsdArgs {
+    /// What a node's disk is: hdd (the paper's 7,200 rpm SATA HDD, §V-B) or ssd (dedupsim's own SSD
+    /// simulation, configured by --preset/--config/--set/--engine as for `run`) [default: hdd].
+    #[arg(long)]
+    device: Option<String>,
+    /// With --device ssd: the SSD's placement policy (`dedupsim policies`) [default: native].
+    #[arg(long, value_name = "NAME")]
+    ssd_policy: Option<String>,
+    /// With --device ssd: built-in SSD preset (`dedupsim config presets`).
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// With --device ssd: SSD configuration file (TOML, as for `run`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// With --device ssd: override an SSD config key, e.g. --set timing.read=25us (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// With --device ssd: the SSD's dedup engine (`dedupsim engines`).
+    #[arg(long, value_name = "NAME")]
+    engine: Option<String>,
 }
 
 /// `list`, or `default` when it is empty.
@@ -482,6 +516,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         batch,
         readers: a.readers.unwrap_or(base.time.readers),
         disks: a.disks.unwrap_or(base.time.disks),
+        device: device(&a)?,
         ..base.time.clone()
     };
     let modes = modes(&or_default(&a.mode, base.mode.name().to_string()))?;
@@ -492,6 +527,9 @@ pub fn run(a: ClusterArgs) -> Result<()> {
     // Outputs checked before any work (an input, a read-only file system,
     // a name too long): `-` is standard output.
     let mut inputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(c) = &a.ssd.config {
+        inputs.push(("--config", c.as_path()));
+    }
     if let Some(t) = &a.trace {
         inputs.push(("--trace", t.as_path()));
     }
@@ -568,6 +606,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let wl = workload_flags(&a).join(" ");
         let out_dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out/cluster"));
         let out = std::path::absolute(&out_dir).unwrap_or(out_dir);
+        let dev = device_flags(&a);
         for c in &cells {
             let name = format!(
                 "{}-n{}-c{}k-sc{}-t{}-{}",
@@ -584,7 +623,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {}{dev} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),
@@ -631,5 +670,72 @@ pub fn run(a: ClusterArgs) -> Result<()> {
             common::out(&table(&reports))
         }
         None => common::out(&table(&reports)),
+    }
+}
+
+/// The device flags of a job line (none for the default HDD).
+fn device_flags(a: &ClusterArgs) -> String {
+    let mut f = String::new();
+    if a.ssd.device.as_deref().map(str::trim) != Some("ssd") {
+        return f;
+    }
+    f.push_str(" --device ssd");
+    let mut add = |flag: &str, v: &str| {
+        let _ = write!(f, " {flag} {}", shell_quote(v));
+    };
+    if let Some(p) = &a.ssd.ssd_policy {
+        add("--ssd-policy", p);
+    }
+    if let Some(p) = &a.ssd.preset {
+        add("--preset", p);
+    }
+    if let Some(c) = &a.ssd.config {
+        add("--config", &std::path::absolute(c).unwrap_or_else(|_| c.clone()).display().to_string());
+    }
+    for kv in &a.ssd.set {
+        add("--set", kv);
+    }
+    if let Some(e) = &a.ssd.engine {
+        add("--engine", e);
+    }
+    f
+}
+
+/// `--device` and, for `ssd`, the SSD's configuration and policy (loaded as
+/// `run` loads them); the SSD flags without `--device ssd` are refused.
+fn device(a: &ClusterArgs) -> Result<cluster::Device> {
+    let ssd_flags = [
+        ("--ssd-policy", a.ssd.ssd_policy.is_some()),
+        ("--preset", a.ssd.preset.is_some()),
+        ("--config", a.ssd.config.is_some()),
+        ("--set", !a.ssd.set.is_empty()),
+        ("--engine", a.ssd.engine.is_some()),
+    ];
+    match a.ssd.device.as_deref().map(str::trim) {
+        None | Some("hdd") => {
+            if let Some((flag, _)) = ssd_flags.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} configures the simulated SSD: add --device ssd, or leave {flag} out");
+            }
+            Ok(cluster::Device::Hdd)
+        }
+        Some("ssd") => {
+            let args = common::ConfigArgs {
+                preset: a.ssd.preset.clone(),
+                config: a.ssd.config.clone(),
+                set: a.ssd.set.clone(),
+                engine: a.ssd.engine.clone(),
+                seed: None,
+            };
+            let config = args.load()?;
+            let policy = a.ssd.ssd_policy.clone().unwrap_or_else(|| "native".to_string());
+            if !dedupsim::policy::names().contains(&policy.as_str()) {
+                anyhow::bail!(
+                    "--ssd-policy {policy}: unknown policy; available: {}",
+                    dedupsim::policy::names().join(", ")
+                );
+            }
+            Ok(cluster::Device::Ssd(Box::new(cluster::SsdDevice { policy, config })))
+        }
+        Some(other) => anyhow::bail!("--device {other}: unknown device; use hdd or ssd"),
     }
 }

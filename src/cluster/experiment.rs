@@ -114,9 +114,9 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
         },
     )?;
     drop(streams);
-    let mut clock = timing::Cluster::new(&cfg.time, n, cfg.chunk_bytes);
+    let mut clock = timing::Cluster::new(&cfg.time, n, cfg.chunk_bytes)?;
     let (write_seconds, write_mb_s, write_messages) =
-        timing::write_phase(&mut clock, &messages, &new_at, cfg.buffer, w.logical_bytes());
+        timing::write_phase(&mut clock, &messages, &new_at, cfg.buffer, w.logical_bytes())?;
     drop(new_at);
 
     let mut recipes: Vec<Vec<Loc>> = w.files.iter().map(|f| vec![(u32::MAX, u32::MAX); f.len()]).collect();
@@ -258,7 +258,7 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
         })
         .collect();
     let (read_seconds, read_mb_s, read_disk_ios, cache_hits, read_disk_utilization) =
-        timing::read_phase(&mut clock, &reads, cfg.window, cfg.read);
+        timing::read_phase(&mut clock, &reads, cfg.window, cfg.read)?;
     drop(reads);
 
     let files = w.files.len() as u64;

@@ -27,7 +27,8 @@
 //!   thread per round), their chunks (or superchunks) routed one by one
 //!   ([`routing::interleave`]). A node sees its chunks in that global order.
 //! * **Time ([`timing`], issue 28 item 8).** The layout is then timed on
-//!   the §V-B testbed: two 7,200 rpm HDDs per node, 10 Gbit/s links,
+//!   the §V-B testbed: two 7,200 rpm HDDs per node (or, with `--device
+//!   ssd`, two simulated SSDs: [`ssd`]), 10 Gbit/s links,
 //!   requests queueing at disks and links, the write batching of Exp. 8
 //!   and the read cache of §V-A; every choice there is in [`timing`]'s
 //!   documentation. The read I/O count below stays the paper's Fig. 10(c)
@@ -70,11 +71,13 @@ pub mod node;
 pub mod read;
 pub mod reproduce;
 pub mod routing;
+pub mod ssd;
 pub mod timing;
 pub mod workload;
 
 pub use experiment::{run, ClusterReport};
 pub use routing::Arrival;
+pub use ssd::{Device, SsdDevice};
 pub use timing::{TimeParams, TimeReport, WriteBatch};
 pub use workload::{ChunkedFiles, FileSet};
 
@@ -107,6 +110,8 @@ pub enum ClusterError {
     Trace(#[from] crate::trace::TraceError),
     #[error("plot: {0}")]
     Plot(String),
+    #[error("--device ssd: node {node}, disk {disk}: {reason}")]
+    Device { node: usize, disk: usize, reason: String },
 }
 
 fn invalid(flag: &'static str, reason: impl Into<String>) -> ClusterError {

@@ -77,12 +77,14 @@
 //!   thread's next request at the time its previous one completed, ties by
 //!   thread); each resource is reserved in that order, first come, first
 //!   served. Everything is integer nanoseconds and deterministic.
-//! * **Not modelled:** dedupsim's own SSD simulation as the node's device
-//!   (the `sim` engine simulates one SSD request stream per run and is not
-//!   built to be driven by eight nodes' queues; wiring it is more than this
-//!   issue's scope), CPU contention, Ceph replication, metadata accesses
+//! * **SSDs (`--device ssd`, [`super::ssd`]).** Each disk is then one
+//!   simulated SSD: the same striping, each disk access one page request,
+//!   the accesses issued together one batch (`Cluster::accesses`).
+//! * **Not modelled:** CPU contention, Ceph replication, metadata accesses
 //!   (Redis, in memory, §V-A), the update phase's time (Exp. 6).
 
+use super::ssd::{Device, SsdDisk};
+use super::ClusterError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
@@ -149,6 +151,10 @@ pub struct TimeParams {
     /// Concurrent reader threads.
     pub readers: u32,
     pub batch: WriteBatch,
+    /// What each disk is: the HDD above (§V-B, the default) or a simulated
+    /// SSD (`--device ssd`, [`super::ssd`]).
+    #[serde(skip_serializing_if = "Device::is_hdd")]
+    pub device: Device,
 }
 
 impl Default for TimeParams {
@@ -167,6 +173,7 @@ impl Default for TimeParams {
             cache_bytes: 16 << 20,
             readers: 4,
             batch: WriteBatch::Auto,
+            device: Device::Hdd,
         }
     }
 }
@@ -293,6 +300,11 @@ impl Hdd {
 /// A node's disks and link queues.
 struct NodeTime {
     disks: Vec<Disk>,
+    /// With `--device ssd`: one simulated SSD per disk (`disks` then only
+    /// holds the striping's disk count).
+    ssds: Vec<SsdDisk>,
+    /// Slots written to the node's disks so far (the store's timed tail).
+    written: u64,
     send: Server,
     recv: Server,
     cache: Lru,
@@ -349,10 +361,27 @@ pub struct Cluster {
     msg: Ns,
     latency: Ns,
     ns_per_byte: f64,
+    /// The SSDs' clock at this phase's time 0 (`--device ssd`, [`super::ssd`]).
+    epoch: Ns,
 }
 
 impl Cluster {
-    pub fn new(p: &TimeParams, nodes: u32, chunk_bytes: u64) -> Cluster {
+    /// The cluster's resources, with `p.device`'s disks (an SSD per disk
+    /// with `--device ssd`).
+    pub fn new(p: &TimeParams, nodes: u32, chunk_bytes: u64) -> Result<Cluster, ClusterError> {
+        let mut c = Cluster::with_hdds(p, nodes, chunk_bytes);
+        if let Device::Ssd(d) = &p.device {
+            for (n, node) in c.nodes.iter_mut().enumerate() {
+                for k in 0..p.disks as usize {
+                    node.ssds.push(SsdDisk::new(d, n, k)?);
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// The cluster with the HDD model's disks whatever `p.device` says.
+    fn with_hdds(p: &TimeParams, nodes: u32, chunk_bytes: u64) -> Cluster {
         let cache = (p.cache_bytes / chunk_bytes.max(1)) as usize;
         Cluster {
             hdd: Hdd::new(p),
@@ -361,6 +390,8 @@ impl Cluster {
             nodes: (0..nodes)
                 .map(|_| NodeTime {
                     disks: vec![Disk::default(); p.disks as usize],
+                    ssds: Vec::new(),
+                    written: 0,
                     send: Server::default(),
                     recv: Server::default(),
                     cache: Lru::new(cache),
@@ -371,6 +402,7 @@ impl Cluster {
             msg: ns(p.msg_overhead_us),
             latency: ns(p.latency_us),
             ns_per_byte: 8.0 / p.net_gbit_s,
+            epoch: 0,
             p: p.clone(),
         }
     }
@@ -399,7 +431,78 @@ impl Cluster {
         done
     }
 
-    /// Clears the queues (not the heads or caches) between phases.
+    /// Accesses the extents `(first slot, slots)` of node `n`'s store, all
+    /// issued at `at` (split over its disks by stripe); the completion of
+    /// the last piece. An HDD serves them one by one ([`Self::disk_access`]);
+    /// an SSD takes them as one batch ([`super::ssd`]).
+    fn accesses(&mut self, n: usize, ios: &[(u64, u64)], at: Ns, write: bool) -> Result<Ns, ClusterError> {
+        if write {
+            let w = &mut self.nodes[n].written;
+            for &(s, l) in ios {
+                *w = (*w).max(s + l);
+            }
+        }
+        if self.nodes[n].ssds.is_empty() {
+            let mut done = at;
+            for &(s, l) in ios {
+                done = done.max(self.disk_access(n, s, l, at));
+            }
+            return Ok(done);
+        }
+        let disks = self.p.disks as u64;
+        let (ss, chunk, epoch) = (self.stripe_slots, self.chunk, self.epoch);
+        let ssds = &mut self.nodes[n].ssds;
+        for &(start, len) in ios {
+            let mut s = start;
+            while s < start + len {
+                let obj = s / ss;
+                let piece = (ss - s % ss).min(start + len - s);
+                let k = (obj % disks) as usize;
+                let pos = ((obj / disks) * ss + s % ss) * chunk;
+                ssds[k].submit(write, pos, piece * chunk, epoch + at).map_err(|reason| ClusterError::Device {
+                    node: n,
+                    disk: k,
+                    reason,
+                })?;
+                s += piece;
+            }
+        }
+        let mut done = at;
+        for ssd in ssds.iter_mut() {
+            if let Some(c) = ssd.drain() {
+                done = done.max(c - epoch);
+            }
+        }
+        Ok(done)
+    }
+
+    /// With SSDs: writes, untimed, the slots `files` read that the timed
+    /// writes did not (the update phase's new copies), so every read finds
+    /// its pages mapped.
+    fn fill(&mut self, files: &[FileRead]) -> Result<(), ClusterError> {
+        if self.nodes.iter().all(|n| n.ssds.is_empty()) {
+            return Ok(());
+        }
+        let mut need = vec![0u64; self.nodes.len()];
+        for f in files {
+            for (n, slots) in &f.parts {
+                if let Some(&(s, _)) = slots.last() {
+                    let x = &mut need[*n as usize];
+                    *x = (*x).max(u64::from(s) + 1);
+                }
+            }
+        }
+        for (n, &need) in need.iter().enumerate() {
+            let have = self.nodes[n].written;
+            if need > have {
+                self.accesses(n, &[(have, need - have)], 0, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Clears the queues (not the heads, caches or SSD contents) between
+    /// phases; the SSDs' clock goes on from their latest completion.
     fn new_phase(&mut self) {
         for n in &mut self.nodes {
             for d in &mut n.disks {
@@ -410,6 +513,18 @@ impl Cluster {
         }
         self.client_send = Server::default();
         self.client_recv = Server::default();
+        let floor = self.nodes.iter().flat_map(|n| n.ssds.iter().map(SsdDisk::floor)).max().unwrap_or(0);
+        self.epoch = self.epoch.max(floor);
+        for ssd in self.nodes.iter_mut().flat_map(|n| n.ssds.iter_mut()) {
+            ssd.busy = 0;
+        }
+    }
+
+    /// Busy time of the busiest disk (HDD or SSD) in this phase.
+    fn busiest(&self) -> Ns {
+        let hdd = self.nodes.iter().flat_map(|n| n.disks.iter().map(|d| d.server.busy));
+        let ssd = self.nodes.iter().flat_map(|n| n.ssds.iter().map(|d| d.busy));
+        hdd.chain(ssd).max().unwrap_or(0)
     }
 }
 
@@ -430,7 +545,7 @@ pub fn write_phase(
     new_at: &[Vec<u32>],
     buffer: u32,
     logical: u64,
-) -> (f64, f64, u64) {
+) -> Result<(f64, f64, u64), ClusterError> {
     c.new_phase();
     let nodes = c.nodes.len();
     let mut received = vec![0usize; nodes];
@@ -442,10 +557,10 @@ pub fn write_phase(
     let mut next = vec![0usize; requests.len()];
     let mut heap: BinaryHeap<std::cmp::Reverse<(Ns, usize)>> =
         (0..requests.len()).map(|t| std::cmp::Reverse((0, t))).collect();
-    let flush = |c: &mut Cluster, n: usize, k: u64, at: Ns, tail: &mut u64| -> Ns {
-        let done = c.disk_access(n, *tail, k, at);
+    let flush = |c: &mut Cluster, n: usize, k: u64, at: Ns, tail: &mut u64| -> Result<Ns, ClusterError> {
+        let done = c.accesses(n, &[(*tail, k)], at, true)?;
         *tail += k;
-        done
+        Ok(done)
     };
     while let Some(std::cmp::Reverse((t, th))) = heap.pop() {
         let Some(req) = requests[th].get(next[th]) else { continue };
@@ -464,7 +579,7 @@ pub fn write_phase(
             pending[n] += new_at[n][k.min(upto)..upto].iter().map(|&x| u64::from(x)).sum::<u64>();
             received[n] = k + m.chunks as usize;
             while pending[n] >= u64::from(buffer) {
-                end = end.max(flush(c, n, u64::from(buffer), rx, &mut tail[n]));
+                end = end.max(flush(c, n, u64::from(buffer), rx, &mut tail[n])?);
                 pending[n] -= u64::from(buffer);
             }
             finish = finish.max(rx + c.latency);
@@ -477,11 +592,11 @@ pub fn write_phase(
         let rest: u64 = new_at[n].get(received[n]..).map_or(0, |r| r.iter().map(|&x| u64::from(x)).sum());
         let k = pending[n] + rest;
         if k > 0 {
-            end = end.max(flush(c, n, k, last_rx[n], &mut tail[n]));
+            end = end.max(flush(c, n, k, last_rx[n], &mut tail[n])?);
         }
     }
     let secs = end as f64 / 1e9;
-    (secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, messages)
+    Ok((secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, messages))
 }
 
 /// One file to read: per node it touches (ascending), its distinct slots
@@ -501,7 +616,8 @@ pub fn read_phase(
     files: &[FileRead],
     window: u32,
     model: super::ReadModel,
-) -> (f64, f64, u64, u64, f64) {
+) -> Result<(f64, f64, u64, u64, f64), ClusterError> {
+    c.fill(files)?;
     c.new_phase();
     let readers = (c.p.readers as usize).min(files.len()).max(1);
     let mut heap: BinaryHeap<std::cmp::Reverse<(Ns, usize)>> =
@@ -511,6 +627,7 @@ pub fn read_phase(
     let mut all: Vec<u64> = Vec::new();
     let mut cached: Vec<bool> = Vec::new();
     let mut extents: Vec<(u64, u64)> = Vec::new();
+    let mut ios_now: Vec<(u64, u64)> = Vec::new();
     while let Some(std::cmp::Reverse((t, th))) = heap.pop() {
         let Some(f) = files.get(next[th]) else { continue };
         next[th] += readers;
@@ -538,7 +655,7 @@ pub fn read_phase(
             cached.extend(slots.iter().map(|&(s, _)| c.nodes[n].cache.hit(s)));
             extents.clear();
             read_extents(&all, u64::from(window), model, &mut extents);
-            let mut done = at;
+            ios_now.clear();
             let mut i = 0usize;
             for &(s, len) in &extents {
                 let j = i + all[i..].partition_point(|&x| x < s + len);
@@ -552,10 +669,11 @@ pub fn read_phase(
                 hits += ((a - i) + (j - b)) as u64;
                 if a < b {
                     ios += 1;
-                    done = done.max(c.disk_access(n, all[a], all[b - 1] - all[a] + 1, at));
+                    ios_now.push((all[a], all[b - 1] - all[a] + 1));
                 }
                 i = j;
             }
+            let done = c.accesses(n, &ios_now, at, false)?;
             for &(s, dup) in slots {
                 if dup {
                     c.nodes[n].cache.insert(s);
@@ -570,9 +688,8 @@ pub fn read_phase(
         heap.push(std::cmp::Reverse((finish, th)));
     }
     let secs = end as f64 / 1e9;
-    let busiest = c.nodes.iter().flat_map(|n| n.disks.iter().map(|d| d.server.busy)).max().unwrap_or(0);
-    let util = if end == 0 { 0.0 } else { busiest as f64 / end as f64 };
-    (secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, ios, hits, util)
+    let util = if end == 0 { 0.0 } else { c.busiest() as f64 / end as f64 };
+    Ok((secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, ios, hits, util))
 }
 
 /// The read model's I/Os over sorted distinct `slots` as extents (first
@@ -619,9 +736,10 @@ pub const REMAP_INDEX_BYTES: u64 = 16;
 /// seek over a uniformly random distance, whose mean is `seek_min + 8/15 ×
 /// (seek_max − seek_min)`, half a revolution and the transfer); by default
 /// it acknowledges on receipt into its write buffer, as in the write phase.
-/// The remapping index is kept in memory (Redis, §V-A) in both.
+/// The remapping index is kept in memory (Redis, §V-A) in both. The disk
+/// is the HDD model whatever `p.device` says (`--device ssd` is not timed here).
 pub fn update_latency_us(p: &TimeParams, chunk_bytes: u64, iru: bool, persist: bool) -> f64 {
-    let c = Cluster::new(p, 1, chunk_bytes);
+    let c = Cluster::with_hdds(p, 1, chunk_bytes);
     let message = |bytes: u64| 2 * c.wire(bytes) + 2 * c.latency;
     let disk = if persist {
         let seek = c.hdd.seek_min + c.hdd.seek_span * 8.0 / 15.0;
@@ -690,9 +808,9 @@ mod tests {
     #[test]
     fn a_read_by_hand() {
         let p = TimeParams { disks: 1, cache_bytes: 0, readers: 1, ..TimeParams::default() };
-        let mut c = Cluster::new(&p, 1, 4096);
+        let mut c = Cluster::new(&p, 1, 4096).unwrap();
         let f = FileRead { parts: vec![(0, (0..4).map(|s| (s, false)).collect())], redirects: vec![], bytes: 16384 };
-        let (secs, _, ios, hits, _) = read_phase(&mut c, std::slice::from_ref(&f), 1024, ReadModel::Runs);
+        let (secs, _, ios, hits, _) = read_phase(&mut c, std::slice::from_ref(&f), 1024, ReadModel::Runs).unwrap();
         let wire = 20_000 + (16384.0f64 * 0.8).round() as u64;
         let want = 20_000 + 50_000 + 20_000 + 109_227 + wire + 50_000 + wire;
         assert_eq!((secs * 1e9).round() as u64, want);
@@ -701,23 +819,54 @@ mod tests {
         // and half a revolution; with a cache, a second reader of the same
         // duplicated chunks hits it and reads nothing from disk.
         let p2 = TimeParams { readers: 1, ..p.clone() };
-        let mut c2 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, ..p2 }, 1, 4096);
+        let mut c2 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, ..p2 }, 1, 4096).unwrap();
         let g = FileRead {
             parts: vec![(0, vec![(0, true), (1, true), (3, true), (4, true)])],
             redirects: vec![],
             bytes: 16384,
         };
-        let (_, _, ios, hits, _) = read_phase(&mut c2, &[g.clone(), g], 1024, ReadModel::Runs);
+        let (_, _, ios, hits, _) = read_phase(&mut c2, &[g.clone(), g], 1024, ReadModel::Runs).unwrap();
         assert_eq!((ios, hits), (2, 4));
         // A cached slot inside a run does not split it: file 1 caches slot
         // 1; file 2 needs 0-2, one I/O (slot 1 read again); file 3 needs
         // 1-2 (slot 2 is not duplicated, so not cached): slot 1 trimmed.
-        let mut c3 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, readers: 1, ..p.clone() }, 1, 4096);
+        let mut c3 = Cluster::new(&TimeParams { cache_bytes: 1 << 20, readers: 1, ..p.clone() }, 1, 4096).unwrap();
         let file = |v: Vec<(u32, bool)>| FileRead { parts: vec![(0, v)], redirects: vec![], bytes: 4096 };
         let files =
             [file(vec![(1, true)]), file(vec![(0, false), (1, true), (2, false)]), file(vec![(1, true), (2, false)])];
-        let (_, _, ios, hits, _) = read_phase(&mut c3, &files, 1024, ReadModel::Runs);
+        let (_, _, ios, hits, _) = read_phase(&mut c3, &files, 1024, ReadModel::Runs).unwrap();
         assert_eq!((ios, hits), (3, 1));
+    }
+
+    /// `--device ssd` by hand (issue 28 item 8): the tiny SSD preset (two
+    /// channels of one chip, FAD Table I timing: read 20 µs, 25 ns/B, so
+    /// 102.4 µs per 4 KiB page on a channel, program 200 µs), writes
+    /// complete when programmed. One node, one disk, one reader, no cache.
+    /// A write message of two 4 KiB chunks fills the 2-chunk buffer: the
+    /// flush writes both pages at once, one per chip, done 302.4 µs after
+    /// the message is in. A file of one 8 KiB chunk (two pages, one per
+    /// chip) reads in 20 + 102.4 µs: the same messages as with the HDD,
+    /// the SSD's read instead of the disk's. Both fail if the device is
+    /// ignored (the HDD takes 54,613 ns for 8 KiB).
+    #[test]
+    fn the_ssd_device_by_hand() {
+        let mut config = crate::config::Config::preset("tiny").unwrap();
+        config.timing.write_completion = crate::timing::WriteCompletion::Program;
+        let device = Device::Ssd(Box::new(super::super::ssd::SsdDevice { policy: "native".into(), config }));
+        let p = TimeParams { disks: 1, cache_bytes: 0, readers: 1, device, ..TimeParams::default() };
+        let mut c = Cluster::new(&p, 1, 4096).unwrap();
+        let req = vec![Message { node: 0, chunks: 2 }];
+        let (secs, _, _) = write_phase(&mut c, &[vec![req]], &[vec![1; 2]], 2, 8192).unwrap();
+        let wire = 20_000 + (8192.0f64 * 0.8).round() as u64;
+        let rx = wire + 50_000 + wire;
+        assert_eq!((secs * 1e9).round() as u64, rx + 102_400 + 200_000);
+        let mut c = Cluster::new(&p, 1, 8192).unwrap();
+        let f = FileRead { parts: vec![(0, vec![(0, false)])], redirects: vec![], bytes: 8192 };
+        let (secs, _, ios, _, util) = read_phase(&mut c, std::slice::from_ref(&f), 1024, ReadModel::Runs).unwrap();
+        let want = 20_000 + 50_000 + 20_000 + 20_000 + 102_400 + wire + 50_000 + wire;
+        assert_eq!((secs * 1e9).round() as u64, want);
+        assert_eq!(ios, 1);
+        assert!((util - 122_400.0 / want as f64).abs() < 1e-12, "{util}");
     }
 
     /// Writes by hand: one thread, two messages of 2 chunks to one node
@@ -727,9 +876,9 @@ mod tests {
     #[test]
     fn a_write_by_hand() {
         let p = TimeParams { disks: 1, ..TimeParams::default() };
-        let mut c = Cluster::new(&p, 1, 4096);
+        let mut c = Cluster::new(&p, 1, 4096).unwrap();
         let req = vec![Message { node: 0, chunks: 2 }, Message { node: 0, chunks: 2 }];
-        let (secs, _, msgs) = write_phase(&mut c, &[vec![req]], &[vec![1; 4]], 2, 16384);
+        let (secs, _, msgs) = write_phase(&mut c, &[vec![req]], &[vec![1; 4]], 2, 16384).unwrap();
         let wire = 20_000 + (8192.0f64 * 0.8).round() as u64;
         // Message 1: sent at wire, received at wire + 50 µs + wire; message
         // 2 sent at 2·wire, received at max(2·wire + 50 µs, rx1) + wire.

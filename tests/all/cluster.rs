@@ -280,3 +280,53 @@ fn from_files_trees_are_workloads() {
         .stdout(predicate::str::contains("\"files\": 2"))
         .stdout(predicate::str::contains("\"dedup_ratio\": 6.0"));
 }
+
+/// `--device ssd` (issue 28 item 8): each node's disks are simulated SSDs;
+/// the same inputs give byte-identical JSON, the device is in it, and the
+/// timed read phase differs from the HDD's while the layout (read I/Os)
+/// does not.
+#[test]
+fn ssd_device_is_deterministic_and_changes_only_time() {
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = dedupsim()
+            .args(["cluster", "--quiet", "--workload", "fio:dedup=2,files=4,size=1MiB", "--mode", "none,csr"])
+            .args(extra)
+            .args(["--json", "-"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let ssd = ["--device", "ssd", "--preset", "tiny", "--set", "geometry.blocks_per_plane=64"];
+    let a = run(&ssd);
+    assert_eq!(a, run(&ssd));
+    let hdd = run(&[]);
+    for i in 0..2 {
+        assert_eq!(a[i]["read_ios"], hdd[i]["read_ios"]);
+        assert_eq!(a[i]["time"]["read_disk_ios"], hdd[i]["time"]["read_disk_ios"]);
+        assert_ne!(a[i]["time"]["read_mb_s"], hdd[i]["time"]["read_mb_s"], "{i}");
+        assert_eq!(a[i]["config"]["time"]["device"]["ssd"]["policy"], "native");
+        assert!(hdd[i]["config"]["time"].get("device").is_none());
+    }
+}
+
+/// The SSD flags without `--device ssd`, an unknown device or policy, and
+/// a store larger than the SSD: clear errors naming the flag.
+#[test]
+fn ssd_device_refuses_bad_input() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--set", "timing.read=25us"], "--set configures the simulated SSD: add --device ssd"),
+        (&["--device", "tape"], "--device tape: unknown device; use hdd or ssd"),
+        (&["--device", "ssd", "--ssd-policy", "nope"], "--ssd-policy nope: unknown policy"),
+        (&["--device", "ssd", "--preset", "tiny", "--disks", "1"], "--device ssd: node "),
+    ];
+    for (args, msg) in cases {
+        dedupsim()
+            .args(["cluster", "--quiet", "--workload", "fio:dedup=2,files=8,size=4MiB", "--nodes", "2"])
+            .args(args)
+            .assert()
+            .fails_with(1, &[msg]);
+    }
+}
