@@ -4,10 +4,10 @@
 //! (`dram-verify`, `caftl-sampled`); DRAM is counted at Light-Dedup §6's
 //! measured 40 B per fingerprint.
 
+use super::fastmap::FastMap;
 use super::{is_live_copy, EngineIo, Verdict, WritePage};
 use crate::ftl::{EntryId, Ftl};
 use crate::units::ContentId;
-use std::collections::HashMap;
 
 /// DRAM per indexed fingerprint (Light-Dedup §6: 40 B per entry).
 pub const DRAM_FP_BYTES: u64 = 40;
@@ -16,7 +16,7 @@ pub const DRAM_FP_BYTES: u64 = 40;
 #[derive(Clone, Debug, Default)]
 pub struct PrimaryIndex {
     /// Fingerprint -> (primary copy, its content).
-    map: HashMap<u64, (EntryId, ContentId)>,
+    map: FastMap<u64, (EntryId, ContentId)>,
     peak: u64,
 }
 

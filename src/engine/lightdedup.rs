@@ -150,6 +150,8 @@
 //! device ran Light-Dedup before), allocated in preload order with hints
 //! chained in that order, all on flash, cache cold.
 
+use super::fastmap::{FastMap, FastSet};
+use super::fptable::FpTable;
 use super::{
     is_live_copy, mix64, params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp,
     WritePage,
@@ -158,7 +160,7 @@ use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::UnitKey;
 use crate::units::{ContentId, Nanos, Ppn};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Bytes of one LMT entry (§4.4).
 pub const ENTRY_BYTES: u64 = 32;
@@ -541,15 +543,58 @@ impl Allocator {
     }
 }
 
+/// Each FTL copy's LMT entry, indexed by the copy's id (ids are dense and
+/// reused: a vector, not a hash map).
+#[derive(Clone, Debug, Default)]
+struct EntrySlots {
+    slot: Vec<u32>,
+    len: usize,
+}
+
+impl EntrySlots {
+    #[inline]
+    fn get(&self, e: &EntryId) -> Option<&u32> {
+        self.slot.get(*e as usize).filter(|&&s| s != NIL)
+    }
+
+    /// Binds copy `e` to entry `s`, returning its previous entry.
+    fn insert(&mut self, e: EntryId, s: u32) -> Option<u32> {
+        let i = e as usize;
+        if i >= self.slot.len() {
+            self.slot.resize(i + 1, NIL);
+        }
+        let old = std::mem::replace(&mut self.slot[i], s);
+        if old == NIL {
+            self.len += 1;
+            None
+        } else {
+            Some(old)
+        }
+    }
+
+    fn remove(&mut self, e: &EntryId) {
+        if let Some(x) = self.slot.get_mut(*e as usize) {
+            if *x != NIL {
+                *x = NIL;
+                self.len -= 1;
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// Write-back LRU cache of metadata pages.
 #[derive(Clone, Debug)]
 struct MetaCache {
     cap: usize,
     stamp: u64,
-    pages: HashMap<u64, (u64, bool)>,
+    pages: FastMap<u64, (u64, bool)>,
     lru: BTreeMap<u64, u64>,
     /// Pages ever programmed (or holding preloaded entries).
-    on_flash: HashSet<u64>,
+    on_flash: FastSet<u64>,
     reads: u64,
     programs: u64,
     /// Of which reverse-map pages.
@@ -562,9 +607,9 @@ impl MetaCache {
         MetaCache {
             cap,
             stamp: 0,
-            pages: HashMap::new(),
+            pages: FastMap::default(),
             lru: BTreeMap::new(),
-            on_flash: HashSet::new(),
+            on_flash: FastSet::default(),
             reads: 0,
             programs: 0,
             rmap_reads: 0,
@@ -655,8 +700,11 @@ pub struct LightDedup {
     p: LightDedupParams,
     hash: Nanos,
     slots: Vec<Slot>,
-    index: HashMap<u64, u32>,
-    entry_slot: HashMap<EntryId, u32>,
+    /// The in-DRAM fingerprint index (§4.1's rhashtable): fingerprint ->
+    /// LMT entry.
+    index: FpTable,
+    /// Each FTL copy's LMT entry (the reverse map's content, §4.2).
+    entry_slot: EntrySlots,
     alloc: Allocator,
     cache: MetaCache,
     /// Per writer stream (one when `per_stream` is off), grown on demand.
@@ -734,8 +782,8 @@ impl LightDedup {
             // The lookup follows the hash on the same CPU: one serial cost.
             hash: Nanos((p.hash_us * 1e3).round() as u64 + (p.index_lookup_us * 1e3).round() as u64),
             slots: Vec::new(),
-            index: HashMap::new(),
-            entry_slot: HashMap::new(),
+            index: FpTable::default(),
+            entry_slot: EntrySlots::default(),
             alloc: Allocator::new(p.layout),
             cache: MetaCache::new(p.region_cache as usize),
             streams: vec![Stream::default()],
@@ -849,8 +897,8 @@ impl LightDedup {
     fn delete_slot(&mut self, s: u32, ops: &mut Vec<WriteOp>) {
         let slot = self.slots[s as usize];
         let fp = slot.fp;
-        if self.index.get(&fp) == Some(&s) {
-            self.index.remove(&fp);
+        if self.index.get(fp) == Some(s) {
+            self.index.remove(fp);
         }
         if slot.entry != NIL && self.entry_slot.get(&slot.entry) == Some(&s) {
             self.entry_slot.remove(&slot.entry);
@@ -1078,7 +1126,7 @@ impl Engine for LightDedup {
             let mut nodedup = false;
             let fp = Self::fingerprint(p.fingerprint);
             if found.is_none() {
-                match self.index.get(&fp).copied() {
+                match self.index.get(fp) {
                     Some(s) if self.live(ftl, s).is_some() => {
                         let e = self.slots[s as usize].entry;
                         self.stats.verify_reads += 1;
@@ -1133,7 +1181,7 @@ impl Engine for LightDedup {
                 }
                 None => {
                     // A stale index entry (its copy died unseen) is dropped.
-                    if let Some(old) = self.index.get(&fp).copied() {
+                    if let Some(old) = self.index.get(fp) {
                         self.delete_slot(old, &mut ops);
                     }
                     let s = self.new_slot(p.content, fp);
@@ -1184,7 +1232,7 @@ impl Engine for LightDedup {
 
     fn preload(&mut self, content: ContentId, fingerprint: u64, entry: EntryId) {
         let fp = Self::fingerprint(fingerprint);
-        if !self.p.warm_start || self.index.contains_key(&fp) {
+        if !self.p.warm_start || self.index.contains_key(fp) {
             return;
         }
         let s = self.new_slot(content, fp);
@@ -1197,6 +1245,27 @@ impl Engine for LightDedup {
         }
         self.streams[0].last = Some(s);
         self.stats.new_entries -= 1;
+    }
+
+    fn prefetch(&self, ftl: &Ftl, fingerprint: u64, step: u32) {
+        let fp = Self::fingerprint(fingerprint);
+        match step {
+            0 => self.index.prefetch(fp),
+            1 => {
+                if let Some(s) = self.index.get(fp) {
+                    if let Some(slot) = self.slots.get(s as usize) {
+                        crate::ftl::prefetch(slot);
+                    }
+                }
+            }
+            _ => {
+                if let Some(slot) = self.index.get(fp).and_then(|s| self.slots.get(s as usize)) {
+                    if slot.entry != NIL {
+                        ftl.prefetch_copy(slot.entry);
+                    }
+                }
+            }
+        }
     }
 
     fn wants_derefs(&self) -> bool {

@@ -29,6 +29,8 @@
 mod caftl;
 mod caftl_sampled;
 mod dramverify;
+pub mod fastmap;
+pub mod fptable;
 pub mod index;
 mod lightdedup;
 mod smartdedup;
@@ -201,6 +203,13 @@ pub trait Engine: Send {
     /// Copy `entry` of `content` (fingerprint `fingerprint`) was freed (its
     /// last sharer unmapped).
     fn forget(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
+
+    /// Hints the CPU to fetch what looking up `fingerprint` will touch: the
+    /// simulator calls it for the pages of upcoming writes, at `step` 0, 1
+    /// and 2, each a few requests closer to the write than the previous,
+    /// so step k may read what step k - 1 fetched. Speed only: it must not
+    /// change any state or result.
+    fn prefetch(&self, _ftl: &Ftl, _fingerprint: u64, _step: u32) {}
 
     /// Whether the engine keeps reference counts of its own and must see
     /// every dropped reference that leaves a copy live ([`Engine::dereferenced`]).

@@ -87,8 +87,9 @@ pub fn aged_blocks(aged: f64, blocks_per_plane: u32) -> u32 {
     (n.max(0.0) as u32).min(blocks_per_plane.saturating_sub(2))
 }
 
+/// Hints the CPU to fetch `p`'s cache line (no effect on results).
 #[inline(always)]
-fn prefetch<T>(p: &T) {
+pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; it never faults, even on invalid
     // addresses, and `p` is a valid reference anyway.
@@ -415,6 +416,15 @@ impl Ftl {
             if let Some(ent) = self.entries.get(e.wrapping_sub(1) as usize) {
                 prefetch(ent);
             }
+        }
+    }
+
+    /// Hints the CPU to fetch copy `e`'s entry (a dedup engine's candidate,
+    /// about to be checked with [`Ftl::entry_live`]).
+    #[inline]
+    pub fn prefetch_copy(&self, e: EntryId) {
+        if let Some(ent) = self.entries.get(e as usize) {
+            prefetch(ent);
         }
     }
 

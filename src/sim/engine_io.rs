@@ -45,6 +45,19 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Lets the engine prefetch what looking up an upcoming write's pages
+    /// will touch ([`crate::engine::Engine::prefetch`], `step` 0-2). Only
+    /// when fingerprints are the content ids themselves (a workload
+    /// replay): speed only, no state changes.
+    pub(super) fn engine_prefetch(&self, contents: &[crate::units::ContentId], step: u32) {
+        if self.fingerprints.is_some() {
+            return;
+        }
+        for &c in contents.iter().take(super::PREFETCH_PAGES as usize) {
+            self.engine.prefetch(&self.ftl, u64::from(c.0), step);
+        }
+    }
+
     /// Asks the engine about the current write's pages (`self.pages`, with
     /// in-file repeats already found) and fills in their duplicates.
     pub(super) fn engine_lookup(&mut self, stream: u16) {

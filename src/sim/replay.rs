@@ -246,12 +246,19 @@ impl<'w> Simulation<'w> {
     fn prefetch_ahead(&self, w: &Workload, reqs: &[Request], k: usize) {
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
             self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
+            if n.op == Op::Write && self.dedup && !self.ftl_index {
+                self.engine_prefetch(w.content_of(n), 0);
+            }
         }
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
             self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
             if n.op == Op::Write && self.dedup {
-                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                    self.ftl.prefetch_index(c);
+                if !self.ftl_index {
+                    self.engine_prefetch(w.content_of(n), 1);
+                } else {
+                    for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                        self.ftl.prefetch_index(c);
+                    }
                 }
             }
         }
@@ -260,8 +267,12 @@ impl<'w> Simulation<'w> {
                 self.ftl.prefetch_release(n.lpn, n.pages.min(PREFETCH_PAGES));
             }
             if n.op == Op::Write && self.dedup {
-                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                    self.ftl.prefetch_duplicate(c);
+                if !self.ftl_index {
+                    self.engine_prefetch(w.content_of(n), 2);
+                } else {
+                    for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                        self.ftl.prefetch_duplicate(c);
+                    }
                 }
             }
         }
