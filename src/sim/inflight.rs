@@ -1,7 +1,12 @@
 //! In-flight bookkeeping: the requests in flight (their slots) and the
 //! completions the timing model reports. Future flash operations and the
 //! known request completions wait in the timing model's event queue
-//! ([`crate::timing::EventQueue`]).
+//! ([`crate::timing::EventQueue`]), from which [`Simulation::collect`]
+//! hands the completions out. A slot stays here, not in the event queue:
+//! it has no time until its last part ends, when its completion does
+//! enter the queue ([`Simulation::finish`]); until then it is a count only
+//! the request path moves, read only by the metrics and the observers
+//! (ARCHITECTURE.md, code map).
 //!
 //! # FCFS by arrival at the chip
 //!

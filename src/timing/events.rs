@@ -44,17 +44,6 @@ pub enum Until {
     Time(Nanos),
 }
 
-impl Until {
-    /// Whether something happening at `t` may be simulated now.
-    #[inline]
-    pub fn before(self, t: Nanos) -> bool {
-        match self {
-            Until::Next => true,
-            Until::Time(end) => t < end,
-        }
-    }
-}
-
 /// What an event is, by origin.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -332,19 +332,28 @@ impl Timing {
     /// After a [`Step::Progressed`] the caller takes the completions the
     /// step reported ([`Timing::take_completions`]): they may queue more.
     pub fn step_certain(&mut self, until: Until) -> Step {
+        // Compiled once per form, so the unbounded one (the closed loop's
+        // hot path) tests no bound.
+        match until {
+            Until::Next => self.step::<false>(Nanos::ZERO),
+            Until::Time(t) => self.step::<true>(t),
+        }
+    }
+
+    /// [`Timing::step_certain`], bounded by `t` if `BOUNDED`.
+    #[inline(always)]
+    fn step<const BOUNDED: bool>(&mut self, t: Nanos) -> Step {
         let next_ev = self.next_event();
         match self.events.peek() {
             Some((c, Event::Completion { tag })) if next_ev.is_none_or(|e| c <= e) => {
-                if let Until::Time(t) = until {
-                    if c > t {
-                        return Step::Reached;
-                    }
+                if BOUNDED && c > t {
+                    return Step::Reached;
                 }
                 self.events.pop();
                 Step::Completion { tag, at: c }
             }
             Some((a, Event::Op { chip, kind, tag })) if next_ev.is_none_or(|e| a <= e) => {
-                if !until.before(a) {
+                if BOUNDED && a >= t {
                     return Step::Reached;
                 }
                 self.events.pop();
@@ -352,11 +361,11 @@ impl Timing {
                 Step::Progressed
             }
             _ => match next_ev {
-                Some(e) if until.before(e) => {
+                Some(e) if BOUNDED && e >= t => Step::Reached,
+                Some(e) => {
                     self.advance_all(e + Nanos(1));
                     Step::Progressed
                 }
-                Some(_) => Step::Reached,
                 None => Step::Idle,
             },
         }
