@@ -232,7 +232,7 @@ impl<'w> Simulation<'w> {
                 }
             }
             self.count_placed_files();
-            self.collect();
+            self.apply_completions();
         }
         Ok(())
     }

@@ -1,7 +1,12 @@
 //! In-flight bookkeeping: the requests in flight (their slots) and the
 //! completions the timing model reports. Future flash operations and the
 //! known request completions wait in the timing model's event queue
-//! ([`crate::timing::EventQueue`]).
+//! ([`crate::timing::EventQueue`]), from which [`Simulation::collect`]
+//! hands the completions out. A slot stays here, not in the event queue:
+//! it has no time until its last part ends, when its completion does
+//! enter the queue ([`Simulation::finish`]); until then it is a count only
+//! the request path moves, read only by the metrics and the observers
+//! (ARCHITECTURE.md, code map).
 //!
 //! # FCFS by arrival at the chip
 //!
@@ -20,7 +25,6 @@
 
 use super::Simulation;
 use crate::timing::OpKind;
-use crate::timing::Step;
 use crate::units::{Nanos, Op};
 
 /// A flash operation to submit, arriving at its chip at `at` (now or in
@@ -49,25 +53,11 @@ pub(super) struct Inflight {
 }
 
 impl<'w> Simulation<'w> {
-    /// The earliest known completion `(tag, time)`, taken only once nothing
-    /// still to simulate can end earlier, simulating as far as needed;
-    /// `None` when nothing is left. The closed-loop replay and the
-    /// streaming interface both wait with it ([`crate::timing::Timing::step_certain`]).
-    pub(super) fn certain_completion(&mut self) -> Option<(u64, Nanos)> {
-        loop {
-            match self.timing.step_certain() {
-                Step::Completion { tag, at } => return Some((tag, at)),
-                Step::Progressed => self.collect(),
-                Step::Idle => return None,
-            }
-        }
-    }
-
     /// Request `tag` completed at `done`.
     #[inline]
     pub(super) fn finish(&mut self, done: Nanos, tag: u64) {
         self.metrics.last_completion = self.metrics.last_completion.max(done);
-        if self.closed_loop {
+        if self.hand_out {
             self.timing.push_completion(done, tag);
         }
     }
@@ -81,7 +71,7 @@ impl<'w> Simulation<'w> {
             self.observe_op(op.slot, op.chip, op.at, op.kind);
         }
         if self.timing.schedule(op.chip, op.at, op.kind, op.slot, now) {
-            self.collect();
+            self.apply_completions();
         }
     }
 
@@ -90,13 +80,13 @@ impl<'w> Simulation<'w> {
     #[inline]
     pub(super) fn drain_until(&mut self, t: Nanos) {
         if self.timing.run_due(t) {
-            self.collect();
+            self.apply_completions();
         }
     }
 
     /// Applies the completions the timing model reported.
     #[inline]
-    pub(super) fn collect(&mut self) {
+    pub(super) fn apply_completions(&mut self) {
         if !self.timing.has_completions() {
             return;
         }

@@ -27,8 +27,10 @@
 //!
 //! # Files
 //!
-//! One file per job: `replay` (the replay driver), `stream` (the
-//! streaming interface), `request` (the request path), `alloc`
+//! One file per job: `submit` (the one interface every driver uses:
+//! submit a request at t, collect completions up to t'), `replay` (the
+//! replay driver), `stream` (the streaming interface), `request` (the
+//! request path), `alloc`
 //! (allocation), `idle` (idle and background work), `engine_io` (the dedup
 //! engine bridge), `inflight` (in-flight requests and their completions;
 //! future operations wait in the timing model's event queue: FCFS by
@@ -60,6 +62,7 @@ mod output;
 mod replay;
 mod request;
 mod stream;
+mod submit;
 #[cfg(test)]
 mod tests;
 
@@ -76,6 +79,8 @@ pub use replay::{ReplayBatch, ReplayPlan};
 pub use request::RequestHint;
 use stream::Fingerprints;
 pub use stream::StreamRequest;
+use submit::Clock;
+pub use submit::Until;
 
 /// Longest replayed span of simulated time (2^62 ns, about 146 years):
 /// leaves room for every queue behind the last arrival without overflow.
@@ -96,13 +101,15 @@ pub struct Simulation<'w> {
     /// simulation ([`Simulation::streaming`]), fed request by request, and
     /// for a replay fed in batches ([`Simulation::replaying`]).
     workload: Option<&'w Workload>,
-    /// The replay's clock ([`replay`]).
+    /// The arrival clock every driver shares ([`submit`]).
+    clock: Clock,
+    /// The replay's counts ([`replay`]).
     replay_state: ReplayState,
     /// Content ids are below this (sizes the in-file duplicate table).
     content_space: u32,
     /// Tag of the request being processed ([`Inflight::tag`]).
     tag: u64,
-    /// The streaming interface's clock and counts ([`stream`]).
+    /// The streaming interface's count ([`stream`]).
     stream: stream::StreamState,
     ftl: Ftl,
     timing: Timing,
@@ -135,8 +142,10 @@ pub struct Simulation<'w> {
     inflight: Vec<Inflight>,
     free_slots: Vec<u32>,
     /// Closed loop and streaming: known completions go to the timing
-    /// model's event queue ([`Simulation::finish`]).
-    closed_loop: bool,
+    /// model's event queue ([`Simulation::finish`]), to be handed out by
+    /// [`Simulation::collect`]; an open-loop replay's go to its metrics
+    /// only.
+    hand_out: bool,
     /// Where programs and preconditioning writes go ([`alloc`]), chosen
     /// once here. Under `allocation = "dynamic"` timed page writes wait
     /// unplaced in the timing model until a channel serves them
@@ -317,6 +326,7 @@ impl<'w> Simulation<'w> {
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload: None,
+            clock: Clock::default(),
             replay_state: ReplayState::default(),
             content_space,
             tag: 0,
@@ -353,7 +363,7 @@ impl<'w> Simulation<'w> {
             completed: Vec::new(),
             inflight: Vec::new(),
             free_slots: Vec::new(),
-            closed_loop: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
+            hand_out: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
             alloc: Allocators::choose(
                 cfg,
                 caps.placement_free,

@@ -50,17 +50,18 @@ pub struct RunOutput {
 }
 
 impl<'w> Simulation<'w> {
-    /// Ends a run after its last arrival at `last_issue`: the idle time
-    /// after it, every queued operation, the final check, the output.
-    pub(super) fn conclude(mut self, last_issue: Nanos) -> Result<(RunOutput, Ftl), SimError> {
-        self.offer_idle(last_issue, None)?;
+    /// Ends a run after its last arrival: the idle time after it (from
+    /// where the driver's rule opens it, [`super::submit::IdleFrom`]), every
+    /// queued operation, the final check, the output.
+    pub(super) fn conclude(mut self) -> Result<(RunOutput, Ftl), SimError> {
+        self.offer_idle(self.clock.idle_start(), None)?;
         if self.alloc.dynamic() {
             self.place_unplaced(Nanos(u64::MAX))?;
             debug_assert!(!self.timing.has_unplaced(), "every waiting write is served in the end");
         }
         self.drain_until(Nanos(u64::MAX));
         self.timing.finish();
-        self.collect();
+        self.apply_completions();
         let busy = self.timing.take_busy();
         let series = self.series.take().map(|s| s.finish(busy));
         if self.opts.check {

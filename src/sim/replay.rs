@@ -1,7 +1,8 @@
 //! The replay driver: requests in arrival order, each submitted at its
 //! issue time (open loop: its scaled arrival; closed loop: when one of the
 //! `queue_depth` slots frees, collecting the earliest certain completion),
-//! one request at a time.
+//! one request at a time, through the one interface of every driver
+//! ([`super::submit`]: `submit_request` / `collect`).
 //!
 //! Two ways in, one request path:
 //!
@@ -18,13 +19,14 @@
 //!   ([`Simulation::replay_batch`]), then [`Simulation::replay_end`].
 //!
 //! Both ways run the same per-request code (`Simulation::timed_request`,
-//! which `Simulation::submit`, the streaming interface of `dedupsim serve`,
-//! shares through `Simulation::arrive`), so a workload replayed from
-//! batches gives the output of the same workload held whole, byte for byte
-//! (a test, and `cmp` of `run --json` outputs: docs/streaming.md).
+//! a client of `Simulation::submit_request`, which `Simulation::submit`,
+//! the streaming interface of `dedupsim serve`, wraps), so a workload
+//! replayed from batches gives the output of the same workload held whole,
+//! byte for byte (a test, and `cmp` of `run --json` outputs:
+//! docs/streaming.md).
 
 use super::alloc::PreconditionAllocator;
-use super::{RequestHint, RequestRecord, RunOutput, SimError, Simulation};
+use super::{RequestHint, RunOutput, SimError, Simulation, Until};
 use crate::config::{Config, ReplayConfig};
 use crate::engine::Engine;
 use crate::ftl::Ftl;
@@ -82,18 +84,13 @@ impl ReplayPlan {
 /// (whose own `precondition` is 0), with its contents and hints.
 pub type ReplayBatch = Workload;
 
-/// The replay's clock and counts.
+/// The replay's counts (its clock is the shared one, [`super::submit`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct ReplayState {
-    /// Timed requests replayed so far.
-    k: u64,
     /// Preconditioning writes replayed so far.
     pre: u64,
     /// The timed replay has begun ([`Simulation::begin_timed`]).
     timed: bool,
-    /// Closed loop: requests issued whose completion was not collected.
-    outstanding: u32,
-    last_issue: Nanos,
     /// Arrival of the first timed request.
     base: Nanos,
     /// From the plan: timed requests, and whether hints are carried.
@@ -145,7 +142,7 @@ impl<'w> Simulation<'w> {
 
     /// The next timed requests: all of `batch`'s, in order.
     pub fn replay_batch(&mut self, batch: &ReplayBatch, progress: &mut dyn FnMut(u64, u64)) -> Result<(), SimError> {
-        if self.replay_state.k + batch.requests.len() as u64 > self.replay_state.total {
+        if self.clock.submitted + batch.requests.len() as u64 > self.replay_state.total {
             return Err(SimError::Order("more timed requests than the replay plan announced"));
         }
         self.timed_requests(batch, 0, progress)
@@ -154,18 +151,18 @@ impl<'w> Simulation<'w> {
     /// Ends a batch-fed replay: the idle time after the last arrival, every
     /// queued operation, the final check; the run's output.
     pub fn replay_end(self, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, SimError> {
-        if self.replay_state.k != self.replay_state.total {
+        if self.clock.submitted != self.replay_state.total {
             return Err(SimError::Order("fewer timed requests than the replay plan announced"));
         }
         self.end_keep_replay(progress).map(|(out, _)| out)
     }
 
     fn end_keep_replay(self, progress: &mut dyn FnMut(u64, u64)) -> Result<(RunOutput, Ftl), SimError> {
-        if self.replay_state.k == 0 {
+        if self.clock.submitted == 0 {
             return Err(SimError::Empty);
         }
-        let (total, last) = (self.replay_state.total, self.replay_state.last_issue);
-        let out = self.conclude(last)?;
+        let total = self.replay_state.total;
+        let out = self.conclude()?;
         progress(total, total);
         Ok(out)
     }
@@ -229,7 +226,7 @@ impl<'w> Simulation<'w> {
                 RequestHint::Absent
             };
             self.timed_request(r, w.content_of(r), hint)?;
-            let k = self.replay_state.k;
+            let k = self.clock.submitted;
             if k % 65_536 == 0 {
                 progress(k, self.replay_state.total);
             }
@@ -278,101 +275,34 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// One timed request: issued by the replay mode, then [`Self::arrive`].
+    /// One timed request, submitted at the time its replay mode gives
+    /// ([`super::submit`]): open loop, its trace time rebased to the first
+    /// request's and scaled (raised to the floor, the previous arrival);
+    /// closed loop, once fewer than `queue_depth` requests are outstanding,
+    /// collecting the earliest certain completion while they are not (the
+    /// floor, where it arrives, is then the latest completion collected).
     fn timed_request(&mut self, r: &Request, contents: &[ContentId], hint: RequestHint) -> Result<(), SimError> {
-        let k = self.replay_state.k;
-        if k == 0 {
-            self.replay_state.base = r.arrival;
-        }
-        let issue = match self.replay {
+        let k = self.clock.submitted;
+        let at = match self.replay {
             ReplayConfig::OpenLoop { time_scale } => {
+                if k == 0 {
+                    self.replay_state.base = r.arrival;
+                }
                 let rel = (r.arrival - self.replay_state.base).0;
-                let t = if time_scale == 1.0 { Nanos(rel) } else { Nanos((rel as f64 * time_scale) as u64) };
-                t.max(self.replay_state.last_issue)
+                if time_scale == 1.0 {
+                    Nanos(rel)
+                } else {
+                    Nanos((rel as f64 * time_scale) as u64)
+                }
             }
             ReplayConfig::ClosedLoop { queue_depth } => {
-                while self.replay_state.outstanding >= queue_depth {
-                    // A slot frees at the earliest completion.
-                    let Some((_, c)) = self.certain_completion() else { break };
-                    self.replay_state.outstanding -= 1;
-                    self.replay_state.last_issue = self.replay_state.last_issue.max(c);
-                }
-                self.replay_state.last_issue
+                // A slot frees at the earliest completion.
+                while self.outstanding() >= u64::from(queue_depth) && self.collect(Until::Next).is_some() {}
+                Nanos::ZERO
             }
         };
-        let last_issue = self.replay_state.last_issue;
-        if k > 0 {
-            self.offer_idle(last_issue, Some(issue))?;
-        }
-        // SSDsim decides after each arrival, so a write that arrived at
-        // this same instant, one request earlier, is served before this
-        // request arrives; one that arrived earlier is served at this
-        // instant only after it (arrival, then decisions).
-        let same_instant = k > 0 && last_issue == issue;
-        self.replay_state.last_issue = issue;
-        self.replay_state.outstanding += 1;
-        if k == 0 {
-            self.metrics.first_issue = issue;
-        }
         let index = (self.replay_state.pre + k) as usize;
-        self.replay_state.k += 1;
-        self.arrive(k, k + 1, index, r, contents, hint, issue, same_instant)
-    }
-
-    /// Request `r` (tag `tag`, the `nth` of its replay or stream; `index`
-    /// names it in errors) arrives at
-    /// `issue`, after the idle time before it was offered: the one request
-    /// step of the replay and of the streaming interface
-    /// ([`Simulation::submit`]). `same_instant`: the previous request
-    /// arrived at the same time (dynamic allocation's order).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn arrive(
-        &mut self,
-        tag: u64,
-        nth: u64,
-        index: usize,
-        r: &Request,
-        contents: &[ContentId],
-        hint: RequestHint,
-        issue: Nanos,
-        same_instant: bool,
-    ) -> Result<(), SimError> {
-        if self.alloc.dynamic() {
-            self.place_unplaced(if same_instant { issue + Nanos(1) } else { issue })?;
-        }
-        self.drain_until(issue);
-        if issue >= self.series_check {
-            self.settle_series(issue);
-        }
-        self.tag = tag;
-        match r.op {
-            Op::Read => self.read(r, issue)?,
-            Op::Write => self.write(index, r, contents, hint, issue, true)?,
-            Op::Trim => {
-                self.trim(r);
-                self.finish(issue, tag);
-                if let Some(s) = self.series.as_deref_mut() {
-                    s.request(Op::Trim, r.pages, issue, issue);
-                }
-                if let Some(o) = self.observer.as_mut() {
-                    o.sink.record(&RequestRecord {
-                        index: tag,
-                        op: Op::Trim,
-                        lpn: r.lpn,
-                        pages: r.pages,
-                        arrival: issue,
-                        completion: issue,
-                        dup_pages: 0,
-                        chips: 0,
-                        channels: 0,
-                        gc_wait: false,
-                    });
-                }
-            }
-        }
-        if self.opts.check && self.opts.check_every > 0 && nth % self.opts.check_every == 0 {
-            self.check_invariants()?;
-        }
+        self.submit_request(r, contents, hint, k, index, at)?;
         Ok(())
     }
 }

@@ -86,7 +86,7 @@ impl<'w> Simulation<'w> {
             self.metrics.dof.read_sum += dof(mapped, max, self.units);
             self.metrics.dof.read_count += 1;
         }
-        self.collect();
+        self.apply_completions();
         // Release the processing guard: completes now if nothing was read.
         self.op_done(slot, t);
         Ok(())

@@ -4,7 +4,10 @@
 //! simulation ([`Simulation::streaming`]) holds none: the caller submits
 //! requests one at a time ([`Simulation::submit`], each with its arrival
 //! time and its page contents) and collects completions
-//! ([`Simulation::next_completion`]) as the simulation can vouch for them.
+//! ([`Simulation::next_completion`], the [`Until::Next`] form of
+//! [`Simulation::collect`]; [`Until::Time`] for those due by a time) as
+//! the simulation can vouch for them: the one interface of every driver
+//! ([`super::submit`]), with the checks of a request from outside.
 //! `dedupsim serve` drives the simulated device this way from real clients
 //! over NBD; the same calls replay any request source without holding it in
 //! memory.
@@ -23,8 +26,10 @@
 //!   (`replay.mode = "closed-loop"`), and driving a workload through this
 //!   interface at queue depth N reproduces that replay exactly (a test).
 //! * Idle time between two arrivals is offered to the engine's and the
-//!   policy's background work as in the open-loop replay (a closed-loop
-//!   replay never has a gap between its arrivals).
+//!   policy's background work from the previous arrival, whatever was
+//!   handed out since ([`super::submit::IdleFrom::LastArrival`]; a replay
+//!   opens it at the floor, so a closed-loop replay never has a gap
+//!   between its arrivals).
 //! * `allocation = "dynamic"` is refused: it needs the whole trace's reads
 //!   before the replay (SSDsim's pre-processing).
 //! * Fingerprints: a request may carry the fingerprint of each written
@@ -38,7 +43,8 @@
 //!   simulated mapping stays exact. A stream gives fingerprints for every
 //!   write or for none.
 
-use super::{RequestHint, SimError, Simulation};
+use super::submit::IdleFrom;
+use super::{RequestHint, SimError, Simulation, Until};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::ftl::Ftl;
@@ -129,16 +135,10 @@ impl Fingerprints {
     }
 }
 
-/// The streaming clock and counts.
+/// The stream's own count (its clock is the shared one,
+/// [`super::submit`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct StreamState {
-    /// No arrival may come before this (see the module doc).
-    floor: Nanos,
-    /// The last arrival.
-    last: Nanos,
-    /// Requests submitted, and those whose completion was handed out.
-    submitted: u64,
-    completed: u64,
     /// Writes submitted.
     writes: u64,
 }
@@ -154,6 +154,7 @@ impl Simulation<'static> {
         opts: super::RunOptions,
     ) -> Result<Self, SimError> {
         let mut sim = Self::build(cfg, None, policy, engine, opts)?;
+        sim.clock.idle_from = IdleFrom::LastArrival;
         sim.policy.begin_replay();
         Ok(sim)
     }
@@ -165,19 +166,11 @@ impl Simulation<'_> {
         self.ftl.logical_pages() as u64
     }
 
-    /// Requests submitted whose completion has not been handed out.
-    pub fn outstanding(&self) -> u64 {
-        self.stream.submitted - self.stream.completed
-    }
-
-    /// The earliest time the next request can arrive (module doc).
-    pub fn floor(&self) -> Nanos {
-        self.stream.floor
-    }
-
     /// Submits one request arriving at `at` (raised to [`Self::floor`]);
     /// returns the arrival used. Its completion comes out of
-    /// [`Self::next_completion`].
+    /// [`Self::next_completion`] (or [`Self::collect`]). Checks the request
+    /// (range, contents, fingerprints), then takes the step every driver
+    /// takes ([`Self::submit_request`]).
     pub fn submit(&mut self, req: &StreamRequest<'_>, at: Nanos) -> Result<Nanos, SimError> {
         let end = u64::from(req.lpn) + u64::from(req.pages);
         if req.pages == 0 || end > self.ftl.logical_pages() as u64 {
@@ -185,9 +178,9 @@ impl Simulation<'_> {
         }
         if req.op == Op::Write {
             if req.contents.len() != req.pages as usize {
-                return Err(SimError::NoContent { index: self.stream.submitted as usize, pages: req.pages });
+                return Err(SimError::NoContent { index: self.clock.submitted as usize, pages: req.pages });
             }
-            let index = self.stream.submitted as usize;
+            let index = self.clock.submitted as usize;
             match (req.fingerprints, self.fingerprints.as_deref_mut()) {
                 (Some(f), Some(have)) if f.len() == req.contents.len() => have.record(req.contents, f),
                 (Some(f), None) if f.len() == req.contents.len() && self.stream.writes == 0 => {
@@ -211,30 +204,18 @@ impl Simulation<'_> {
                 }
             }
         }
-        let at = at.max(self.stream.floor);
-        if self.stream.submitted == 0 {
-            self.metrics.first_issue = at;
-        } else {
-            self.offer_idle(self.stream.last, Some(at))?;
-        }
-        self.stream.last = at;
-        self.stream.floor = at;
-        self.stream.submitted += 1;
+        let at = at.max(self.clock.floor);
         // `content` only has to differ from NO_CONTENT: the ids come along.
         let r = Request { arrival: at, op: req.op, lpn: req.lpn, pages: req.pages, content: 0, stream: req.stream };
-        let n = self.stream.submitted;
-        self.arrive(req.tag, n, n as usize - 1, &r, req.contents, req.hint, at, false)?;
-        Ok(at)
+        let index = self.clock.submitted as usize;
+        self.submit_request(&r, req.contents, req.hint, req.tag, index, at)
     }
 
     /// The outstanding request that completes first, `(tag, completion)`,
     /// once that is certain (module doc), simulating as far as needed;
-    /// `None` when nothing is outstanding.
+    /// `None` when nothing is outstanding: `collect(Until::Next)`.
     pub fn next_completion(&mut self) -> Option<(u64, Nanos)> {
-        let (tag, c) = self.certain_completion()?;
-        self.stream.completed += 1;
-        self.stream.floor = self.stream.floor.max(c);
-        Some((tag, c))
+        self.collect(Until::Next)
     }
 
     /// Ends the stream: the idle time after the last arrival, every queued
@@ -246,11 +227,10 @@ impl Simulation<'_> {
 
     /// Like [`Self::end`], also returning the final FTL state.
     pub fn end_keep(self) -> Result<(super::RunOutput, Ftl), SimError> {
-        if self.stream.submitted == 0 {
+        if self.clock.submitted == 0 {
             return Err(SimError::Empty);
         }
-        let last = self.stream.last;
-        self.conclude(last)
+        self.conclude()
     }
 }
 
@@ -315,6 +295,71 @@ mod tests {
                     "{policy} at depth {depth}"
                 );
             }
+        }
+    }
+
+    /// Streams `w` at its own arrival times; with `by_time`, collects
+    /// before each arrival every completion certain by then. Returns the
+    /// output and every completion handed out, sorted.
+    fn stream_at_arrivals(
+        cfg: &Config,
+        w: &crate::workload::Workload,
+        policy: &str,
+        by_time: bool,
+    ) -> (String, Vec<(u64, Nanos)>) {
+        let p = crate::policy::build(policy, cfg).unwrap();
+        let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
+        let mut sim =
+            Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500, resources: false }).unwrap();
+        let mut done = Vec::new();
+        for (k, r) in w.timed().iter().enumerate() {
+            if by_time && k == w.timed().len() / 2 {
+                // Some completions were certain by their successors' arrivals.
+                assert!(!done.is_empty(), "collected before the end");
+            }
+            if by_time {
+                while let Some((tag, c)) = sim.collect(Until::Time(r.arrival)) {
+                    assert!(c <= r.arrival, "request {tag} handed out at {c:?}, after the bound {:?}", r.arrival);
+                    assert!(done.last().is_none_or(|&(_, l)| l <= c), "completions in time order");
+                    done.push((tag, c));
+                }
+                assert!(sim.floor() <= r.arrival);
+            }
+            let req = StreamRequest {
+                fingerprints: None,
+                tag: k as u64,
+                op: r.op,
+                lpn: r.lpn,
+                pages: r.pages,
+                contents: w.content_of(r),
+                hint: RequestHint::Absent,
+                stream: 0,
+            };
+            assert_eq!(sim.submit(&req, r.arrival).unwrap(), r.arrival);
+        }
+        while let Some(c) = sim.collect(Until::Next) {
+            done.push(c);
+        }
+        assert_eq!(sim.outstanding(), 0);
+        done.sort();
+        let out = sim.end().unwrap();
+        (format!("{:?} {:?} {:?}", out.metrics, out.chip_busy, out.erase_counts), done)
+    }
+
+    #[test]
+    fn collecting_by_time_changes_nothing() {
+        let cfg = Config::preset("tiny").unwrap();
+        let mut spec: SynthSpec =
+            "requests=3000,read=0.4,footprint=512KiB,hot=0.4:128KiB,size=inv:8,iat=exp:300us".parse().unwrap();
+        spec.page_size = cfg.geometry.page_size;
+        let mut w = generate(&spec, 9).unwrap();
+        crate::content::try_assign_content(&mut w, &"zipf:dedup=0.4".parse().unwrap(), 9).unwrap();
+        for policy in ["native", "dedup", "fad"] {
+            let (lazy, all) = stream_at_arrivals(&cfg, &w, policy, false);
+            let (timed, by_time) = stream_at_arrivals(&cfg, &w, policy, true);
+            assert_eq!(lazy, timed, "{policy}");
+            assert_eq!(all.len(), w.timed().len());
+            assert_eq!(all, by_time, "{policy}: the same completions");
         }
     }
 

@@ -31,6 +31,19 @@ use crate::units::Nanos;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// How far [`super::Timing::step_certain`] (and the simulation's
+/// `collect`) may go for the next certain completion.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// The next completion, simulating as far as needed.
+    Next,
+    /// A completion at or before this time only, simulating only what
+    /// lies before it (operations arriving, events falling due earlier),
+    /// so that a request arriving at this time afterwards meets the device
+    /// as if nothing had been collected.
+    Time(Nanos),
+}
+
 /// What an event is, by origin.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -118,7 +118,7 @@ mod tests;
 
 use channel::{Accounting, Channel, Chip, Queued, Rules, NEVER, SHORTCUT};
 pub use dynamic::{Placed, UnplacedWrite};
-pub use events::{Event, EventQueue};
+pub use events::{Event, EventQueue, Until};
 pub use hash::HashLoad;
 pub use params::{HashOverlap, HashParams, HashUnit, Scheduling, TimingConfig, TimingParams, WriteCompletion};
 
@@ -141,6 +141,8 @@ pub enum Step {
     Completion { tag: u64, at: Nanos },
     /// An operation was submitted, or the channels ran through an event.
     Progressed,
+    /// Nothing more is certain before the bound ([`Until::Time`]).
+    Reached,
     /// Nothing is left: no completion, no operation, no event.
     Idle,
 }
@@ -324,21 +326,42 @@ impl Timing {
     /// operation, a channel's next event) can happen before it; else
     /// submits the earliest queued operation if it comes no later than
     /// the channels' next event, or runs the channels through that event.
+    /// `until` bounds it ([`Until`]): with [`Until::Time`]`(t)` a
+    /// completion after `t` is not handed out and nothing at or after `t`
+    /// is simulated ([`Step::Reached`]).
     /// After a [`Step::Progressed`] the caller takes the completions the
     /// step reported ([`Timing::take_completions`]): they may queue more.
-    pub fn step_certain(&mut self) -> Step {
+    pub fn step_certain(&mut self, until: Until) -> Step {
+        // Compiled once per form, so the unbounded one (the closed loop's
+        // hot path) tests no bound.
+        match until {
+            Until::Next => self.step::<false>(Nanos::ZERO),
+            Until::Time(t) => self.step::<true>(t),
+        }
+    }
+
+    /// [`Timing::step_certain`], bounded by `t` if `BOUNDED`.
+    #[inline(always)]
+    fn step<const BOUNDED: bool>(&mut self, t: Nanos) -> Step {
         let next_ev = self.next_event();
         match self.events.peek() {
             Some((c, Event::Completion { tag })) if next_ev.is_none_or(|e| c <= e) => {
+                if BOUNDED && c > t {
+                    return Step::Reached;
+                }
                 self.events.pop();
                 Step::Completion { tag, at: c }
             }
             Some((a, Event::Op { chip, kind, tag })) if next_ev.is_none_or(|e| a <= e) => {
+                if BOUNDED && a >= t {
+                    return Step::Reached;
+                }
                 self.events.pop();
                 self.submit(chip, a, kind, tag);
                 Step::Progressed
             }
             _ => match next_ev {
+                Some(e) if BOUNDED && e >= t => Step::Reached,
                 Some(e) => {
                     self.advance_all(e + Nanos(1));
                     Step::Progressed
