@@ -179,7 +179,7 @@ impl PmDevice {
     /// `parallel` XPLines outstanding (1: a dependent scan). Returns when
     /// the last byte has arrived. The media bytes it reads cross the DIMM's
     /// read bandwidth after its access latency, in the first gap between the
-    /// other loads' transfers on that DIMM ([`Calendar`]: CPUs loading at
+    /// other loads' transfers on that DIMM (a calendar of busy intervals: CPUs loading at
     /// once share it, and a load issued at an earlier time than one already
     /// booked still goes first if it fits; a lone CPU's loads rarely
     /// overlap).

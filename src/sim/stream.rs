@@ -170,7 +170,7 @@ impl Simulation<'_> {
     /// returns the arrival used. Its completion comes out of
     /// [`Self::next_completion`] (or [`Self::collect`]). Checks the request
     /// (range, contents, fingerprints), then takes the step every driver
-    /// takes ([`Self::submit_request`]).
+    /// takes (`submit_request`).
     pub fn submit(&mut self, req: &StreamRequest<'_>, at: Nanos) -> Result<Nanos, SimError> {
         let end = u64::from(req.lpn) + u64::from(req.pages);
         if req.pages == 0 || end > self.ftl.logical_pages() as u64 {
