@@ -245,6 +245,20 @@ mod tests {
     /// Drives `w` through the streaming interface the way the closed-loop
     /// replay issues it: request k arrives once fewer than `depth` are
     /// outstanding, at the latest completion handed out so far.
+    /// Request `k` of `w` as the stream takes it.
+    fn as_stream<'a>(w: &'a crate::workload::Workload, k: usize, r: &Request) -> StreamRequest<'a> {
+        StreamRequest {
+            fingerprints: None,
+            tag: k as u64,
+            op: r.op,
+            lpn: r.lpn,
+            pages: r.pages,
+            contents: w.content_of(r),
+            hint: RequestHint::Absent,
+            stream: 0,
+        }
+    }
+
     fn stream_closed_loop(cfg: &Config, w: &crate::workload::Workload, policy: &str, depth: u64) -> String {
         let p = crate::policy::build(policy, cfg).unwrap();
         let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
@@ -256,16 +270,7 @@ mod tests {
                 let (_, c) = sim.next_completion().expect("outstanding requests complete");
                 now = now.max(c);
             }
-            let req = StreamRequest {
-                fingerprints: None,
-                tag: k as u64,
-                op: r.op,
-                lpn: r.lpn,
-                pages: r.pages,
-                contents: w.content_of(r),
-                hint: RequestHint::Absent,
-                stream: 0,
-            };
+            let req = as_stream(w, k, r);
             sim.submit(&req, now).unwrap();
         }
         let out = sim.end().unwrap();
@@ -325,16 +330,7 @@ mod tests {
                 }
                 assert!(sim.floor() <= r.arrival);
             }
-            let req = StreamRequest {
-                fingerprints: None,
-                tag: k as u64,
-                op: r.op,
-                lpn: r.lpn,
-                pages: r.pages,
-                contents: w.content_of(r),
-                hint: RequestHint::Absent,
-                stream: 0,
-            };
+            let req = as_stream(w, k, r);
             assert_eq!(sim.submit(&req, r.arrival).unwrap(), r.arrival);
         }
         while let Some(c) = sim.collect(Until::Next) {
