@@ -158,6 +158,10 @@ fn dedup_variants() -> Vec<Variant> {
         // 13): Light-Dedup's identification without its LMT and hints.
         Variant::new("dram-verify", "dedup", &[("dedup.engine", "\"dram-verify\"".to_string())])
             .named("dram-verify (xxHash + verify, DRAM index)"),
+        // CAFTL's sampling (issue 27, item 13): a multi-page write hashes
+        // its first page, the others only if that one is a duplicate.
+        Variant::new("caftl-sampled", "dedup", &[("dedup.engine", "\"caftl-sampled\"".to_string())])
+            .named("caftl-sampled (SHA-1 of the first page, the rest on a hit)"),
         ld("ld", &[]).named("light-dedup"),
         ld("ld-no-trust", &[("trust", "false")]).named("light-dedup, no trust degrees"),
         ld("ld-no-spec", &[("speculative", "false")]).named("light-dedup, speculative = false"),
@@ -497,7 +501,7 @@ fn amplification_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::Ex
 fn latency_table(o: &Outcome, _: &mut Plotter) -> Result<String, super::ExperimentError> {
     let mut md =
         String::from("\n## Write latency: verify reads vs hash time (§5.2-5.3), mean / p99 µs\n\n| workload |");
-    let vs = ["caftl", "caftl-x4", "dram-verify", "ld", "ld-no-spec", "ld-cached"];
+    let vs = ["caftl", "caftl-x4", "caftl-sampled", "dram-verify", "ld", "ld-no-spec", "ld-cached"];
     for v in vs {
         let _ = write!(md, " {} |", o.variant_name(v));
     }
