@@ -410,26 +410,21 @@ pub fn section(scale: f64, blocks: &FtlParams, ssd_read: Nanos) -> Result<String
     let (rf, ra) = aging(LD, n, blocks)?;
     let (ef, ea) = aging(Scheme::LightDedupEntry, n, blocks)?;
     let cell = |v: f64| format!("{v:.2} ({:.2}×)", v / 40.0);
-    let rd = |p: &Phase| p.meta_bytes_per_block().0;
-    let wr = |p: &Phase| p.meta_bytes_per_block().1;
-    let _ = writeln!(
-        md,
-        "| reads per block (B), ours | {} | {} | {} | {} |",
-        cell(rd(&rf)),
-        cell(rd(&ef)),
-        cell(rd(&ra)),
-        cell(rd(&ea))
-    );
-    md.push_str("| reads per block (B), paper | 116.28 (2.91×) | 126.94 (3.17×) | 244.19 (6.1×) | 774.13 (19.35×) |\n");
-    let _ = writeln!(
-        md,
-        "| writes per block (B), ours | {} | {} | {} | {} |",
-        cell(wr(&rf)),
-        cell(wr(&ef)),
-        cell(wr(&ra)),
-        cell(wr(&ea))
-    );
-    md.push_str("| writes per block (B), paper | 75.75 (1.89×) | 79.56 (1.99×) | 137.17 (3.43×) | 394.54 (9.86×) |\n");
+    let rows: [(&str, fn(&Phase) -> f64, &str); 2] = [
+        ("reads", |p| p.meta_bytes_per_block().0, "116.28 (2.91×) | 126.94 (3.17×) | 244.19 (6.1×) | 774.13 (19.35×)"),
+        ("writes", |p| p.meta_bytes_per_block().1, "75.75 (1.89×) | 79.56 (1.99×) | 137.17 (3.43×) | 394.54 (9.86×)"),
+    ];
+    for (what, bytes, paper) in rows {
+        let _ = writeln!(
+            md,
+            "| {what} per block (B), ours | {} | {} | {} | {} |",
+            cell(bytes(&rf)),
+            cell(bytes(&ef)),
+            cell(bytes(&ra)),
+            cell(bytes(&ea))
+        );
+        let _ = writeln!(md, "| {what} per block (B), paper | {paper} |");
+    }
     let _ = writeln!(md, "| throughput (MiB/s), ours | {} | {} | {} | {} |", mib(&rf), mib(&ef), mib(&ra), mib(&ea));
     md.push_str("| throughput (MiB/s), paper | 1747.5 | 1690.6 | 1336.72 | 1197.76 |\n");
     md.push_str(PM_NOTES);
