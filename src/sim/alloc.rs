@@ -207,7 +207,7 @@ impl<'w> Simulation<'w> {
         while let Some(placed) = self.timing.place_next(until) {
             let (page, chip, t) = (placed.write, placed.chip, placed.at);
             if self.observing_ops {
-                self.observe_op(page.tag, chip, t, OpKind::Program);
+                self.observe_op(page.tag, chip);
             }
             let planes = self.chip_level.unit_planes(chip);
             let ptr = &mut self.chip_ptr[chip as usize];

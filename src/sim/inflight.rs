@@ -68,7 +68,7 @@ impl<'w> Simulation<'w> {
     #[inline]
     pub(super) fn schedule(&mut self, op: PendingOp, now: Nanos) {
         if self.observing_ops {
-            self.observe_op(op.slot, op.chip, op.at, op.kind);
+            self.observe_op(op.slot, op.chip);
         }
         if self.timing.schedule(op.chip, op.at, op.kind, op.slot, now) {
             self.apply_completions();

@@ -7,22 +7,18 @@
 //! Off by default; the request path then pays one predictable branch per
 //! flash operation ([`Simulation::observe_requests`]).
 //!
-//! "Waited behind GC" is an estimate kept beside the timing model, not a
-//! fact it reports: per chip, the time it would be free if its operations
-//! ran in the order they reached it (each one's chip time added, as the
-//! least-loaded allocator estimates load), and the end of the last GC work
-//! in that order. An operation of the request reaching a chip before that
-//! GC end marks the request. The exact scheduler may serve the chip in
-//! another order (reads before queued GC under read priority), so the flag
-//! can be wrong both ways for a read; it never flags a request on a chip
-//! that had no GC queued ahead of it.
+//! "Waited behind GC" is the timing model's fact
+//! ([`crate::timing::Timing::track_gc_waits`]): one of the request's flash
+//! operations arrived at its chip before a GC phase there ended and
+//! started after it. Waiting for the channel's bus, or for another
+//! request's operations, is not waiting behind GC.
 //!
 //! [`Simulation::observe_requests`]: super::Simulation::observe_requests
 
 use super::inflight::Inflight;
 use super::Simulation;
 use crate::series::SeriesRecorder;
-use crate::timing::{OpKind, NO_TAG};
+use crate::timing::NO_TAG;
 use crate::units::{Nanos, Op};
 
 /// One replayed request, as completed.
@@ -44,8 +40,8 @@ pub struct RequestRecord {
     /// Distinct chips and channels its flash operations touched.
     pub chips: u32,
     pub channels: u32,
-    /// One of its operations reached a chip while GC queued there ahead of
-    /// it was estimated to run (module doc).
+    /// One of its operations waited on its chip while GC work ran there
+    /// (module doc).
     pub gc_wait: bool,
 }
 
@@ -67,7 +63,6 @@ pub(super) struct Pending {
     pub lpn: u32,
     pub pages: u32,
     pub dup_pages: u32,
-    pub gc_wait: bool,
     /// Chips 0..64 touched (bit per chip); the rest, if the device has
     /// more, in [`Observer`]'s wide bitsets. Channels are derived from the
     /// chips when the request completes ([`Observer::counts`]), so an
@@ -79,14 +74,6 @@ impl Pending {
     pub fn new(lpn: u32, pages: u32) -> Pending {
         Pending { lpn, pages, ..Pending::default() }
     }
-}
-
-/// Per chip: the estimated free time and the estimated end of the last GC
-/// work (one bounds check, one cache line).
-#[derive(Copy, Clone, Debug, Default)]
-struct ChipEstimate {
-    free_at: Nanos,
-    gc_end: Nanos,
 }
 
 /// Bits past the first 64 of a per-slot unit set, for devices with more
@@ -141,8 +128,6 @@ pub(super) struct Observer<'o> {
     /// Per in-flight slot.
     pub pending: Vec<Pending>,
     wide_chips: WideBits,
-    /// Per chip.
-    chips: Vec<ChipEstimate>,
     /// Per chip, its channel.
     channel_of: Vec<u32>,
     /// Scratch: the channels of one request, a bit each.
@@ -156,7 +141,6 @@ impl<'o> Observer<'o> {
             sink,
             pending: Vec::new(),
             wide_chips: WideBits::new(n as u32),
-            chips: vec![ChipEstimate::default(); n],
             channel_of,
             channel_bits: vec![0; (channels as usize).div_ceil(64).max(1)],
         }
@@ -175,26 +159,11 @@ impl<'o> Observer<'o> {
         }
     }
 
-    /// An operation of the request in `slot` reaches `chip` at `at`,
-    /// taking `cost` of chip time.
+    /// An operation of the request in `slot` reaches `chip`.
     #[inline]
-    pub fn touch(&mut self, slot: u32, chip: u32, at: Nanos, cost: Nanos) {
-        let (s, c) = (slot as usize, chip as usize);
-        let (p, e) = (&mut self.pending[s], &mut self.chips[c]);
-        p.gc_wait |= at < e.gc_end;
-        e.free_at = e.free_at.max(at) + cost;
-        mark(&mut p.chips, &mut self.wide_chips, s, c);
-    }
-
-    /// Background work (not a request's) reaches `chip` at `at`; `gc`:
-    /// it is GC work.
-    #[inline]
-    pub fn background(&mut self, chip: u32, at: Nanos, cost: Nanos, gc: bool) {
-        let e = &mut self.chips[chip as usize];
-        e.free_at = e.free_at.max(at) + cost;
-        if gc {
-            e.gc_end = e.free_at;
-        }
+    pub fn touch(&mut self, slot: u32, chip: u32) {
+        let s = slot as usize;
+        mark(&mut self.pending[s].chips, &mut self.wide_chips, s, chip as usize);
     }
 
     /// (chips, channels) the request in `slot` touched: the chips' bits
@@ -246,6 +215,7 @@ impl<'w> Simulation<'w> {
         let geo = self.ftl.geometry();
         let channel_of = (0..self.chips).map(|c| geo.channel_of_chip(c)).collect();
         self.observer = Some(Observer::new(sink, channel_of, geo.channels));
+        self.timing.track_gc_waits();
         self.observing = true;
         self.observing_ops = true;
     }
@@ -274,22 +244,15 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// An operation of the request in `slot` (or background work, `NO_TAG`)
-    /// reaches `chip` at `at` (the request observer's bookkeeping). Out of
-    /// line, so that the request path keeps one test for it.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn observe_op(&mut self, slot: u32, chip: u32, at: Nanos, kind: OpKind) {
-        if let Some(o) = self.observer.as_mut() {
-            let cost = match kind {
-                OpKind::Read => self.t_read_out,
-                OpKind::Program => self.t_in_prog,
-                OpKind::Gc(d) => d,
-            };
-            if slot == NO_TAG {
-                o.background(chip, at, cost, matches!(kind, OpKind::Gc(_)));
-            } else {
-                o.touch(slot, chip, at, cost);
+    /// An operation of the request in `slot` (or background work, `NO_TAG`,
+    /// which is not recorded) reaches `chip` (the request observer's
+    /// bookkeeping): a bit set, inline behind the request path's one test
+    /// of `observing_ops`.
+    #[inline(always)]
+    pub(super) fn observe_op(&mut self, slot: u32, chip: u32) {
+        if slot != NO_TAG {
+            if let Some(o) = self.observer.as_mut() {
+                o.touch(slot, chip);
             }
         }
     }
@@ -305,6 +268,7 @@ impl<'w> Simulation<'w> {
         if let Some(o) = self.observer.as_mut() {
             let p = o.pending[slot as usize];
             let (chips, channels) = o.counts(slot);
+            let gc_wait = self.timing.took_gc_wait(slot);
             o.sink.record(&RequestRecord {
                 index: f.tag,
                 op: f.op,
@@ -315,7 +279,7 @@ impl<'w> Simulation<'w> {
                 dup_pages: p.dup_pages,
                 chips,
                 channels,
-                gc_wait: p.gc_wait,
+                gc_wait,
             });
         }
     }
@@ -354,27 +318,12 @@ mod tests {
         let mut o = Observer::new(&mut sink, (0..200).map(|c| c / 2).collect(), 100);
         o.open(1, Pending::default());
         for c in [0, 1, 63, 64, 65, 130, 199, 199, 0] {
-            o.touch(1, c, Nanos(0), Nanos(1));
+            o.touch(1, c);
         }
         // Chips 0, 1, 63, 64, 65, 130, 199; channels 0, 31, 32, 65, 99.
         assert_eq!(o.counts(1), (7, 5));
         o.open(1, Pending::default());
-        o.touch(1, 150, Nanos(0), Nanos(1));
+        o.touch(1, 150);
         assert_eq!(o.counts(1), (1, 1));
-    }
-
-    /// A request reaching a chip before the GC queued there ends is marked;
-    /// one reaching it after, or another chip, is not.
-    #[test]
-    fn gc_wait_follows_the_chip_estimate() {
-        let mut sink = Drop0;
-        let mut o = Observer::new(&mut sink, vec![0, 1], 2);
-        o.background(0, Nanos(100), Nanos(50), false);
-        o.background(0, Nanos(100), Nanos(1000), true); // GC on chip 0 until 1150
-        for (slot, chip, at, want) in [(0, 0, 1149, true), (1, 0, 1151, false), (2, 1, 0, false)] {
-            o.open(slot, Pending::default());
-            o.touch(slot, chip, Nanos(at), Nanos(1));
-            assert_eq!(o.pending[slot as usize].gc_wait, want, "slot {slot}");
-        }
     }
 }

@@ -54,7 +54,7 @@ impl<'w> Simulation<'w> {
                         self.inflight[slot as usize].remaining += 1;
                         self.timing.submit_read(chip, t, 0, slot);
                         if self.observing_ops {
-                            self.observe_op(slot, chip, t, OpKind::Read);
+                            self.observe_op(slot, chip);
                         }
                         self.metrics.counters.flash_reads_host += 1;
                         self.count_unit(unit);
@@ -74,7 +74,7 @@ impl<'w> Simulation<'w> {
             self.inflight[slot as usize].remaining += 1;
             self.timing.submit_read(chip, t, ent.ppn.0, slot);
             if self.observing_ops {
-                self.observe_op(slot, chip, t, OpKind::Read);
+                self.observe_op(slot, chip);
             }
             self.reserve(chip, t, self.t_read_out);
             self.metrics.counters.flash_reads_host += 1;

@@ -121,9 +121,65 @@ pub(super) struct Accounting {
     /// Busy time per interval of simulated time, host and background
     /// ([`Timing::record_busy`]); `None` unless asked for.
     pub(super) series: Option<Box<BusyByInterval>>,
+    /// Which requests waited behind GC ([`Timing::track_gc_waits`]).
+    pub(super) gc_waits: Option<Box<GcWaits>>,
+}
+
+/// Which tagged operations waited on a chip while GC work ran there
+/// ([`Timing::track_gc_waits`]): per chip the end of its latest GC phase,
+/// and per tag a bit, set when an operation with that tag starts on a chip
+/// after arriving before that chip's latest GC phase ended (the chip works
+/// one phase at a time, so such an operation waited for the GC phase).
+#[derive(Clone, Debug, Default)]
+pub(super) struct GcWaits {
+    pub(super) gc_end: Vec<Nanos>,
+    pub(super) tags: Vec<u64>,
+}
+
+impl GcWaits {
+    #[cold]
+    #[inline(never)]
+    fn mark(&mut self, tag: u32) {
+        let (w, b) = ((tag / 64) as usize, tag % 64);
+        if self.tags.len() <= w {
+            self.tags.resize(w + 1, 0);
+        }
+        self.tags[w] |= 1 << b;
+    }
+
+    /// Whether `tag` waited behind GC since the last call for it (clears it).
+    pub(super) fn take(&mut self, tag: u32) -> bool {
+        let (w, b) = ((tag / 64) as usize, tag % 64);
+        self.tags.get_mut(w).is_some_and(|x| {
+            let was = *x & (1 << b) != 0;
+            *x &= !(1 << b);
+            was
+        })
+    }
 }
 
 impl Accounting {
+    /// An operation that arrived at `chip` at `arrival` starts there at
+    /// `now`: its wait is charged, and with [`GcWaits`] tracked, a tagged
+    /// one that arrived before the chip's latest GC phase ended is marked.
+    #[inline(always)]
+    fn started(&mut self, chip: usize, arrival: Nanos, now: Nanos, tag: u32) {
+        self.wait[chip] += now - arrival;
+        if let Some(g) = self.gc_waits.as_deref_mut() {
+            if arrival < g.gc_end[chip] && tag != NO_TAG {
+                g.mark(tag);
+            }
+        }
+    }
+
+    /// GC work starts on `chip`, lasting until `until`.
+    #[inline(always)]
+    fn gc_started(&mut self, chip: usize, until: Nanos) {
+        if let Some(g) = self.gc_waits.as_deref_mut() {
+            g.gc_end[chip] = until;
+        }
+    }
+
     /// Chip `chip` works for `dur` from `start`; `host`: for a request
     /// (a tagged operation), else background work (GC, relocation, a
     /// dedup engine's own operations).
@@ -232,7 +288,7 @@ impl Channel {
             }
             self.queued += 1;
             if read {
-                chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
+                chain_read(c, r, acct, (i as u32 * n + h) as usize, &mut self.queued);
             }
             if c.phase != Phase::Held {
                 self.next = self.next.min(c.until);
@@ -248,11 +304,11 @@ impl Channel {
             c.tag = q.tag;
             c.arrival = q.arrival;
             c.ppn = q.ppn;
-            acct.wait[(i as u32 * n + h) as usize] += now - q.arrival;
+            acct.started((i as u32 * n + h) as usize, q.arrival, now, q.tag);
             self.next = self.next.min(c.until);
         } else if self.bus_free <= now {
             let chip = (i as u32 * n + h) as usize;
-            acct.wait[chip] += now - q.arrival;
+            acct.started(chip, q.arrival, now, q.tag);
             acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
             acct.bus_write[h as usize] += r.t_xfer;
             self.bus_free = now + r.t_xfer;
@@ -314,7 +370,7 @@ impl Channel {
             if take_read {
                 let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
-                acct.wait[chip] += now - q.arrival;
+                acct.started(chip, q.arrival, now, q.tag);
                 c.phase = Phase::Sense;
                 c.until = now + r.t_read;
                 c.tag = q.tag;
@@ -325,6 +381,7 @@ impl Channel {
                 self.queued -= 1;
                 acct.wait[chip] += now - q.arrival;
                 acct.charge(chip, now, q.gc, false);
+                acct.gc_started(chip, now + q.gc);
                 c.phase = Phase::Gc;
                 c.until = now + q.gc;
                 c.tag = NO_TAG;
@@ -344,7 +401,7 @@ impl Channel {
                     continue;
                 }
                 Phase::Out | Phase::Program | Phase::Gc => {
-                    chain_read(c, r, &mut acct.wait[(i as u32 * n + h) as usize], &mut self.queued);
+                    chain_read(c, r, acct, (i as u32 * n + h) as usize, &mut self.queued);
                     if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                         next = next.min(c.until);
                     }
@@ -400,7 +457,7 @@ impl Channel {
             } else {
                 let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
-                acct.wait[chip] += now - q.arrival;
+                acct.started(chip, q.arrival, now, q.tag);
                 acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
                 acct.bus_write[h as usize] += r.t_xfer;
                 c.phase = Phase::Program;
@@ -408,7 +465,7 @@ impl Channel {
                 c.until = self.bus_free + r.t_prog;
                 report_program(r, q.tag, self.bus_free, c.until, done);
             }
-            chain_read(c, r, &mut acct.wait[chip], &mut self.queued);
+            chain_read(c, r, acct, chip, &mut self.queued);
             if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                 next = next.min(c.until);
             }
@@ -433,8 +490,8 @@ impl Channel {
 /// channel's `queued` count, and its wait (arrival to the phase's end) is
 /// added to `wait`. Not when completions are reported late: that mode
 /// keeps one event per phase end.
-#[inline]
-fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos, queued: &mut u32) {
+#[inline(always)]
+fn chain_read(c: &mut Chip, r: &Rules, acct: &mut Accounting, chip: usize, queued: &mut u32) {
     if r.late || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc)
     {
         return;
@@ -442,7 +499,7 @@ fn chain_read(c: &mut Chip, r: &Rules, wait: &mut Nanos, queued: &mut u32) {
     let Some(q) = c.reads.pop_front() else { return };
     *queued -= 1;
     let start = c.until;
-    *wait += start - q.arrival;
+    acct.started(chip, q.arrival, start, q.tag);
     c.phase = Phase::Sense;
     c.until = start + r.t_read;
     c.tag = q.tag;

@@ -116,7 +116,7 @@ mod params;
 #[cfg(test)]
 mod tests;
 
-use channel::{Accounting, Channel, Chip, Queued, Rules, NEVER, SHORTCUT};
+use channel::{Accounting, Channel, Chip, GcWaits, Queued, Rules, NEVER, SHORTCUT};
 pub use dynamic::{Placed, UnplacedWrite};
 pub use events::{Event, EventQueue, Until};
 pub use hash::HashLoad;
@@ -239,6 +239,7 @@ impl Timing {
                 bus_read: vec![Nanos::ZERO; g.channels as usize],
                 bus_write: vec![Nanos::ZERO; g.channels as usize],
                 series: None,
+                gc_waits: None,
             },
             done: Vec::new(),
             shortcuts: 0,
@@ -455,6 +456,22 @@ impl Timing {
     /// simulated time, host and background apart (`run --timeseries`).
     pub fn record_busy(&mut self, interval: Nanos) {
         self.acct.series = Some(Box::new(BusyByInterval::new(interval)));
+    }
+
+    /// Also marks each tagged operation that waited on its chip while GC
+    /// work ran there (it arrived before a GC phase on the chip ended, and
+    /// started after it): read back per tag with [`Timing::took_gc_wait`]
+    /// (`run --request-log`'s `gc_wait` column).
+    pub fn track_gc_waits(&mut self) {
+        let chips = self.acct.busy.len();
+        self.acct.gc_waits = Some(Box::new(GcWaits { gc_end: vec![Nanos::ZERO; chips], tags: Vec::new() }));
+    }
+
+    /// Whether an operation tagged `tag` waited behind GC since the last
+    /// call for `tag` (which clears it); `false` unless
+    /// [`Timing::track_gc_waits`] was asked for.
+    pub fn took_gc_wait(&mut self, tag: u32) -> bool {
+        self.acct.gc_waits.as_deref_mut().is_some_and(|g| g.take(tag))
     }
 
     /// The busy time per interval, if [`Timing::record_busy`] asked for it.

@@ -261,6 +261,41 @@ fn gc_charges_the_chip() {
     assert_eq!(run(&mut t), vec![1_000 + d.0 + TR + TX]);
 }
 
+/// `gc_wait`, by hand (chip 0 on channel 0, chip 1 on channel 1):
+/// GC on chip 1 from 1 us to 1 us + d. A read arriving on chip 1 during
+/// it (tag 0) waits behind it; a program arriving during it (tag 1)
+/// starts after tag 0's transfer and waited behind it too; a read on chip 0
+/// at the same time (tag 2) did not; a read on chip 1 after the GC
+/// ended (tag 3) did not, and neither did a read that waited on chip 1
+/// only for tag 0's read (tag 4, arriving after the GC ended, while tag
+/// 0 was sensing). Flags are cleared when read; untracked, none is set.
+#[test]
+fn gc_waits_are_marked_by_hand() {
+    for tracked in [true, false] {
+        let mut t = rp();
+        if tracked {
+            t.track_gc_waits();
+        }
+        let d = t.gc_duration(1, 1);
+        let end = 1_000 + d.0;
+        t.submit(1, Nanos(1_000), OpKind::Gc(d), NO_TAG);
+        t.submit(0, Nanos(2_000), OpKind::Read, 2);
+        t.submit(1, Nanos(2_000), OpKind::Read, 0);
+        t.submit(1, Nanos(3_000), OpKind::Program, 1);
+        t.submit(1, Nanos(end + 1), OpKind::Read, 4);
+        t.submit(1, Nanos(end + 10 * (TR + TX + TP)), OpKind::Read, 3);
+        let done = run(&mut t);
+        // Tag 0 starts sensing when the GC ends; tag 4 reads after it.
+        assert_eq!(done[0], end + TR + TX);
+        assert_eq!(done[4], end + 2 * (TR + TX));
+        let want = if tracked { [true, true, false, false, false] } else { [false; 5] };
+        for (tag, w) in want.into_iter().enumerate() {
+            assert_eq!(t.took_gc_wait(tag as u32), w, "tag {tag}, tracked {tracked}");
+            assert!(!t.took_gc_wait(tag as u32), "tag {tag}: cleared once read");
+        }
+    }
+}
+
 #[test]
 fn fingerprint_engine_is_fcfs() {
     let mut t = rp();
