@@ -14,6 +14,7 @@ pub mod experiment;
 pub mod fromfiles;
 pub mod ftl;
 pub mod geometry;
+pub mod lru;
 pub mod metrics;
 pub mod nvmfs;
 pub mod output;

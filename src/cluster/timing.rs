@@ -85,8 +85,9 @@
 
 use super::ssd::{Device, SsdDisk};
 use super::ClusterError;
+use crate::lru::LruMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// How a write request's chunks travel to the nodes (`--write-batch`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -314,9 +315,7 @@ struct NodeTime {
 #[derive(Default)]
 struct Lru {
     cap: usize,
-    stamp: u64,
-    at: HashMap<u32, u64>,
-    order: BTreeMap<u64, u32>,
+    slots: LruMap<u32, ()>,
 }
 
 impl Lru {
@@ -326,26 +325,17 @@ impl Lru {
 
     /// Whether `slot` is cached (refreshing it).
     fn hit(&mut self, slot: u32) -> bool {
-        let Some(old) = self.at.get(&slot).copied() else { return false };
-        self.order.remove(&old);
-        self.stamp += 1;
-        self.order.insert(self.stamp, slot);
-        self.at.insert(slot, self.stamp);
-        true
+        self.slots.get_mut(&slot).is_some()
     }
 
     fn insert(&mut self, slot: u32) {
         if self.cap == 0 || self.hit(slot) {
             return;
         }
-        if self.at.len() >= self.cap {
-            if let Some((_, s)) = self.order.pop_first() {
-                self.at.remove(&s);
-            }
+        if self.slots.len() >= self.cap {
+            self.slots.pop_lru();
         }
-        self.stamp += 1;
-        self.order.insert(self.stamp, slot);
-        self.at.insert(slot, self.stamp);
+        self.slots.insert(slot, ());
     }
 }
 

@@ -9,6 +9,7 @@
 //! `caftl`"). The engines never iterate these maps in an order that
 //! reaches their results, so the hasher changes speed only.
 
+use crate::lru::LruMap;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -16,6 +17,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FoldHasher>>;
 /// A `HashSet` with [`FoldHasher`].
 pub type FastSet<K> = HashSet<K, BuildHasherDefault<FoldHasher>>;
+/// An [`LruMap`] with [`FoldHasher`].
+pub type FastLru<K, V> = LruMap<K, V, BuildHasherDefault<FoldHasher>>;
 
 /// Folded 64×64→128-bit multiply of the integer key by an odd constant
 /// (the high and low halves xored: every key bit reaches the low bits the

@@ -150,7 +150,7 @@
 //! device ran Light-Dedup before), allocated in preload order with hints
 //! chained in that order, all on flash, cache cold.
 
-use super::fastmap::{FastMap, FastSet};
+use super::fastmap::{FastLru, FastSet};
 use super::fptable::FpTable;
 use super::{
     is_live_copy, mix64, params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp,
@@ -160,7 +160,7 @@ use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::UnitKey;
 use crate::units::{ContentId, Nanos, Ppn};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Bytes of one LMT entry (§4.4).
 pub const ENTRY_BYTES: u64 = 32;
@@ -590,9 +590,8 @@ impl EntrySlots {
 #[derive(Clone, Debug)]
 struct MetaCache {
     cap: usize,
-    stamp: u64,
-    pages: FastMap<u64, (u64, bool)>,
-    lru: BTreeMap<u64, u64>,
+    /// Cached pages in LRU order, and whether each is dirty.
+    pages: FastLru<u64, bool>,
     /// Pages ever programmed (or holding preloaded entries).
     on_flash: FastSet<u64>,
     reads: u64,
@@ -606,9 +605,7 @@ impl MetaCache {
     fn new(cap: usize) -> Self {
         MetaCache {
             cap,
-            stamp: 0,
-            pages: FastMap::default(),
-            lru: BTreeMap::new(),
+            pages: FastLru::default(),
             on_flash: FastSet::default(),
             reads: 0,
             programs: 0,
@@ -620,12 +617,8 @@ impl MetaCache {
     /// Accesses `page`, adding the flash operations a miss and an eviction
     /// cost to `ops`.
     fn access(&mut self, page: u64, write: bool, gates: bool, when: When, ops: &mut Vec<WriteOp>) {
-        self.stamp += 1;
-        if let Some((s, dirty)) = self.pages.get_mut(&page) {
-            self.lru.remove(s);
-            *s = self.stamp;
+        if let Some(dirty) = self.pages.get_mut(&page) {
             *dirty |= write;
-            self.lru.insert(self.stamp, page);
             return;
         }
         if self.on_flash.contains(&page) {
@@ -633,11 +626,10 @@ impl MetaCache {
             self.rmap_reads += u64::from(page >= RMAP_BASE);
             ops.push(WriteOp { when, op: FlashOp::MetaRead(page), gates });
         }
-        self.pages.insert(page, (self.stamp, write));
-        self.lru.insert(self.stamp, page);
+        self.pages.insert(page, write);
         while self.pages.len() > self.cap {
-            let Some((_, victim)) = self.lru.pop_first() else { break };
-            if let Some((_, true)) = self.pages.remove(&victim) {
+            let Some((victim, dirty)) = self.pages.pop_lru() else { break };
+            if dirty {
                 self.programs += 1;
                 self.rmap_programs += u64::from(victim >= RMAP_BASE);
                 self.on_flash.insert(victim);
@@ -647,7 +639,7 @@ impl MetaCache {
     }
 
     fn dirty(&self) -> usize {
-        self.pages.values().filter(|(_, d)| *d).count()
+        self.pages.values().filter(|&&d| d).count()
     }
 }
 
