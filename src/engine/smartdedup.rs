@@ -147,7 +147,7 @@ use crate::ftl::{EntryId, Ftl};
 use crate::params::unit_keys::UnitKey;
 use crate::units::{short_f64, ContentId, Lpn, Nanos};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// Bytes of one in-memory fingerprint entry (§3.2; see the module doc).
 pub const FP_BYTES: u64 = 30;
@@ -416,6 +416,64 @@ struct Skipped {
     fingerprinted: bool,
 }
 
+/// The skipped buffer in processing order: entry `k` (its insertion
+/// number) at `items[k - base]`; a replaced entry leaves a hole until the
+/// entries before it are processed, and the front is never a hole. The
+/// same order as a map by insertion number, with O(1) insertion, removal
+/// and front.
+#[derive(Clone, Debug, Default)]
+struct SkipRing {
+    base: u64,
+    items: VecDeque<Option<Skipped>>,
+    len: usize,
+}
+
+impl SkipRing {
+    /// Appends entry `k`, the next insertion number.
+    fn push(&mut self, k: u64, s: Skipped) {
+        debug_assert_eq!(k, self.base + self.items.len() as u64);
+        if self.items.is_empty() {
+            self.base = k;
+        }
+        self.items.push_back(Some(s));
+        self.len += 1;
+    }
+
+    fn get(&self, k: u64) -> Option<&Skipped> {
+        let i = k.checked_sub(self.base)?;
+        self.items.get(i as usize)?.as_ref()
+    }
+
+    fn remove(&mut self, k: u64) -> Option<Skipped> {
+        let i = k.checked_sub(self.base)?;
+        let s = self.items.get_mut(i as usize)?.take()?;
+        self.len -= 1;
+        while self.items.front().is_some_and(Option::is_none) {
+            self.items.pop_front();
+            self.base += 1;
+        }
+        Some(s)
+    }
+
+    /// The first entry in processing order.
+    fn first(&self) -> Option<(u64, &Skipped)> {
+        self.items.front()?.as_ref().map(|s| (self.base, s))
+    }
+
+    /// The entries after the first, in order.
+    fn after_first(&self) -> impl Iterator<Item = &Skipped> + '_ {
+        self.items.iter().skip(1).flatten()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// Write order of each live copy, indexed by its entry id (ids are dense
 /// and reused).
 #[derive(Clone, Debug, Default)]
@@ -511,7 +569,7 @@ pub struct SmartDedup {
     /// The skipped buffer: entries in processing order (insertion number
     /// -> entry), and each LPN's entry (the paper's hash table indexed by
     /// inode and LBN; here by LPN).
-    skipped: BTreeMap<u64, Skipped>,
+    skipped: SkipRing,
     skipped_of: FastMap<Lpn, u64>,
     skipped_next: u64,
     skipped_used: u64,
@@ -529,6 +587,10 @@ pub struct SmartDedup {
     scratch: Vec<Verdict>,
     /// The merge of an eviction's write-back (kept to reuse its buffer).
     merge_buf: Vec<FlashFp>,
+    /// Out-of-line dedup's per-item buffers (kept to reuse them): the
+    /// write-backs an insertion causes, the LPNs mapped to the item's copy.
+    idle_ops: Vec<WriteOp>,
+    idle_mapped: Vec<Lpn>,
     /// Write order of each live copy (extents), and the counter.
     seq_of: SeqOf,
     seq: u32,
@@ -627,7 +689,7 @@ impl SmartDedup {
             group_lru: LruList { head: NIL, tail: NIL },
             node_lru: LruList { head: NIL, tail: NIL },
             by_refs: BTreeSet::new(),
-            skipped: BTreeMap::new(),
+            skipped: SkipRing::default(),
             skipped_of: FastMap::default(),
             skipped_next: 0,
             skipped_used: 0,
@@ -641,6 +703,8 @@ impl SmartDedup {
             past: VecDeque::new(),
             scratch: Vec::new(),
             merge_buf: Vec::new(),
+            idle_ops: Vec::new(),
+            idle_mapped: Vec::new(),
             seq_of: SeqOf::default(),
             seq: 0,
             stats: Stats { min_selectivity: 1.0, ..Stats::default() },
@@ -978,7 +1042,7 @@ impl SmartDedup {
         self.skipped_used += cost;
         let k = self.skipped_next;
         self.skipped_next += 1;
-        self.skipped.insert(k, Skipped { lpn, content, fp, entry, fingerprinted });
+        self.skipped.push(k, Skipped { lpn, content, fp, entry, fingerprinted });
         self.skipped_of.insert(lpn, k);
         self.sharers.entry(entry).or_default();
     }
@@ -990,11 +1054,11 @@ impl SmartDedup {
     /// against the old copy stay on it.
     fn unskip(&mut self, lpn: Lpn, now: EntryId) {
         let Some(&k) = self.skipped_of.get(&lpn) else { return };
-        if self.skipped.get(&k).is_some_and(|s| s.entry == now) {
+        if self.skipped.get(k).is_some_and(|s| s.entry == now) {
             return;
         }
         self.skipped_of.remove(&lpn);
-        if let Some(s) = self.skipped.remove(&k) {
+        if let Some(s) = self.skipped.remove(k) {
             self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
             self.sharers.remove(&s.entry);
             self.stats.skipped_replaced += 1;
@@ -1371,19 +1435,21 @@ impl Engine for SmartDedup {
         let drain = window.end.is_none() && self.p.drain_at_end;
         let mut view = WindowView::default();
         let mut x = window.start;
-        while let Some((&k, s)) = self.skipped.first_key_value() {
+        while let Some((k, s)) = self.skipped.first() {
             let s = s.clone();
             // The next items' structures fetched while this one runs: two
             // ahead the group, one ahead what the group points to and the
             // FTL's records of its page.
-            let mut ahead = self.skipped.range(k + 1..).map(|(_, x)| x);
-            if let Some(n1) = ahead.next() {
-                let fp1 = Self::fingerprint(n1.fp);
-                self.prefetch_group(self.group_of(fp1), fp1);
-                ftl.prefetch_copy(n1.entry);
-                ftl.prefetch_mapping(n1.lpn.0, 1);
-                if let Some(n2) = ahead.next() {
-                    crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n2.fp)) as usize]);
+            {
+                let mut ahead = self.skipped.after_first();
+                if let Some(n1) = ahead.next() {
+                    let fp1 = Self::fingerprint(n1.fp);
+                    self.prefetch_group(self.group_of(fp1), fp1);
+                    ftl.prefetch_copy(n1.entry);
+                    ftl.prefetch_mapping(n1.lpn.0, 1);
+                    if let Some(n2) = ahead.next() {
+                        crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n2.fp)) as usize]);
+                    }
                 }
             }
             let at = if drain {
@@ -1400,17 +1466,19 @@ impl Engine for SmartDedup {
                     None => break,
                 }
             };
-            self.skipped.remove(&k);
+            self.skipped.remove(k);
             self.skipped_of.remove(&s.lpn);
             self.skipped_used -= if s.fingerprinted { SKIPPED_BYTES_FP } else { SKIPPED_BYTES };
             let sharers = self.sharers.remove(&s.entry).unwrap_or_default();
             let live = view.live(ftl, s.entry, s.content);
-            let mut mapped: Vec<Lpn> =
-                std::iter::once(s.lpn).chain(sharers).filter(|&l| view.lookup(ftl, l) == Some(s.entry)).collect();
+            let mut mapped = std::mem::take(&mut self.idle_mapped);
+            mapped.clear();
+            mapped.extend(std::iter::once(s.lpn).chain(sharers).filter(|&l| view.lookup(ftl, l) == Some(s.entry)));
             mapped.sort_unstable();
             mapped.dedup();
             if !live || mapped.is_empty() {
                 self.stats.offline_dropped += 1;
+                self.idle_mapped = mapped;
                 continue;
             }
             self.stats.offline_pages += 1;
@@ -1423,7 +1491,8 @@ impl Engine for SmartDedup {
             let fp = Self::fingerprint(s.fp);
             let (found, pages) = self.find_other(ftl, &view, fp, s.content, s.entry, t, out);
             t += Nanos(self.t_read.0 * pages);
-            let mut ops = Vec::new();
+            let mut ops = std::mem::take(&mut self.idle_ops);
+            ops.clear();
             match found {
                 Some((to, seq)) => {
                     for &lpn in &mapped {
@@ -1454,9 +1523,9 @@ impl Engine for SmartDedup {
                 None => {}
             }
             // Write-backs an insertion caused run at this item's time.
-            for op in ops {
-                out.ops.push((t, op.op));
-            }
+            out.ops.extend(ops.iter().map(|op| (t, op.op)));
+            self.idle_ops = ops;
+            self.idle_mapped = mapped;
             x = t.max(at + Nanos(1));
         }
     }
