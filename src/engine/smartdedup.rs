@@ -743,8 +743,10 @@ impl SmartDedup {
         }
     }
 
+    /// The store's fingerprint of a page fingerprint (content id); its
+    /// top `prefix_bits` bits are the group (tests place contents in groups).
     #[inline]
-    fn fingerprint(f: u64) -> u64 {
+    pub(super) fn fingerprint(f: u64) -> u64 {
         mix64(f ^ 0x5344_4544_5550) // "SDEDUP"
     }
 

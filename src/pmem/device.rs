@@ -30,6 +30,13 @@
 //!   bandwidth).
 //! * The media reads of a read-modify-write do not delay the store (the
 //!   DIMM does them behind the write-pending queue); they are counted.
+//! * **Read-write interference** ([`PmParams::shared_media`], Light-Dedup
+//!   §5.2): with it on, each written-back XPLine is also booked in the
+//!   DIMM's media calendar that the loads' transfers use, at the first gap
+//!   at or after its turn in the write backlog; loads then wait for
+//!   write-backs booked before them and write-backs for transfers booked
+//!   before them (the backlog ends where the last booked write ends). Off,
+//!   the two directions do not meet.
 
 use super::params::{PmError, PmParams};
 use super::xpbuffer::{Lookup, XpBuffer};
@@ -141,7 +148,8 @@ pub struct PmDevice {
     /// Per DIMM: when its media writes will have drained.
     backlog: Vec<Nanos>,
     /// Per DIMM: its media read transfers, as busy intervals (the read
-    /// bandwidth is shared by every CPU loading from the DIMM).
+    /// bandwidth is shared by every CPU loading from the DIMM), and with
+    /// [`PmParams::shared_media`] its media writes too.
     reads: Vec<Calendar>,
     counters: Counters,
 }
@@ -275,7 +283,8 @@ impl PmDevice {
         let x = u64::from(self.p.xpline);
         self.counters.media_written[category.index()] += x;
         let start = self.backlog[d].max(now);
-        self.backlog[d] = start + Nanos(PmParams::transfer(x, self.p.write_bw));
+        let len = PmParams::transfer(x, self.p.write_bw);
+        self.backlog[d] = if self.p.shared_media { self.reads[d].book(start, len) } else { start + Nanos(len) };
     }
 
     /// Writes every buffered dirty line to the media (counted; an unmount).
@@ -372,6 +381,45 @@ mod tests {
         assert_eq!((d.counters().store_hits, d.counters().read(Category::Meta)), (1, 256));
         d.flush(Nanos(0));
         assert_eq!(d.counters().written(Category::Meta), 256);
+    }
+
+    /// §5.2's read-write interference, by hand. Five 4 KiB stores at 0
+    /// fill the 64-line buffer and write 16 dirty lines back: the media is
+    /// busy [0, 1,776) (16 × 111 ns). A 4 KiB load at 0 misses 16 lines,
+    /// which write 16 more dirty lines back, [1,776, 3,552); its transfer
+    /// (ready at 2 × 305 = 610, 621 ns long) then waits for them: 3,552 +
+    /// 621 = 4,173 ns, against 1,231 ns with separate read and write paths.
+    #[test]
+    fn with_shared_media_a_load_waits_for_write_backs() {
+        for (shared, done, backlog) in [(false, 2 * 305 + 621, 32 * 111), (true, 32 * 111 + 621, 32 * 111)] {
+            let mut d = PmDevice::new(PmParams { shared_media: shared, ..PmParams::optane_light_dedup() }).unwrap();
+            for b in 0..5u64 {
+                d.store(b * 4096, 4096, Nanos(0), Category::Data);
+            }
+            assert_eq!(d.backlog[0], Nanos(16 * 111), "shared = {shared}");
+            let t = d.load(1 << 20, 4096, Nanos(0), 12, Category::Data);
+            assert_eq!((t, d.backlog[0]), (Nanos(done), Nanos(backlog)), "shared = {shared}");
+        }
+    }
+
+    /// And a write-back waits for a transfer booked before it, filling the
+    /// gap ahead of it. A 16-line buffer: a 4 KiB load at 0 (transfer
+    /// [610, 1,231)), then two 4 KiB stores at 0; the second evicts the
+    /// first's 16 dirty lines (the load's lines are clean and left
+    /// silently). Five 111 ns write-backs fit in [0, 555), the sixth would
+    /// overlap the transfer, so the other eleven go from 1,231: the backlog
+    /// ends at 1,231 + 11 × 111 = 2,452 ns, against 16 × 111 = 1,776.
+    #[test]
+    fn with_shared_media_a_write_back_waits_for_a_transfer() {
+        for (shared, backlog) in [(false, 16 * 111), (true, 1231 + 11 * 111)] {
+            let p = PmParams { shared_media: shared, xpbuffer_lines: 16, ..PmParams::optane_light_dedup() };
+            let mut d = PmDevice::new(p).unwrap();
+            assert_eq!(d.load(1 << 20, 4096, Nanos(0), 12, Category::Data), Nanos(1231));
+            d.store(0, 4096, Nanos(0), Category::Data);
+            d.store(4096, 4096, Nanos(0), Category::Data);
+            assert_eq!(d.counters().written(Category::Data), 16 * 256);
+            assert_eq!(d.backlog[0], Nanos(backlog), "shared = {shared}");
+        }
     }
 
     #[test]

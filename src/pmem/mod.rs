@@ -20,9 +20,11 @@
 //!
 //! Time is the caller's: every operation takes the time it is issued and
 //! returns when it completes ([`crate::units::Nanos`]); the device keeps
-//! only its buffers, each DIMM's write backlog and its counters. It models
-//! one issuing CPU (the paper's single-thread runs, Table 1, Figs. 7/9/10
-//! at one thread): reads do not queue behind other threads' reads.
+//! only its buffers, each DIMM's write backlog, a calendar of its media
+//! transfers and its counters. Several CPUs may issue, each at its own
+//! time: their loads share each DIMM's read bandwidth through the calendar,
+//! and with [`PmParams::shared_media`] the write-backs share it too
+//! (Light-Dedup §5.2's read-write interference).
 
 mod device;
 mod params;

@@ -51,6 +51,19 @@ pub struct PmParams {
     /// 2.3 GB/s (recalled; 13.9 GB/s for six interleaved). Light-Dedup §2.1
     /// cites the resulting asymmetry ("read bandwidth up to 3× the write").
     pub write_bw: f64,
+    /// Whether media reads and media writes share each DIMM's media
+    /// (Light-Dedup §5.2, "Read-Write Interference": duplicate writes are
+    /// "reader-like", unique writes "writer-like", and under several
+    /// threads they "interfere with each other" on the DIMM; the paper
+    /// cites NyxCache and MT for the effect). On: an XPLine written back
+    /// occupies the DIMM's media for `xpline / write_bw` and a load's
+    /// media transfer for `bytes / read_bw`, in one calendar, so a load
+    /// waits for the write-backs booked before it and a write-back for the
+    /// transfers booked before it (time-sharing at the two bandwidths
+    /// above; no switch penalty, a choice: neither paper gives one). Off
+    /// (the preset): reads and writes have separate bandwidths, the model
+    /// the single-thread tables were made with.
+    pub shared_media: bool,
 }
 
 /// A parameter set the model cannot run with.
@@ -73,7 +86,13 @@ impl PmParams {
             write_ns: 94,
             read_bw: 6.6,
             write_bw: 2.3,
+            shared_media: false,
         }
+    }
+
+    /// The preset with §5.2's read-write interference on ([`Self::shared_media`]).
+    pub fn optane_light_dedup_shared() -> PmParams {
+        PmParams { shared_media: true, ..PmParams::optane_light_dedup() }
     }
 
     /// Checks the parameters: positive sizes and bandwidths, an XPLine that
