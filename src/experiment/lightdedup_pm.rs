@@ -357,9 +357,7 @@ pub fn section(scale: f64, blocks: &FtlParams, ssd_read: Nanos) -> Result<String
     }
     // Fig. 7.
     let schemes = [Scheme::Nova, Scheme::NvDedup, NP, LD];
-    let mut ratios_nv = Vec::new();
-    let mut ratios_nova = Vec::new();
-    let mut zero_nova = Vec::new();
+    let mut claims = Fig7Claims::new(schemes);
     for (batch, label) in [(1usize, "4 KiB"), (BATCH, "2 MiB")] {
         let _ = write!(md, "\n### Fig. 7: FIO sync writes, {label} per syscall, one thread (MiB/s)\n\n| duplicates |");
         for s in schemes {
@@ -368,41 +366,9 @@ pub fn section(scale: f64, blocks: &FtlParams, ssd_read: Nanos) -> Result<String
         md.push_str(" Light-Dedup / NV-Dedup | Light-Dedup / NOVA |\n|---|");
         md.push_str(&"---|".repeat(schemes.len() + 2));
         md.push('\n');
-        for pct in RATIOS.iter().copied().chain([100]) {
-            let mut row = Vec::new();
-            for s in schemes {
-                row.push(fio(s, n, pct, batch, blocks)?.mib_per_s());
-            }
-            let (nova, nv, ld) = (row[0], row[1], row[3]);
-            if pct >= 75 {
-                ratios_nv.push(ld / nv);
-                ratios_nova.push(ld / nova);
-            }
-            if pct == 0 {
-                zero_nova.push(ld / nova);
-            }
-            let _ = write!(md, "| {pct}% |");
-            for v in &row {
-                let _ = write!(md, " {v:.0} |");
-            }
-            let _ = writeln!(md, " {:.2}× | {:.2}× |", ld / nv, ld / nova);
-        }
+        claims.rows(&mut md, |s, pct| Ok(fio(s, n, pct, batch, blocks)?.mib_per_s()))?;
     }
-    let range = |v: &[f64]| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(0.0, f64::max);
-        format!("{lo:.2}-{hi:.2}×")
-    };
-    let _ = write!(
-        md,
-        "\n| claim (§5.2, one and 8 threads) | paper | ours (one thread) |\n|---|---|---|\n\
-         | Light-Dedup / NV-Dedup at ≥ 75% duplicates | 1.70-4.58× | {} |\n\
-         | Light-Dedup / NOVA at ≥ 75% duplicates | 1.05-2.28× | {} |\n\
-         | Light-Dedup / NOVA at 0% | 0.85-0.97× (3-15% slower) | {} |\n",
-        range(&ratios_nv),
-        range(&ratios_nova),
-        range(&zero_nova)
-    );
+    claims.table(&mut md, "one thread");
     // §3.2: NV-Dedup's MD5 share and its drop from 0% to 75%.
     let nv0 = fio(Scheme::NvDedup, n, 0, BATCH, blocks)?;
     let nv75 = fio(Scheme::NvDedup, n, 75, BATCH, blocks)?;
@@ -522,6 +488,70 @@ pub fn section(scale: f64, blocks: &FtlParams, ssd_read: Nanos) -> Result<String
     Ok(md)
 }
 
+/// Fig. 7's rows and the §5.2 claims drawn from them: per duplicate ratio
+/// each scheme's bandwidth (NOVA, NV-Dedup, LD-w/o-P, Light-Dedup in that
+/// order) and Light-Dedup's ratios to NV-Dedup and NOVA.
+struct Fig7Claims {
+    schemes: [Scheme; 4],
+    /// Light-Dedup / NV-Dedup and / NOVA at ≥ 75% duplicates, / NOVA at 0%.
+    nv: Vec<f64>,
+    nova: Vec<f64>,
+    zero_nova: Vec<f64>,
+}
+
+impl Fig7Claims {
+    fn new(schemes: [Scheme; 4]) -> Fig7Claims {
+        Fig7Claims { schemes, nv: Vec::new(), nova: Vec::new(), zero_nova: Vec::new() }
+    }
+
+    /// One table's rows, `measure(scheme, duplicate %)` giving MiB/s.
+    fn rows(
+        &mut self,
+        md: &mut String,
+        mut measure: impl FnMut(Scheme, u32) -> Result<f64, ExperimentError>,
+    ) -> Result<(), ExperimentError> {
+        for pct in RATIOS.iter().copied().chain([100]) {
+            let mut row = Vec::new();
+            for s in self.schemes {
+                row.push(measure(s, pct)?);
+            }
+            let (nova, nv, ld) = (row[0], row[1], row[3]);
+            if pct >= 75 {
+                self.nv.push(ld / nv);
+                self.nova.push(ld / nova);
+            }
+            if pct == 0 {
+                self.zero_nova.push(ld / nova);
+            }
+            let _ = write!(md, "| {pct}% |");
+            for v in &row {
+                let _ = write!(md, " {v:.0} |");
+            }
+            let _ = writeln!(md, " {:.2}× | {:.2}× |", ld / nv, ld / nova);
+        }
+        Ok(())
+    }
+
+    /// The claims table, ours measured with `ours`.
+    fn table(&self, md: &mut String, ours: &str) {
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            format!("{lo:.2}-{hi:.2}×")
+        };
+        let _ = write!(
+            md,
+            "\n| claim (§5.2, one and 8 threads) | paper | ours ({ours}) |\n|---|---|---|\n\
+             | Light-Dedup / NV-Dedup at ≥ 75% duplicates | 1.70-4.58× | {} |\n\
+             | Light-Dedup / NOVA at ≥ 75% duplicates | 1.05-2.28× | {} |\n\
+             | Light-Dedup / NOVA at 0% | 0.85-0.97× (3-15% slower) | {} |\n",
+            range(&self.nv),
+            range(&self.nova),
+            range(&self.zero_nova)
+        );
+    }
+}
+
 /// Fig. 7 at 8 threads and §5.2's read-write interference: the DIMM's
 /// media shared by reads and writes ([`PmParams::shared_media`]).
 fn eight_threads(n: usize, blocks: &FtlParams) -> Result<String, ExperimentError> {
@@ -530,9 +560,7 @@ fn eight_threads(n: usize, blocks: &FtlParams) -> Result<String, ExperimentError
     let cbp = Scheme::Cbp { threshold: CBP_THRESHOLD };
     let schemes = [Scheme::Nova, Scheme::NvDedup, NP, cbp];
     let mut md = String::new();
-    let mut ratios_nv = Vec::new();
-    let mut ratios_nova = Vec::new();
-    let mut zero_nova = Vec::new();
+    let mut claims = Fig7Claims::new(schemes);
     for (batch, label) in [(1usize, "4 KiB"), (BATCH, "2 MiB")] {
         let _ = write!(
             md,
@@ -544,41 +572,9 @@ fn eight_threads(n: usize, blocks: &FtlParams) -> Result<String, ExperimentError
              Light-Dedup / NV-Dedup | Light-Dedup / NOVA |\n|---|---|---|---|---|---|---|\n",
             n / T
         );
-        for pct in RATIOS.iter().copied().chain([100]) {
-            let mut row = Vec::new();
-            for s in schemes {
-                row.push(fio_threads(s, shared.clone(), n, T, pct, batch, blocks)?.mib_per_s());
-            }
-            let (nova, nv, ld) = (row[0], row[1], row[3]);
-            if pct >= 75 {
-                ratios_nv.push(ld / nv);
-                ratios_nova.push(ld / nova);
-            }
-            if pct == 0 {
-                zero_nova.push(ld / nova);
-            }
-            let _ = write!(md, "| {pct}% |");
-            for v in &row {
-                let _ = write!(md, " {v:.0} |");
-            }
-            let _ = writeln!(md, " {:.2}× | {:.2}× |", ld / nv, ld / nova);
-        }
+        claims.rows(&mut md, |s, pct| Ok(fio_threads(s, shared.clone(), n, T, pct, batch, blocks)?.mib_per_s()))?;
     }
-    let range = |v: &[f64]| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(0.0, f64::max);
-        format!("{lo:.2}-{hi:.2}×")
-    };
-    let _ = write!(
-        md,
-        "\n| claim (§5.2, one and 8 threads) | paper | ours ({T} threads) |\n|---|---|---|\n\
-         | Light-Dedup / NV-Dedup at ≥ 75% duplicates | 1.70-4.58× | {} |\n\
-         | Light-Dedup / NOVA at ≥ 75% duplicates | 1.05-2.28× | {} |\n\
-         | Light-Dedup / NOVA at 0% | 0.85-0.97× (3-15% slower) | {} |\n",
-        range(&ratios_nv),
-        range(&ratios_nova),
-        range(&zero_nova)
-    );
+    claims.table(&mut md, &format!("{T} threads"));
     // §5.2's interference run: 8 threads at 50%, 4 reader-like, 4 writer-like.
     let per = n / T;
     let _ = write!(
