@@ -68,7 +68,7 @@ impl<K: Hash + Eq + Copy, V: Copy, S: BuildHasher + Default> LruMap<K, V, S> {
     #[inline]
     pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         let i = *self.index.get(key)?;
-        self.to_front(i);
+        self.move_to_front(i);
         Some(&mut self.slots[i as usize].value)
     }
 
@@ -113,7 +113,7 @@ impl<K: Hash + Eq + Copy, V: Copy, S: BuildHasher + Default> LruMap<K, V, S> {
     }
 
     #[inline]
-    fn to_front(&mut self, i: u32) {
+    fn move_to_front(&mut self, i: u32) {
         if self.head != i {
             self.unlink(i);
             self.slots[i as usize].next = self.head;
