@@ -49,8 +49,8 @@ pub enum SimError {
     #[error(
         "allocation = \"dynamic\" (SSDsim's serve-time allocation) does not apply here: {why}; it applies \
          to the policies that do not place their own pages (native, dedup, har, fcrc) with the FTL's own \
-         fingerprint index (dedup.engine = \"caftl\"), in the open-loop replay; use allocation = \
-         \"least-loaded\" (its approximation at processing time) otherwise"
+         fingerprint index (dedup.engine = \"caftl\"); use allocation = \"least-loaded\" (its \
+         approximation at processing time) otherwise"
     )]
     DynamicAllocation { why: &'static str },
 }

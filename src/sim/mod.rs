@@ -279,10 +279,6 @@ impl<'w> Simulation<'w> {
                 None
             } else if caps.deduplicates && !ftl_index {
                 Some("the dedup engine reads stored copies by physical page, which a copy waiting to be placed does not have yet")
-            } else if streaming {
-                Some("requests are streamed in one by one (serve), where arrivals depend on completions")
-            } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
-                Some("the replay is closed-loop")
             } else {
                 None
             };
