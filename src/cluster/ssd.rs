@@ -147,16 +147,17 @@ impl SsdDisk {
     }
 
     /// Completes the open batch: its last completion (SSD clock), or
-    /// `None` if nothing was submitted.
-    pub fn drain(&mut self) -> Option<u64> {
-        let at = self.batch_at.take()?;
+    /// `None` if nothing was submitted; the error is the simulated
+    /// device's (full while placing a waiting write).
+    pub fn drain(&mut self) -> Result<Option<u64>, String> {
+        let Some(at) = self.batch_at.take() else { return Ok(None) };
         let mut last = at;
         while self.sim.outstanding() > 0 {
-            let (_, c) = self.sim.next_completion()?;
+            let Some((_, c)) = self.sim.next_completion().map_err(|e| e.to_string())? else { return Ok(None) };
             last = last.max(c);
         }
         self.busy += last.0 - at.0;
-        Some(last.0)
+        Ok(Some(last.0))
     }
 }
 
@@ -179,18 +180,18 @@ mod tests {
     fn accesses_take_the_ssd_timing() {
         let mut d = SsdDisk::new(&tiny("native"), 0, 0).unwrap();
         d.submit(true, 0, 4096, 0).unwrap();
-        assert_eq!(d.drain(), Some(102_400));
+        assert_eq!(d.drain().unwrap(), Some(102_400));
         let t = 1_000_000;
         d.submit(false, 0, 4096, t).unwrap();
-        assert_eq!(d.drain(), Some(t + 20_000 + 102_400));
+        assert_eq!(d.drain().unwrap(), Some(t + 20_000 + 102_400));
         // Two pages, one request: one on each channel, at once.
         d.submit(true, 4096, 8192, 2 * t).unwrap();
-        assert_eq!(d.drain(), Some(2 * t + 102_400));
+        assert_eq!(d.drain().unwrap(), Some(2 * t + 102_400));
         d.submit(false, 4096, 8192, 3 * t).unwrap();
-        assert_eq!(d.drain(), Some(3 * t + 20_000 + 102_400));
+        assert_eq!(d.drain().unwrap(), Some(3 * t + 20_000 + 102_400));
         // An arrival before the floor waits for it (first come, first served).
         d.submit(false, 0, 4096, 0).unwrap();
-        assert_eq!(d.drain(), Some(3 * t + 20_000 + 102_400 + 20_000 + 102_400));
+        assert_eq!(d.drain().unwrap(), Some(3 * t + 20_000 + 102_400 + 20_000 + 102_400));
         assert_eq!(d.busy, 102_400 + 122_400 + 102_400 + 122_400 + 122_400);
     }
 
@@ -201,6 +202,6 @@ mod tests {
         let mut d = SsdDisk::new(&dev, 3, 1).unwrap();
         let e = d.submit(false, dev.logical_bytes(), 4096, 0).unwrap_err();
         assert!(e.contains("past the SSD"), "{e}");
-        assert_eq!(d.drain(), None);
+        assert_eq!(d.drain().unwrap(), None);
     }
 }

@@ -458,8 +458,8 @@ impl Cluster {
             }
         }
         let mut done = at;
-        for ssd in ssds.iter_mut() {
-            if let Some(c) = ssd.drain() {
+        for (k, ssd) in ssds.iter_mut().enumerate() {
+            if let Some(c) = ssd.drain().map_err(|reason| ClusterError::Device { node: n, disk: k, reason })? {
                 done = done.max(c - epoch);
             }
         }

@@ -449,9 +449,14 @@ pub fn no_params(ctx: &EngineContext, name: &str) -> Result<(), EngineError> {
 
 /// Whether `e` is a live copy of `content` (engines validate what they
 /// remember against the FTL: a stored copy may have been freed since).
+/// A copy waiting to be placed (`allocation = "dynamic"`,
+/// [`Ftl::entry_held`]) is live: a duplicate of it is referenced, and a
+/// read of it (its `ppn` is [`crate::ftl::UNPLACED`]) is served from the
+/// controller's write buffer by the simulator (docs/simulator.md,
+/// "Dynamic allocation").
 #[inline]
 pub fn is_live_copy(ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
-    ftl.entry_live(e).is_some_and(|ent| ent.content == content)
+    ftl.entry_held(e).is_some_and(|ent| ent.content == content)
 }
 
 #[cfg(test)]

@@ -456,6 +456,14 @@ impl Ftl {
         &self.entries[e as usize]
     }
 
+    /// The entry `e` if it is held: a live copy ([`Ftl::entry_live`]) or a
+    /// copy still waiting for its page ([`Ftl::reserve`], whose `ppn` is
+    /// [`UNPLACED`]). Without dynamic allocation the same as `entry_live`.
+    #[inline]
+    pub fn entry_held(&self, e: EntryId) -> Option<&Entry> {
+        self.entries.get(e as usize).filter(|ent| ent.refs > 0)
+    }
+
     /// The entry `e` if it is a live copy (some LPN maps to it; not a copy
     /// still waiting for its page, [`Ftl::reserve`]).
     #[inline]

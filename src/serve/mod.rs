@@ -428,13 +428,21 @@ impl Device {
             return Some((t, c));
         }
         let sim = self.sim.as_mut()?;
-        while let Some((t, c)) = sim.next_completion() {
-            if mine.contains(&t) {
-                return Some((t, c));
+        loop {
+            match sim.next_completion() {
+                Ok(Some((t, c))) if mine.contains(&t) => return Some((t, c)),
+                Ok(Some((t, c))) => {
+                    self.done.insert(t, c);
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    // The simulated device failed (e.g. full while placing
+                    // a waiting write): stop simulating, as `submit` does.
+                    self.failed.get_or_insert_with(|| format!("simulation: {e}"));
+                    return None;
+                }
             }
-            self.done.insert(t, c);
         }
-        None
     }
 
     /// Ends the simulation and the recording; the run's report.

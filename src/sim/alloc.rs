@@ -205,35 +205,72 @@ impl<'w> Simulation<'w> {
     /// once the copies of all its pages are placed.
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
         while let Some(placed) = self.timing.place_next(until) {
-            let (page, chip, t) = (placed.write, placed.chip, placed.at);
-            if self.observing_ops {
-                self.observe_op(page.tag, chip);
-            }
-            let planes = self.chip_level.unit_planes(chip);
-            let ptr = &mut self.chip_ptr[chip as usize];
-            let plane = planes[*ptr as usize];
-            *ptr = (*ptr + 1) % planes.len() as u32;
-            let content = self.ftl.entry(page.copy).content;
-            let mut mapped = std::mem::take(&mut self.placed_lpns);
-            mapped.clear();
-            let (_, gc) = self.ftl.place(page.copy, plane, &mut mapped)?;
-            for &lpn in &mapped {
-                self.shadow_write(lpn.0, Some(content));
-            }
-            self.placed_lpns = mapped;
-            if let Some(gc) = gc {
-                self.account_gc(gc, t, t, true);
-            }
-            let unit = self.ftl.geometry().unit_of_plane(plane);
-            self.unit_placed(page.write, unit);
-            if let Some(files) = self.unplaced_refs.remove(&page.copy) {
-                for f in files {
-                    self.unit_placed(f, unit);
-                }
-            }
-            self.count_placed_files();
-            self.apply_completions();
+            self.placed(placed)?;
         }
+        Ok(())
+    }
+
+    /// Places the waiting page writes a driver that hands out completions
+    /// ([`Simulation::collect`]) can place before deciding its next step:
+    /// one at a time, each only if a channel serves it before the
+    /// [placement bound](crate::timing::Timing::placement_bound) (the
+    /// earliest known completion, queued operation or channel event, and
+    /// `until`'s time), recomputed after each placement, since a placed
+    /// program brings events of its own. A write due at or after the bound
+    /// waits: a request may arrive at a completion handed out there (the
+    /// closed loop's next arrival, a client's), and an arrival at an
+    /// instant is served before a waiting write that becomes servable at
+    /// that instant, as in the open loop ([`Self::submit_request`]).
+    pub(super) fn place_due(&mut self, until: crate::timing::Until) -> Result<(), SimError> {
+        while self.timing.has_unplaced() {
+            let bound = self.timing.placement_bound(until);
+            if self.timing.has_completions() {
+                // Completions the channels reported while settling go to
+                // the event queue first: they may lower the bound.
+                self.apply_completions();
+                continue;
+            }
+            let placed = self.timing.place_next(bound);
+            // And those reported on the way to a slot.
+            self.apply_completions();
+            match placed {
+                Some(placed) => self.placed(placed)?,
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// A waiting page write was placed ([`Simulation::place_unplaced`]).
+    fn placed(&mut self, placed: crate::timing::Placed) -> Result<(), SimError> {
+        let (page, chip, t) = (placed.write, placed.chip, placed.at);
+        if self.observing_ops {
+            self.observe_op(page.tag, chip);
+        }
+        let planes = self.chip_level.unit_planes(chip);
+        let ptr = &mut self.chip_ptr[chip as usize];
+        let plane = planes[*ptr as usize];
+        *ptr = (*ptr + 1) % planes.len() as u32;
+        let content = self.ftl.entry(page.copy).content;
+        let mut mapped = std::mem::take(&mut self.placed_lpns);
+        mapped.clear();
+        let (_, gc) = self.ftl.place(page.copy, plane, &mut mapped)?;
+        for &lpn in &mapped {
+            self.shadow_write(lpn.0, Some(content));
+        }
+        self.placed_lpns = mapped;
+        if let Some(gc) = gc {
+            self.account_gc(gc, t, t, true);
+        }
+        let unit = self.ftl.geometry().unit_of_plane(plane);
+        self.unit_placed(page.write, unit);
+        if let Some(files) = self.unplaced_refs.remove(&page.copy) {
+            for f in files {
+                self.unit_placed(f, unit);
+            }
+        }
+        self.count_placed_files();
+        self.apply_completions();
         Ok(())
     }
 

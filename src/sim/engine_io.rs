@@ -17,6 +17,9 @@ pub(super) struct EngineCounts {
     pub(super) gating_reads: u64,
     pub(super) meta_reads: u64,
     pub(super) meta_programs: u64,
+    /// Data reads of copies waiting to be placed, served from the write
+    /// buffer ([`Simulation::engine_op_target`]).
+    pub(super) buffer_reads: u64,
     pub(super) background_ops: u64,
     pub(super) remaps: u64,
     pub(super) remaps_skipped: u64,
@@ -75,7 +78,9 @@ impl<'w> Simulation<'w> {
         self.engine.lookup(&self.ftl, &self.wpages, &mut self.eio);
         for k in 0..self.pages.len().min(self.eio.verdicts.len()) {
             if let (Verdict::Duplicate(e), Dup::None) = (self.eio.verdicts[k], self.pages[k].dup) {
-                if self.ftl.entry_live(e).is_some() {
+                // A copy waiting to be placed counts: `existing` makes it
+                // `Dup::Waiting`.
+                if self.ftl.entry_held(e).is_some() {
                     self.pages[k].dup = self.existing(e);
                 }
             }
@@ -93,9 +98,18 @@ impl<'w> Simulation<'w> {
         Dup::Existing { entry: e, unit: self.ftl.geometry().unit_of(ent.ppn), refs: ent.refs, ppn: ent.ppn }
     }
 
-    /// The chip of an engine's flash operation and the operation kind.
-    pub(super) fn engine_op_target(&mut self, op: FlashOp) -> (u32, OpKind) {
-        match op {
+    /// The chip of an engine's flash operation and the operation kind;
+    /// `None` for a read of a copy waiting to be placed (`allocation =
+    /// "dynamic"`: its `ppn` is [`UNPLACED`]), served from the controller's
+    /// write buffer, where its data is until a channel programs it: no
+    /// flash operation, done when issued (docs/simulator.md, "Dynamic
+    /// allocation"). Decided when the engine asks, at processing time.
+    pub(super) fn engine_op_target(&mut self, op: FlashOp) -> Option<(u32, OpKind)> {
+        Some(match op {
+            FlashOp::DataRead(ppn) if ppn == UNPLACED => {
+                self.ecount.buffer_reads += 1;
+                return None;
+            }
             FlashOp::DataRead(ppn) => {
                 self.ecount.data_reads += 1;
                 (self.ftl.geometry().chip_of(ppn), OpKind::Read)
@@ -108,7 +122,7 @@ impl<'w> Simulation<'w> {
                 self.ecount.meta_programs += 1;
                 (engine::metadata_chip(m, self.chips), OpKind::Program)
             }
-        }
+        })
     }
 
     /// Schedules the current write's engine operations: each reaches its
@@ -122,7 +136,15 @@ impl<'w> Simulation<'w> {
                 When::Hashed(k) if hashed => self.hash_ready.get(k as usize).copied().unwrap_or(t),
                 When::Hashed(_) => t,
             };
-            let (chip, kind) = self.engine_op_target(o.op);
+            let Some((chip, kind)) = self.engine_op_target(o.op) else {
+                // From the write buffer: a gating read holds the write
+                // until its issue time only.
+                if o.gates {
+                    let f = &mut self.inflight[slot as usize];
+                    f.done = f.done.max(at);
+                }
+                continue;
+            };
             let tag = if o.gates {
                 self.ecount.gating_reads += u64::from(kind == OpKind::Read);
                 self.inflight[slot as usize].remaining += 1;
@@ -159,6 +181,10 @@ impl<'w> Simulation<'w> {
             ("sim_engine_remaps_skipped", c.remaps_skipped as f64),
             ("sim_engine_idle_windows", c.idle_windows as f64),
         ]);
+        if self.alloc.dynamic() {
+            // Only where it can be nonzero (outputs of other runs unchanged).
+            v.push(("sim_engine_buffer_reads", c.buffer_reads as f64));
+        }
         v
     }
 }

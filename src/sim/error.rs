@@ -46,11 +46,4 @@ pub enum SimError {
     Engine(#[from] EngineError),
     #[error("dedup engine '{engine}' returned {verdicts} verdicts and {hashed} hash flags for a {want}-page write")]
     BadEngine { engine: String, verdicts: usize, hashed: usize, want: usize },
-    #[error(
-        "allocation = \"dynamic\" (SSDsim's serve-time allocation) does not apply here: {why}; it applies \
-         to the policies that do not place their own pages (native, dedup, har, fcrc) with the FTL's own \
-         fingerprint index (dedup.engine = \"caftl\"), in the open-loop replay; use allocation = \
-         \"least-loaded\" (its approximation at processing time) otherwise"
-    )]
-    DynamicAllocation { why: &'static str },
 }

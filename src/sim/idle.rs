@@ -111,7 +111,8 @@ impl<'w> Simulation<'w> {
             }
         }
         for &(at, op) in &bg.ops {
-            let (chip, kind) = self.engine_op_target(op);
+            // A read of a copy waiting to be placed: from the write buffer.
+            let Some((chip, kind)) = self.engine_op_target(op) else { continue };
             self.ecount.background_ops += 1;
             self.schedule(PendingOp { at: at.max(now), chip, kind, slot: NO_TAG }, now);
         }

@@ -271,25 +271,10 @@ impl<'w> Simulation<'w> {
             ftl.track_plane_live();
         }
         let policy_idle_threshold = caps.idle_threshold;
-        if cfg.allocation == Allocation::Dynamic {
-            // A policy that places its own pages keeps doing so, and the
-            // FAD-SSDsim model places the others', as under every
-            // allocation ([`Allocators::choose`]).
-            let why = if !caps.placement_free || cfg.experiment.fad_ssdsim_model {
-                None
-            } else if caps.deduplicates && !ftl_index {
-                Some("the dedup engine reads stored copies by physical page, which a copy waiting to be placed does not have yet")
-            } else if streaming {
-                Some("requests are streamed in one by one (serve), where arrivals depend on completions")
-            } else if matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }) {
-                Some("the replay is closed-loop")
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                return Err(SimError::DynamicAllocation { why });
-            }
-        }
+        // `allocation = "dynamic"` applies to every driver and engine; a
+        // policy that places its own pages keeps doing so, and the
+        // FAD-SSDsim model places the others', as under every allocation
+        // ([`Allocators::choose`]).
         let content_space = plan.map_or(0, |p| p.content_space);
         if caps.deduplicates {
             if ftl_index {

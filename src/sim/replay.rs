@@ -297,7 +297,7 @@ impl<'w> Simulation<'w> {
             }
             ReplayConfig::ClosedLoop { queue_depth } => {
                 // A slot frees at the earliest completion.
-                while self.outstanding() >= u64::from(queue_depth) && self.collect(Until::Next).is_some() {}
+                while self.outstanding() >= u64::from(queue_depth) && self.collect(Until::Next)?.is_some() {}
                 Nanos::ZERO
             }
         };

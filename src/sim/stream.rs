@@ -30,8 +30,13 @@
 //!   handed out since ([`super::submit::IdleFrom::LastArrival`]; a replay
 //!   opens it at the floor, so a closed-loop replay never has a gap
 //!   between its arrivals).
-//! * `allocation = "dynamic"` is refused: it needs the whole trace's reads
-//!   before the replay (SSDsim's pre-processing).
+//! * `allocation = "dynamic"`: SSDsim's pre-processing counts a program
+//!   per page of every read in the trace, which a stream does not know
+//!   ahead: its channel rotation starts at 0 unless the caller announces
+//!   the read pages before the first request
+//!   ([`Simulation::set_read_pages_ahead`]), and its chip tokens at 0 (no
+//!   preconditioning). Waiting writes are placed as completions are
+//!   collected ([`Simulation::collect`]).
 //! * Fingerprints: a request may carry the fingerprint of each written
 //!   page's real bytes ([`StreamRequest::fingerprints`]; `dedupsim serve`
 //!   gives its `--hash` of the bytes). Then the engines index those, not
@@ -161,6 +166,23 @@ impl Simulation<'static> {
 }
 
 impl Simulation<'_> {
+    /// SSDsim's pre-processing count for `allocation = "dynamic"`: a
+    /// stream that knows the read pages of the whole request source ahead
+    /// (a trace) starts dynamic allocation's channel rotation as a replay
+    /// of that trace does ([`super::ReplayPlan::read_pages`]). Without it
+    /// (`dedupsim serve`: no trace) the rotation starts at 0, as do the
+    /// chip tokens (a stream is not preconditioned). Only before the first
+    /// request; no effect under other allocations.
+    pub fn set_read_pages_ahead(&mut self, pages: u64) -> Result<(), SimError> {
+        if self.clock.submitted > 0 {
+            return Err(SimError::Order("read pages ahead set after the first request"));
+        }
+        if self.alloc.dynamic() {
+            self.timing.set_programs_before(pages);
+        }
+        Ok(())
+    }
+
     /// Logical pages of the simulated device.
     pub fn logical_pages(&self) -> u64 {
         self.ftl.logical_pages() as u64
@@ -214,7 +236,7 @@ impl Simulation<'_> {
     /// The outstanding request that completes first, `(tag, completion)`,
     /// once that is certain (module doc), simulating as far as needed;
     /// `None` when nothing is outstanding: `collect(Until::Next)`.
-    pub fn next_completion(&mut self) -> Option<(u64, Nanos)> {
+    pub fn next_completion(&mut self) -> Result<Option<(u64, Nanos)>, SimError> {
         self.collect(Until::Next)
     }
 
@@ -237,7 +259,7 @@ impl Simulation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, ReplayConfig};
+    use crate::config::{Allocation, Config, ReplayConfig};
     use crate::sim::RunOptions;
     use crate::synth::{generate, SynthSpec};
     use crate::units::ContentId;
@@ -264,10 +286,12 @@ mod tests {
         let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
         let mut sim =
             Simulation::streaming(cfg, p, e, RunOptions { check: true, check_every: 500, resources: false }).unwrap();
+        // SSDsim's pre-processing count, as the replay's plan gives it.
+        sim.set_read_pages_ahead(crate::sim::ReplayPlan::of(w).read_pages).unwrap();
         let mut now = Nanos::ZERO;
         for (k, r) in w.timed().iter().enumerate() {
             while sim.outstanding() >= depth {
-                let (_, c) = sim.next_completion().expect("outstanding requests complete");
+                let (_, c) = sim.next_completion().unwrap().expect("outstanding requests complete");
                 now = now.max(c);
             }
             let req = as_stream(w, k, r);
@@ -291,14 +315,17 @@ mod tests {
         spec.page_size = cfg.geometry.page_size;
         let mut w = generate(&spec, 7).unwrap();
         crate::content::try_assign_content(&mut w, &"zipf:dedup=0.4".parse().unwrap(), 7).unwrap();
-        for depth in [1u32, 4, 32] {
-            cfg.replay = ReplayConfig::ClosedLoop { queue_depth: depth };
-            for policy in ["native", "dedup", "fad"] {
-                assert_eq!(
-                    stream_closed_loop(&cfg, &w, policy, u64::from(depth)),
-                    batch(&cfg, &w, policy),
-                    "{policy} at depth {depth}"
-                );
+        for allocation in [cfg.allocation, Allocation::Dynamic] {
+            cfg.allocation = allocation;
+            for depth in [1u32, 4, 32] {
+                cfg.replay = ReplayConfig::ClosedLoop { queue_depth: depth };
+                for policy in ["native", "dedup", "fad"] {
+                    assert_eq!(
+                        stream_closed_loop(&cfg, &w, policy, u64::from(depth)),
+                        batch(&cfg, &w, policy),
+                        "{policy} at depth {depth} under {allocation:?}"
+                    );
+                }
             }
         }
     }
@@ -323,9 +350,13 @@ mod tests {
                 assert!(!done.is_empty(), "collected before the end");
             }
             if by_time {
-                while let Some((tag, c)) = sim.collect(Until::Time(r.arrival)) {
+                while let Some((tag, c)) = sim.collect(Until::Time(r.arrival)).unwrap() {
                     assert!(c <= r.arrival, "request {tag} handed out at {c:?}, after the bound {:?}", r.arrival);
-                    assert!(done.last().is_none_or(|&(_, l)| l <= c), "completions in time order");
+                    assert!(
+                        done.last().is_none_or(|&(_, l)| l <= c),
+                        "{policy}: completions in time order: {tag} at {c:?} after {:?}",
+                        done.last()
+                    );
                     done.push((tag, c));
                 }
                 assert!(sim.floor() <= r.arrival);
@@ -333,7 +364,7 @@ mod tests {
             let req = as_stream(w, k, r);
             assert_eq!(sim.submit(&req, r.arrival).unwrap(), r.arrival);
         }
-        while let Some(c) = sim.collect(Until::Next) {
+        while let Some(c) = sim.collect(Until::Next).unwrap() {
             done.push(c);
         }
         assert_eq!(sim.outstanding(), 0);
@@ -344,18 +375,21 @@ mod tests {
 
     #[test]
     fn collecting_by_time_changes_nothing() {
-        let cfg = Config::preset("tiny").unwrap();
+        let mut cfg = Config::preset("tiny").unwrap();
         let mut spec: SynthSpec =
             "requests=3000,read=0.4,footprint=512KiB,hot=0.4:128KiB,size=inv:8,iat=exp:300us".parse().unwrap();
         spec.page_size = cfg.geometry.page_size;
         let mut w = generate(&spec, 9).unwrap();
         crate::content::try_assign_content(&mut w, &"zipf:dedup=0.4".parse().unwrap(), 9).unwrap();
-        for policy in ["native", "dedup", "fad"] {
-            let (lazy, all) = stream_at_arrivals(&cfg, &w, policy, false);
-            let (timed, by_time) = stream_at_arrivals(&cfg, &w, policy, true);
-            assert_eq!(lazy, timed, "{policy}");
-            assert_eq!(all.len(), w.timed().len());
-            assert_eq!(all, by_time, "{policy}: the same completions");
+        for allocation in [cfg.allocation, Allocation::Dynamic] {
+            cfg.allocation = allocation;
+            for policy in ["native", "dedup", "fad"] {
+                let (lazy, all) = stream_at_arrivals(&cfg, &w, policy, false);
+                let (timed, by_time) = stream_at_arrivals(&cfg, &w, policy, true);
+                assert_eq!(lazy, timed, "{policy} under {allocation:?}");
+                assert_eq!(all.len(), w.timed().len());
+                assert_eq!(all, by_time, "{policy} under {allocation:?}: the same completions");
+            }
         }
     }
 
@@ -381,13 +415,13 @@ mod tests {
         assert!(matches!(sim.submit(&req(0, 2, &two[..1]), Nanos(0)), Err(SimError::NoContent { .. })));
         assert_eq!(sim.submit(&req(0, 2, &two), Nanos(10)).unwrap(), Nanos(10));
         // In-file duplicate: one program, one reference.
-        let (tag, done) = sim.next_completion().unwrap();
+        let (tag, done) = sim.next_completion().unwrap().unwrap();
         assert_eq!(tag, 0);
         assert!(done > Nanos(10));
         // An arrival before the floor is raised to it.
         assert_eq!(sim.submit(&req(2, 2, &two), Nanos(0)).unwrap(), done);
-        assert!(sim.next_completion().is_some());
-        assert_eq!(sim.next_completion(), None);
+        assert!(sim.next_completion().unwrap().is_some());
+        assert_eq!(sim.next_completion().unwrap(), None);
         let out = sim.end().unwrap();
         assert_eq!(out.metrics.counters.dedup_pages, 3);
         assert_eq!(out.metrics.counters.programs.host_unique, 1);

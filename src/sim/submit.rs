@@ -95,16 +95,26 @@ impl Simulation<'_> {
     /// [`Until::Time`]) when no completion is certain by then. A
     /// simulation hands out completions only when built to (closed-loop
     /// replay, stream); an open-loop replay's go to its metrics only.
-    pub fn collect(&mut self, until: Until) -> Option<(u64, Nanos)> {
+    ///
+    /// Under `allocation = "dynamic"` the page writes waiting to be placed
+    /// are placed first, one at a time, as far as they are due before
+    /// anything still unknown ([`Self::place_due`]): a waiting write's
+    /// completion is unknown until it is placed, so it is placed before
+    /// any later completion is vouched for. The error is a placement's
+    /// (the device full).
+    pub fn collect(&mut self, until: Until) -> Result<Option<(u64, Nanos)>, SimError> {
         loop {
+            if self.alloc.dynamic() {
+                self.place_due(until)?;
+            }
             match self.timing.step_certain(until) {
                 Step::Completion { tag, at } => {
                     self.clock.completed += 1;
                     self.clock.floor = self.clock.floor.max(at);
-                    return Some((tag, at));
+                    return Ok(Some((tag, at)));
                 }
                 Step::Progressed => self.apply_completions(),
-                Step::Reached | Step::Idle => return None,
+                Step::Reached | Step::Idle => return Ok(None),
             }
         }
     }

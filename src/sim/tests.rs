@@ -186,10 +186,11 @@ fn static_allocation_places_every_page_by_its_lpn() {
 /// trims and reads of pages still waiting to be placed, and every write
 /// gets its DOF once placed. A write that arrives at the same instant
 /// as a large read, one request before it, is served before the read
-/// arrives (SSDsim decides after each arrival). The closed loop and a
-/// dedup engine that reads stored copies by page are refused; a policy
-/// that places its own pages (FAD) keeps its placement, exactly as under
-/// `least-loaded`.
+/// arrives (SSDsim decides after each arrival). Duplicates reference
+/// copies still waiting, with the FTL's index and with every engine of
+/// its own (verify reads of a waiting copy come from the write buffer);
+/// a policy that places its own pages (FAD) keeps its placement, exactly
+/// as under `least-loaded`.
 #[test]
 fn dynamic_allocation_places_writes_when_served() {
     use crate::config::Allocation;
@@ -244,6 +245,28 @@ fn dynamic_allocation_places_writes_when_served() {
         assert_eq!(out.metrics.dof.write_count, writes, "{name}");
     }
 
+    // Engines of their own (not the FTL's index): a duplicate of a copy
+    // waiting to be placed is found and referenced, and the engines that
+    // verify by reading the stored copy read it from the write buffer (no
+    // flash read); every invariant holds.
+    for engine in ["light-dedup", "dram-verify", "smartdedup", "caftl-sampled"] {
+        let mut c = cfg.clone();
+        c.dedup.engine = engine.into();
+        let sim = Simulation::new(&c, &wd, policy::build("dedup", &c).unwrap(), opts.clone()).unwrap();
+        let out = sim.run(&mut |_, _| {}).unwrap();
+        let stat = |v: &[(&str, f64)], k: &str| v.iter().find(|s| s.0 == k).map_or(-1.0, |s| s.1);
+        let waiting = stat(&out.policy_stats, "dynamic_waiting_references");
+        assert!(waiting > 10.0, "{engine}: {waiting} references to waiting copies");
+        assert!(out.metrics.counters.dedup_pages > 100, "{engine}");
+        assert_eq!(out.metrics.dof.write_count, writes, "{engine}");
+        let buffered = stat(&out.engine_stats, "sim_engine_buffer_reads");
+        if matches!(engine, "light-dedup" | "dram-verify") {
+            assert!(buffered > 10.0, "{engine}: {buffered} reads from the write buffer");
+        } else {
+            assert!(buffered >= 0.0, "{engine}: the statistic is reported");
+        }
+    }
+
     // FAD places its own pages: `dynamic` changes nothing for it.
     let fad = |c: &Config| {
         let out = Simulation::new(c, &w, policy::build("fad", c).unwrap(), RunOptions::default()).unwrap();
@@ -263,23 +286,44 @@ fn dynamic_allocation_places_writes_when_served() {
     // The read first: the write waits for a chip.
     let (_, write) = latencies_with(cfg.clone(), "native", vec![big, req(0, Op::Write, 0, 0)], vec![5]);
     assert!(write.0 > hist(TX), "{write:?}");
+}
 
-    let w = Workload::from_requests(Provenance::default(), reqs);
-    for (name, c) in [
-        ("dedup", {
-            let mut c = cfg.clone();
-            c.dedup.engine = "light-dedup".into();
-            c
-        }),
-        ("native", {
-            let mut c = cfg.clone();
-            c.replay = ReplayConfig::ClosedLoop { queue_depth: 4 };
-            c
-        }),
-    ] {
-        let err = Simulation::new(&c, &w, policy::build(name, &c).unwrap(), RunOptions::default()).err();
-        assert!(matches!(err, Some(SimError::DynamicAllocation { .. })), "{name}: {err:?}");
+/// `allocation = "dynamic"` in the closed-loop replay: every write is
+/// placed and completes, the invariants hold after every request (the
+/// waiting maps included), duplicates reference waiting copies, and the
+/// writes wait for channels as a queue depth fills them.
+#[test]
+fn dynamic_allocation_runs_closed_loop() {
+    use crate::config::Allocation;
+    let mut cfg = Config::preset("tiny").unwrap();
+    cfg.allocation = Allocation::Dynamic;
+    let mut spec: crate::synth::SynthSpec =
+        "requests=4000,read=0.3,footprint=512KiB,hot=0.4:128KiB,size=inv:8".parse().unwrap();
+    spec.page_size = cfg.geometry.page_size;
+    let mut w = crate::synth::generate(&spec, 3).unwrap();
+    crate::content::try_assign_content(&mut w, &"zipf:dedup=0.5".parse().unwrap(), 3).unwrap();
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
+    let run = |cfg: &Config, name: &str| {
+        let sim = Simulation::new(cfg, &w, policy::build(name, cfg).unwrap(), opts.clone()).unwrap();
+        sim.run(&mut |_, _| {}).unwrap()
+    };
+    let writes = w.timed().iter().filter(|r| r.op == Op::Write).count() as u64;
+    let mut mean = Vec::new();
+    for depth in [1u32, 16] {
+        cfg.replay = ReplayConfig::ClosedLoop { queue_depth: depth };
+        for name in ["native", "dedup"] {
+            let out = run(&cfg, name);
+            let m = &out.metrics;
+            assert_eq!(m.write_latency.count(), writes, "{name} at {depth}");
+            assert_eq!(m.dof.write_count, writes, "{name} at {depth}");
+            if name == "dedup" {
+                assert!(m.counters.dedup_pages > 0, "{name} at {depth}");
+            }
+            mean.push(m.write_latency.mean());
+        }
     }
+    // Deeper queues make writes wait longer for a free chip.
+    assert!(mean[2] > mean[0] && mean[3] > mean[1], "{mean:?}");
 }
 
 /// `allocation = "dynamic"` under deduplication: a duplicate written while

@@ -49,6 +49,24 @@ impl Timing {
         }
     }
 
+    /// The bound before which a driver that hands out completions
+    /// (closed-loop replay, stream) may place waiting writes without
+    /// deciding past anything still unknown
+    /// ([`Timing::place_next`] is exclusive of it): the earliest queued
+    /// event (a known completion, after which the next request may arrive,
+    /// or an operation arriving), the channels' next event (completions
+    /// not yet known end no earlier), and `until`'s time if bounded.
+    pub fn placement_bound(&mut self, until: super::Until) -> Nanos {
+        let mut b = self.events.peek().map_or(Nanos(u64::MAX), |(t, _)| t);
+        if let Some(e) = self.next_event() {
+            b = b.min(e);
+        }
+        if let super::Until::Time(t) = until {
+            b = b.min(t);
+        }
+        b
+    }
+
     /// Whether page writes wait unplaced.
     pub fn has_unplaced(&self) -> bool {
         !self.unplaced.is_empty()
