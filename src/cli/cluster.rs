@@ -130,7 +130,8 @@ pub struct ClusterArgs {
     #[arg(long, requires = "out_users", value_name = "DIR")]
     out: Option<PathBuf>,
     /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5, 6 and 8 (read I/Os and timed
-    /// throughput) and the workload families (Markdown on stdout, or DIR/REPORT.md with --out DIR).
+    /// throughput) and the workload families (Markdown on stdout, or DIR/REPORT.md with --out DIR);
+    /// with --device ssd the same tables timed on simulated SSDs.
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
     reproduce: bool,
     /// With --reproduce: the recorded workloads (a directory of *.trace files written by
@@ -444,7 +445,10 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         return common::out(&cluster::algotime::table(&rows));
     }
     if a.reproduce {
-        let given = a.given_grid_options();
+        // The disks (`--device ssd` and the SSD's flags) apply: the same
+        // tables, timed on SSDs.
+        let disk = ["--device", "--ssd-policy", "--preset", "--config", "--set", "--engine"];
+        let given: Vec<&str> = a.given_grid_options().into_iter().filter(|f| !disk.contains(f)).collect();
         anyhow::ensure!(
             given.is_empty(),
             "--reproduce runs the paper's own workloads and grid: {} do(es) not apply; leave them out",
@@ -453,6 +457,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let mut opts = if a.quick { ReproduceOptions::quick() } else { ReproduceOptions::full() };
         opts.seed = a.seed;
         opts.plots = a.out.as_ref().map(|o| o.join("plots"));
+        opts.device = device(&a)?;
         let fiu = match &a.fiu_dir {
             Some(d) => fiu_excerpts(d)?,
             None => Vec::new(),

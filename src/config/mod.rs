@@ -540,6 +540,19 @@ impl Config {
         (self.raw_pages() - self.logical_pages()).checked_div(per).unwrap_or(0)
     }
 
+    /// Spare blocks per plane GC needs ([`Config::validate`] refuses fewer):
+    /// 2 above `gc.min_free_blocks` with `until-threshold`, 2 with
+    /// `one-per-write`, which may start above the spare blocks (SSDsim's
+    /// `gc hard threshold = 0.30` with 20% over-provisioning): GC then
+    /// simply runs on every write once the plane is that full.
+    pub fn gc_spare_need(&self) -> u64 {
+        if self.gc.rule == GcRule::UntilThreshold {
+            u64::from(self.gc.min_free_blocks) + 2
+        } else {
+            2
+        }
+    }
+
     /// Stable 64-bit hash (xxh3) of the canonical TOML serialization,
     /// without `name`: two configs that simulate the same hash the same,
     /// whatever they are called or which files and overrides produced them.

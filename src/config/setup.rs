@@ -47,6 +47,7 @@ impl Config {
             read_time: self.timing.read + self.timing.page_transfer,
             program_time: self.timing.program + self.timing.page_transfer,
             alloc_pages: self.alloc_pages,
+            spare_blocks_over_gc: self.spare_blocks_per_plane().saturating_sub(self.gc_spare_need()),
         }
     }
 

@@ -2,7 +2,7 @@
 //! is simulated; each error names the key, its value, why it is wrong and
 //! how to fix it.
 
-use super::{page_transfer_time, raw, Config, ConfigError, GcRule, ParallelUnit, ReplayConfig};
+use super::{page_transfer_time, raw, Config, ConfigError, ParallelUnit, ReplayConfig};
 use crate::params::parse;
 use crate::units::Nanos;
 
@@ -106,10 +106,7 @@ impl Config {
             );
         }
         let spare = self.spare_blocks_per_plane();
-        // One victim per write may start above the spare blocks (SSDsim's
-        // `gc hard threshold = 0.30` with 20% over-provisioning): GC then
-        // simply runs on every write once the plane is that full.
-        let need = if gc.rule == GcRule::UntilThreshold { u64::from(m) + 2 } else { 2 };
+        let need = self.gc_spare_need();
         if need > spare {
             let fix = if spare >= 3 {
                 format!("set gc.min_free_blocks <= {} or raise over_provisioning", spare - 2)

@@ -117,8 +117,9 @@ fn options_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
          default: pages programmed by the device's allocator, moved at idle time), `layout = \"program\"` (§V-A: each \
          file's new pages placed by the window's layout before they are programmed: nothing moves) and `align = \
          \"block\"` (§VI: relocations issued per target unit in groups of an erase block per plane, back to back in \
-         one idle window). Per workload: mean read latency against Deduplication / read DOF / pages relocated / \
-         write amplification.\n\n| workload | Deduplication | FAD | CSR relocate | CSR program | CSR block |\n\
+         one idle window, each group into fresh blocks that hold relocated pages only). Per workload: mean read \
+         latency against Deduplication / read DOF / pages relocated (for `block`, with the relocation blocks they \
+         filled) / write amplification.\n\n| workload | Deduplication | FAD | CSR relocate | CSR program | CSR block |\n\
          |---|---|---|---|---|---|\n",
     );
     let cells = ["dedup", "fad", "reodedup-csr", OPTIONS[0].0, OPTIONS[1].0];
@@ -134,10 +135,11 @@ fn options_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
                 } else {
                     read_change(r, d).map_or("n/a".into(), |x| format!("{x:+.1}%"))
                 };
-                format!(
-                    "{lat} / {:.3} / {} / {:.3}",
-                    r.summary.dof_read, r.counters.programs.relocation, r.summary.write_amplification
-                )
+                let moved = match r.policy_stats.get("relocation_blocks") {
+                    Some(b) => format!("{} ({b} blocks)", r.counters.programs.relocation),
+                    None => r.counters.programs.relocation.to_string(),
+                };
+                format!("{lat} / {:.3} / {moved} / {:.3}", r.summary.dof_read, r.summary.write_amplification)
             });
             let _ = write!(md, " {cell} |");
         }
@@ -147,8 +149,10 @@ fn options_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
         "\nDeduplication's cell gives its absolute read latency. `layout = \"program\"` places the new pages itself \
          (round-robin continued by the layout's stripe rule), not with the device's least-loaded allocator, so its \
          write latency can differ from Deduplication's; `align = \"block\"` holds moves short of a whole group \
-         (`reo_relocations_held` in the cell's policy statistics) and starts a group only in an idle window long \
-         enough for all of it.\n",
+         (`reo_relocations_held` in the cell's policy statistics), tops a group up from them when some of its moves \
+         went stale, and starts a group only in an idle window long enough for all of it; its pages go to a second \
+         write frontier per plane (the FTL's relocation block), so no host write or GC migration shares their \
+         blocks.\n",
     );
     Ok(md)
 }

@@ -26,7 +26,9 @@ impl Ftl {
     ///   valid count equals its valid pages;
     /// * no page past a block's write pointer is valid (no page programmed
     ///   twice without an erase);
-    /// * each block is exactly one of free (erased), active, or closed;
+    /// * each block is exactly one of free (erased), open (a plane's active
+    ///   block or relocation block, `relocation`), or closed (full); an
+    ///   open relocation block is not full;
     /// * the fingerprint index points only to live entries of that content;
     /// * a copy not placed yet ([`Ftl::reserve`]) is mapped by no LPN, only
     ///   waited for, and its references are those waiting maps.
@@ -95,6 +97,31 @@ impl Ftl {
             ensure!(n == pl.free.len(), "plane {q}'s free pool counts {} blocks, holds {n}", pl.free.len());
             ensure!(!is_free[pl.active as usize], "active block {} is also free", pl.active);
         }
+        let mut open = vec![false; self.blocks.len()];
+        for (q, pl) in self.planes.iter().enumerate() {
+            open[pl.active as usize] = true;
+            if let Some(b) = self.reloc.open(q as u32) {
+                ensure!(self.geo.plane_of_block(b) == q as u32, "relocation block {b} open on plane {q}");
+                ensure!(!is_free[b as usize], "relocation block {b} is also free");
+                ensure!(b != pl.active, "block {b} is both plane {q}'s active and relocation block");
+                ensure!(
+                    u32::from(self.blocks[b as usize].written) < ppb,
+                    "relocation block {b} is full but still open"
+                );
+                open[b as usize] = true;
+            }
+        }
+        // A unit fills one plane's relocation block at a time.
+        for unit in 0..self.geo.unit_count() {
+            let planes = self.geo.unit_planes(unit);
+            let filling = self.reloc.filling(unit).map(|k| planes[k as usize]);
+            for &q in planes {
+                ensure!(
+                    self.reloc.open(q).is_none() || filling == Some(q),
+                    "plane {q} has a relocation block open, but unit {unit} fills plane {filling:?}"
+                );
+            }
+        }
         for (b, &free) in is_free.iter().enumerate() {
             let m = self.block_meta(b as u32);
             let base = b as u32 * ppb;
@@ -116,6 +143,8 @@ impl Ftl {
             ensure!(valid == m.valid as u32, "block {b} counts {} valid pages, has {valid}", m.valid);
             if free {
                 ensure!(m.written == 0, "free block {b} is not erased");
+            } else if !open[b] {
+                ensure!(m.written as u32 == ppb, "closed block {b} is not full ({} of {ppb} pages written)", m.written);
             }
         }
         for (plane, &live) in self.plane_live.iter().enumerate() {

@@ -101,16 +101,19 @@ impl Ftl {
     }
 
     /// Greedy victim of a plane: (invalid pages, block) of the closed block
-    /// with the most invalid pages; ties to the least worn, then lowest index.
+    /// (not the active block, not an open relocation block) with the most
+    /// invalid pages; ties to the least worn, then lowest index.
     pub(super) fn pick_victim(&self, plane: u32) -> Option<(u32, u32)> {
         let bpp = self.geo.blocks_per_plane;
         let ppb = self.geo.pages_per_block;
         let first = plane * bpp;
         let active = self.planes[plane as usize].active;
+        // An open relocation block is written like the active block: never a victim.
+        let reloc = self.reloc.open(plane);
         let metas = self.blocks.plane(plane);
         let mut best: Option<(u32, u32)> = None;
         for b in first..first + bpp {
-            if b == active {
+            if b == active || reloc == Some(b) {
                 continue;
             }
             let m = &metas[(b - first) as usize];

@@ -26,7 +26,9 @@
 //! sub-pointer (see [`Geometry`]). Which unit gets the page is the policy's
 //! decision ([`crate::policy`]). One active block per plane, written
 //! sequentially; a full block is replaced by the free block with the lowest
-//! erase count (dynamic wear levelling) or the lowest index.
+//! erase count (dynamic wear levelling) or the lowest index. Relocations
+//! aligned to erase blocks ([`Ftl::relocate_to_block`]) write a second open
+//! block per plane that holds relocated pages only (`relocation`).
 //!
 //! # Garbage collection
 //!
@@ -64,6 +66,7 @@ mod check;
 mod deferred;
 mod gc;
 mod params;
+mod relocation;
 mod revmap;
 
 pub use check::InvariantViolation;
@@ -75,6 +78,7 @@ use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
 use blocks::{BlockMeta, BlockTable};
 use deferred::Deferred;
+use relocation::RelocationFrontiers;
 use revmap::ReverseMap;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -253,6 +257,9 @@ pub struct Ftl {
     /// Maps waiting for copies not placed yet (`allocation = "dynamic"`,
     /// [`deferred`]).
     deferred: Deferred,
+    /// The planes' relocation blocks ([`Ftl::relocate_to_block`]; empty,
+    /// and no block open, until the first such relocation).
+    reloc: RelocationFrontiers,
 }
 
 impl Ftl {
@@ -322,6 +329,7 @@ impl Ftl {
             track_derefs: false,
             derefs: Vec::new(),
             deferred: Deferred::default(),
+            reloc: RelocationFrontiers::default(),
             geo,
         }
     }
@@ -656,36 +664,6 @@ impl Ftl {
         }
     }
 
-    /// Moves live copy `e` to a new physical page in parallel unit `unit`
-    /// (ReoDedup's relocation inside the SSD, issue 11) and returns the old
-    /// and new physical pages plus GC work if the target plane fell below
-    /// its threshold. Every logical page sharing the copy follows at once:
-    /// LPNs map to the entry, not to the page, so moving a page shared by
-    /// any number of LPNs is one entry update (O(1)). The content, the
-    /// reference count and the fingerprint index are unchanged. The caller
-    /// charges the timed read of the old page and program of the new one.
-    pub fn relocate(&mut self, e: EntryId, unit: u32) -> Result<(Ppn, Ppn, Option<GcWork>), FtlError> {
-        let old = self.entries[e as usize].ppn;
-        debug_assert!(self.entries[e as usize].refs > 0, "relocating a free entry");
-        let planes = self.geo.unit_planes(unit);
-        let ptr = &mut self.unit_ptr[unit as usize];
-        let plane = planes[*ptr as usize];
-        // The same reduced pointer as `program`'s (which indexes with it).
-        *ptr = if *ptr as usize + 1 == planes.len() { 0 } else { *ptr + 1 };
-        let new = self.alloc_page(plane)?;
-        self.p2e.set(old, 0);
-        let b = self.geo.block_of(old) as usize;
-        self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
-        if !self.plane_live.is_empty() {
-            self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
-        }
-        self.p2e.set(new, e + 1);
-        self.entries[e as usize].ppn = new;
-        let gc =
-            if self.planes[plane as usize].free.len() < self.min_free { self.collect_triggered(plane)? } else { None };
-        Ok((old, new, gc))
-    }
-
     /// Keeps a live-page count per plane from now on (counted from the
     /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
     pub fn track_plane_live(&mut self) {
@@ -696,7 +674,8 @@ impl Ftl {
     /// Whether the plane that the next page programmed on `unit` goes to
     /// holds few enough live pages that its GC can always reclaim space:
     /// at most `(blocks_per_plane - gc.min_free_blocks - 1) x
-    /// pages_per_block`, so that its closed blocks keep at least a block's
+    /// pages_per_block` (one block fewer while the plane has a relocation
+    /// block open, [`Ftl::relocate_to_block`]), so that its closed blocks keep at least a block's
     /// worth of invalid pages when it collects. A placement that piles
     /// live data on one unit (hints) is redirected by the simulator when
     /// this is false, as a drive allocates elsewhere when the hinted die
@@ -707,7 +686,9 @@ impl Ftl {
         }
         let plane = self.geo.unit_planes(unit)[self.unit_ptr[unit as usize] as usize];
         let bpp = self.geo.blocks_per_plane;
-        let limit = bpp.saturating_sub(self.min_free + 1) * self.geo.pages_per_block;
+        // The active block, and the relocation block when one is open.
+        let open = 1 + u32::from(self.reloc.open(plane).is_some());
+        let limit = bpp.saturating_sub(self.min_free + open) * self.geo.pages_per_block;
         self.plane_live[plane as usize] < limit
     }
 

@@ -78,6 +78,107 @@ fn relocation_and_programs_alternate_a_units_planes() {
     ftl.check_invariants().unwrap();
 }
 
+/// Relocation blocks by hand (issue 28 item 10, §VI: "relocation
+/// granularity aligned to erase-block sizes"): a unit of two planes,
+/// 4-page blocks. Eight relocations into unit 1, each followed by a host
+/// program there, fill exactly one fresh block per plane, one plane after
+/// the other: each block holds the four relocated pages in order and
+/// nothing else; the host programs keep alternating the unit's planes in
+/// their own active blocks as without relocations.
+#[test]
+fn relocation_blocks_hold_whole_blocks_of_relocated_pages_by_hand() {
+    let mut cfg = tiny();
+    cfg.geometry.planes_per_die = 2;
+    cfg.validate().unwrap();
+    let mut ftl = Ftl::new(&cfg.ftl_params());
+    let geo = ftl.geometry().clone();
+    assert_eq!((geo.unit_planes(1).len(), geo.pages_per_block), (2, 4));
+    let mut moved = Vec::new();
+    for k in 0..8u32 {
+        let (e, _, _) = ftl.program(0, ContentId(k), true).unwrap();
+        ftl.map_pinned(Lpn(k), e);
+        moved.push(e);
+    }
+    let active_before: Vec<u32> = geo.unit_planes(1).iter().map(|&q| ftl.planes[q as usize].active).collect();
+    let (mut to, mut host) = (Vec::new(), Vec::new());
+    for (k, &e) in moved.iter().enumerate() {
+        let (_, new, gc) = ftl.relocate_to_block(e, 1).unwrap();
+        assert_eq!(gc, None);
+        to.push(new);
+        let (h, p, _) = ftl.program(1, ContentId(100 + k as u32), true).unwrap();
+        ftl.map_pinned(Lpn(100 + k as u32), h);
+        host.push(p);
+        ftl.check_invariants().unwrap();
+    }
+    let block = |p: &Ppn| geo.block_of(*p);
+    // Four and four: one block per plane, pages 0-3 of each, in order.
+    let (a, b) = (block(&to[0]), block(&to[4]));
+    assert!(to[..4].iter().all(|p| block(p) == a) && to[4..].iter().all(|p| block(p) == b), "{to:?}");
+    assert_ne!(geo.plane_of_block(a), geo.plane_of_block(b));
+    for (i, p) in to.iter().enumerate() {
+        assert_eq!(p.0 % 4, i as u32 % 4);
+        assert_eq!(ftl.entry(moved[i]).ppn, *p);
+    }
+    for rb in [a, b] {
+        // Fresh (not the plane's active block then), full, closed, and
+        // holding the relocated copies only.
+        assert!(!active_before.contains(&rb));
+        assert_eq!(ftl.block_meta(rb).written, 4);
+        assert_eq!(ftl.block_meta(rb).valid, 4);
+        assert!(host.iter().all(|p| block(p) != rb));
+        let owners: Vec<u32> = (rb * 4..rb * 4 + 4).map(|p| ftl.p2e.owner(Ppn(p)) - 1).collect();
+        assert!(owners.iter().all(|o| moved.contains(o)), "{owners:?}");
+    }
+    assert!(geo.unit_planes(1).iter().all(|&q| ftl.reloc.open(q).is_none()), "both blocks are full: closed");
+    // The host programs alternate the unit's planes, in the active blocks.
+    let planes: Vec<u32> = host.iter().map(|&p| geo.plane_of(p)).collect();
+    assert!(planes.windows(2).all(|w| w[0] != w[1]), "{planes:?}");
+    assert!(host.iter().all(|p| active_before.contains(&block(p))));
+    // The relocated pages left unit 0: its blocks hold no valid page.
+    assert_eq!(ftl.plane_valid(geo.unit_planes(0)[0]) + ftl.plane_valid(geo.unit_planes(0)[1]), 0);
+}
+
+/// An open relocation block is never a GC victim, however many invalid
+/// pages it holds: with two of its pages relocated away again (invalid)
+/// and a closed block with one invalid page, greedy GC picks the closed
+/// one; once full and closed it is an ordinary victim.
+#[test]
+fn an_open_relocation_block_is_never_a_victim() {
+    let mut ftl = Ftl::new(&tiny().ftl_params());
+    let mut e = Vec::new();
+    for k in 0..4u32 {
+        let (x, _, _) = ftl.program(0, ContentId(k), true).unwrap();
+        ftl.map_pinned(Lpn(k), x);
+        e.push(x);
+    }
+    // Unit 0's first block is full; one more page closes it (5th page opens the next).
+    let (x, _, _) = ftl.program(0, ContentId(4), true).unwrap();
+    ftl.map_pinned(Lpn(4), x);
+    // Two copies into unit 1's relocation block, then back to unit 0:
+    // the relocation block holds two invalid pages and is open.
+    for &x in &e[..2] {
+        ftl.relocate_to_block(x, 1).unwrap();
+    }
+    let rb = ftl.reloc.open(1).expect("open after two pages");
+    for &x in &e[..2] {
+        ftl.relocate(x, 1).unwrap();
+    }
+    assert_eq!((ftl.block_meta(rb).written, ftl.block_meta(rb).valid), (2, 0));
+    // Unit 1's plane: the active block (2 valid pages) and the relocation block.
+    // A closed block elsewhere with invalid pages: unit 0's first block
+    // (pages 0, 1 moved away).
+    assert_eq!(ftl.pick_victim(1), None, "no closed block on plane 1");
+    assert_eq!(ftl.pick_victim(0).map(|(inv, _)| inv), Some(2));
+    ftl.check_invariants().unwrap();
+    // Fill it: two more relocations close it; it becomes a victim with 2 invalid pages.
+    for &x in &e[2..4] {
+        ftl.relocate_to_block(x, 1).unwrap();
+    }
+    assert_eq!(ftl.reloc.open(1), None);
+    assert_eq!(ftl.pick_victim(1), Some((2, rb)));
+    ftl.check_invariants().unwrap();
+}
+
 /// Steering every live page to one unit overfills its planes: the FTL
 /// must report "device full" instead of looping in GC.
 #[test]

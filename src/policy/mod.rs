@@ -241,6 +241,11 @@ pub struct Relocation {
     pub content: ContentId,
     pub unit: u32,
     pub at: Nanos,
+    /// Program the new page into the target unit's relocation block
+    /// ([`crate::ftl::Ftl::relocate_to_block`]: relocated pages only,
+    /// filled one erase block after the other) instead of the host write
+    /// frontier ([`crate::ftl::Ftl::relocate`]).
+    pub aligned: bool,
 }
 
 /// The cyclic allocation pointer over parallel units (SSDsim's dynamic
@@ -323,6 +328,9 @@ pub struct PolicySetup<'a> {
     pub program_time: Nanos,
     /// `alloc_pages`: pages a unit takes in a row from the cyclic pointer.
     pub alloc_pages: u32,
+    /// Spare blocks per plane beyond those GC needs (`Config::gc_spare_need`):
+    /// room for a second open block per plane (a relocation block).
+    pub spare_blocks_over_gc: u64,
 }
 
 /// What a registered policy's constructor gets: the one parameter table it
@@ -342,6 +350,8 @@ pub struct PolicyContext<'a> {
     pub program_time: Nanos,
     /// `alloc_pages` ([`Cyclic::with_run`]).
     pub alloc_pages: u32,
+    /// Spare blocks per plane beyond those GC needs ([`PolicySetup`]).
+    pub spare_blocks_over_gc: u64,
 }
 
 /// Constructor signature of a registered policy.
@@ -420,6 +430,7 @@ pub fn build<'a>(name: &str, setup: impl Into<PolicySetup<'a>>) -> Result<Box<dy
         read_time: setup.read_time,
         program_time: setup.program_time,
         alloc_pages: setup.alloc_pages,
+        spare_blocks_over_gc: setup.spare_blocks_over_gc,
     })
 }
 
@@ -462,5 +473,6 @@ pub fn params_in<P: DeserializeOwned + Default>(tables: &toml::Table, table: &'s
         read_time: Nanos::ZERO,
         program_time: Nanos::ZERO,
         alloc_pages: 1,
+        spare_blocks_over_gc: 0,
     })
 }

@@ -122,11 +122,14 @@
 //! pages in turn), each group back to back inside one idle window (not
 //! started unless it ends before the next arrival), so host writes do not
 //! interleave with a group. Moves short of a group wait for later layouts
-//! (`reo_relocations_held`; re-checked when issued). The FTL has one write
-//! frontier per plane shared by host writes and relocations, so a group
-//! starts where that frontier is and spans at most two blocks per plane;
-//! a dedicated relocation frontier (true alignment) would need an FTL
-//! change.
+//! (`reo_relocations_held`; re-checked when issued: a group whose moves
+//! went stale is topped up from its unit's held moves, or held again if it
+//! cannot be, so every group issued is whole). The moves are programmed
+//! into the target plane's relocation block, a second write frontier that
+//! holds relocated pages only ([`crate::ftl::Ftl::relocate_to_block`]), so
+//! a group fills exactly one fresh erase block per plane of its unit, which
+//! no host write or GC migration shares. Needs one spare block per plane
+//! beyond GC's (checked when the policy is built).
 //!
 //! **IRU** (§IV-C): in the cluster an updated chunk has a new fingerprint
 //! and would be routed to another node, away from its file's chunks; IRU
@@ -159,7 +162,7 @@ use crate::ftl::{EntryId, Ftl};
 use crate::reodedup::{atr_with, csr_greedy_with, Algorithm, AtrFile, ChunkId, CsrGreedy, Layout};
 use crate::units::{ContentId, Lpn, Nanos};
 use serde::Deserialize;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// The unit-bearing parameters and their old bare-number names
 /// ([`crate::params::unit_keys`]): `idle = "1ms"` is `idle_ms = 1`.
@@ -233,7 +236,8 @@ pub struct ReoDedupParams {
     pub layout: LayoutWhen,
     /// Granularity of relocations (§VI: "relocation granularity aligned to
     /// erase-block sizes"): `page` (default) or `block` (a target unit's
-    /// moves are issued only in whole erase blocks' worth, back to back).
+    /// moves are issued only in whole erase blocks' worth, back to back, each
+    /// into fresh blocks holding relocated pages only).
     pub align: RelocationAlign,
 }
 
@@ -267,10 +271,12 @@ pub enum RelocationAlign {
     /// groups of `pages_per_block × planes of the unit` (one erase block's
     /// worth per plane: the unit's planes take its pages in turn), each
     /// group back to back in one idle window (not started unless it ends
-    /// before the next host arrival), so the moved pages of a group fill
-    /// blocks together instead of being interleaved with host writes. A
-    /// remainder smaller than a group waits for later layouts
-    /// (`reo_relocations_held`) and each move is re-checked when issued.
+    /// before the next host arrival), into the target planes' relocation
+    /// blocks ([`crate::ftl::Ftl::relocate_to_block`]), so a group fills
+    /// exactly one fresh erase block per plane with relocated pages only.
+    /// A remainder smaller than a group waits for later layouts
+    /// (`reo_relocations_held`); each move is re-checked when issued and a
+    /// group with stale moves is topped up from its unit's held moves.
     Block,
 }
 
@@ -381,6 +387,16 @@ impl ReoDedup {
             Algorithm::Atr => "reodedup-atr",
         };
         let p: ReoDedupParams = super::params_with_units(ctx, UNIT_KEYS)?;
+        if p.align == RelocationAlign::Block && ctx.spare_blocks_over_gc == 0 {
+            return Err(PolicyError::Params {
+                policy: name.to_string(),
+                reason: "align = \"block\" keeps a relocation block open in every plane beside the active block, \
+                         and the device has no spare block per plane beyond the 2 GC needs (above \
+                         gc.min_free_blocks with gc.rule = \"until-threshold\"): raise over_provisioning or lower \
+                         gc.min_free_blocks"
+                    .into(),
+            });
+        }
         let mut r = ReoDedup::new(name, algorithm, &p, ctx.read_time)?;
         r.t_program = ctx.program_time;
         Ok(Box::new(r))
@@ -584,7 +600,7 @@ impl ReoDedup {
             // neighbours of its chunks; files linked to it only through
             // them are left out, which bounds the work per write).
             let n = self.program_files.len();
-            let mine: std::collections::HashSet<ChunkId> =
+            let mine: HashSet<ChunkId> =
                 self.program_files[n - 1].iter().copied().filter(|c| !fresh.contains_key(c)).collect();
             let linked: Vec<bool> = self
                 .program_files
@@ -844,6 +860,10 @@ impl Policy for ReoDedup {
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Vec<Relocation>) {
         let mut x = window.start;
+        // `align = "block"`: copies moved by this window's relocations (the
+        // FTL executes them after this call, so `ftl` still shows them at
+        // their old page; a second move of one would be skipped or doubled).
+        let mut moved: HashSet<EntryId> = HashSet::new();
         loop {
             if self.align == RelocationAlign::Block {
                 if self.groups.is_empty() {
@@ -853,27 +873,53 @@ impl Policy for ReoDedup {
                     self.plan(ftl);
                     continue;
                 }
-                let valid = |p: &Planned| {
-                    ftl.entry_live(p.entry)
-                        .is_some_and(|e| e.content == p.content && ftl.geometry().unit_of(e.ppn) != p.unit)
+                let valid = |p: &Planned, moved: &HashSet<EntryId>| {
+                    !moved.contains(&p.entry)
+                        && ftl
+                            .entry_live(p.entry)
+                            .is_some_and(|e| e.content == p.content && ftl.geometry().unit_of(e.ppn) != p.unit)
                 };
+                // The group's moves still to make, topped up from its
+                // unit's held moves for those gone stale, so that the group
+                // fills its relocation blocks exactly (`Ftl::relocate_to_block`).
+                let queued = self.groups.pop_front().expect("not empty");
+                let (size, unit) = (queued.len(), queued[0].unit);
+                let mut group: Vec<Planned> = Vec::with_capacity(size);
+                let mut in_group: HashSet<EntryId> = HashSet::with_capacity(size);
+                let mut stale = 0;
+                let held = &mut self.held[unit as usize];
+                let mut more = queued.into_iter();
+                while group.len() < size {
+                    let Some(p) = more.next().or_else(|| held.pop_front()) else { break };
+                    if valid(&p, &moved) && in_group.insert(p.entry) {
+                        group.push(p);
+                    } else {
+                        stale += 1;
+                    }
+                }
+                self.stats.stale += stale;
+                if group.len() < size {
+                    // Short of a group: held again, in order, for later layouts.
+                    for p in group.into_iter().rev() {
+                        held.push_front(p);
+                    }
+                    continue;
+                }
                 // A group goes back to back in this window or waits.
-                let size = self.groups[0].iter().filter(|p| valid(p)).count() as u64;
-                if window.end.is_some_and(|end| x + Nanos(size * self.t_read_out.0) > end) {
+                if window.end.is_some_and(|end| x + Nanos(size as u64 * self.t_read_out.0) > end) {
+                    self.groups.push_front(group);
                     break;
                 }
-                let mut group = self.groups.pop_front().expect("not empty").into_iter();
+                let mut group = group.into_iter();
                 while let Some(p) = group.next() {
-                    if !valid(&p) {
-                        self.stats.stale += 1;
-                        continue;
-                    }
                     let Some(at) = self.pacer.start(x, window.end) else {
-                        // The budget is spent: the rest waits for a later window.
+                        // The budget is spent: the rest waits for a later
+                        // window (and fills the same relocation blocks then).
                         self.groups.push_front(std::iter::once(p).chain(group).collect());
                         return;
                     };
-                    out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at });
+                    moved.insert(p.entry);
+                    out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at, aligned: true });
                     self.stats.issued += 1;
                     x = at + self.t_read_out;
                 }
@@ -897,7 +943,7 @@ impl Policy for ReoDedup {
             }
             let Some(at) = self.pacer.start(x, window.end) else { break };
             self.pending.pop_front();
-            out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at });
+            out.push(Relocation { entry: p.entry, content: p.content, unit: p.unit, at, aligned: false });
             self.stats.issued += 1;
             x = at + self.t_read_out;
         }
@@ -959,6 +1005,20 @@ mod tests {
         let e = super::super::build("reodedup-atr", &cfg).err().unwrap().to_string();
         assert!(e.contains("windw"), "{e}");
         assert!(super::super::build("reodedup-csr", &cfg).is_ok());
+        // `align = "block"` needs a spare block per plane beyond GC's: the
+        // small device has 4 spare blocks per plane; `until-threshold` with
+        // 2 free blocks needs all 4, `one-per-write` needs 2.
+        let mut cfg = Config::small_for_tests(2, 2, 16, 2);
+        assert_eq!(cfg.spare_blocks_per_plane(), 4);
+        let mut tab = toml::Table::new();
+        tab.insert("align".into(), toml::Value::String("block".into()));
+        cfg.policy.insert("reodedup-csr".into(), toml::Value::Table(tab));
+        assert!(super::super::build("reodedup-csr", &cfg).is_ok());
+        cfg.gc.rule = crate::ftl::GcRule::UntilThreshold;
+        cfg.validate().unwrap();
+        let e = super::super::build("reodedup-csr", &cfg).err().unwrap().to_string();
+        assert!(e.contains("relocation block") && e.contains("over_provisioning"), "{e}");
+        assert!(super::super::build("reodedup-atr", &cfg).is_ok(), "align = \"page\" needs no extra block");
     }
 
     /// A run of four chunks on units 0, 0, 1, 2 of four: only the second
@@ -1165,6 +1225,57 @@ mod tests {
         assert_eq!(moved(&rel), vec![(e[3], 2, 10_000), (e[7], 2, 11_000)]);
         assert!(r.stats().contains(&("reo_relocations_held", 0.0)));
         assert!(r.stats().contains(&("reo_relocations_issued", 4.0)));
+    }
+
+    /// `align = "block"`: a group whose move went stale is topped up from
+    /// its unit's held moves, and one that cannot be is held again, so
+    /// every group issued is whole (it fills its relocation blocks
+    /// exactly, `Ftl::relocate_to_block`). 4 units of one plane, 2-page
+    /// blocks (groups of 2). Files A, C, E (pages 0-1, 4-5, 8-9, all on
+    /// unit 0) each plan one move to unit 1: group [1, 5], 9 held. A window
+    /// too short for a group issues nothing; page 5 is then trimmed (its
+    /// move stale), and the next window issues [1, 9]. Files G, H (10-11,
+    /// 12-13) make group [11, 13] in a window too short for it; 13 is
+    /// trimmed, nothing is left to top the group up: 11 is held again,
+    /// nothing issued.
+    #[test]
+    fn block_alignment_tops_up_groups_with_stale_moves_by_hand() {
+        let p = ReoDedupParams { window: 4, align: RelocationAlign::Block, ..ReoDedupParams::default() };
+        let mut r = ReoDedup::new("reodedup-test", Algorithm::Csr, &p, Nanos(1_000)).unwrap();
+        let mut ftl = Ftl::new(&Config::small_for_tests(2, 2, 16, 2).ftl_params());
+        let mut e = HashMap::new();
+        for lpn in [0u32, 1, 4, 5, 8, 9, 10, 11, 12, 13] {
+            let (x, _, _) = ftl.program(0, ContentId(lpn), true).unwrap();
+            ftl.map_pinned(Lpn(lpn), x);
+            e.insert(lpn, x);
+        }
+        let page = |l: u32| PageInfo { lpn: Lpn(l), content: ContentId(l), dup: Dup::None };
+        let mut out = Vec::new();
+        for f in [0, 4, 8] {
+            r.place(&[page(f), page(f + 1)], &[], 4, &mut out);
+        }
+        let mut rel = Vec::new();
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_500)) }, &mut rel);
+        assert!(rel.is_empty());
+        assert!(r.stats().contains(&("reo_relocations_held", 3.0)));
+        ftl.unmap(Lpn(5));
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: None }, &mut rel);
+        let moved: Vec<(EntryId, u32, bool)> = rel.iter().map(|x| (x.entry, x.unit, x.aligned)).collect();
+        assert_eq!(moved, vec![(e[&1], 1, true), (e[&9], 1, true)]);
+        assert!(r.stats().contains(&("reo_relocations_stale", 1.0)));
+        assert!(r.stats().contains(&("reo_relocations_held", 0.0)));
+        for f in [10, 12] {
+            r.place(&[page(f), page(f + 1)], &[], 4, &mut out);
+        }
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: Some(Nanos(1_500)) }, &mut rel);
+        assert!(r.stats().contains(&("reo_relocations_held", 2.0)));
+        ftl.unmap(Lpn(13));
+        rel.clear();
+        r.idle(&ftl, IdleWindow { start: Nanos(0), end: None }, &mut rel);
+        assert!(rel.is_empty());
+        assert!(r.stats().contains(&("reo_relocations_stale", 2.0)));
+        assert!(r.stats().contains(&("reo_relocations_held", 1.0)));
+        assert!(r.stats().contains(&("reo_relocations_issued", 2.0)));
     }
 
     /// `layout = "program"` by hand (4 units): a file of a duplicate X on

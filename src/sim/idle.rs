@@ -62,7 +62,11 @@ impl<'w> Simulation<'w> {
                 continue;
             }
             self.rcount.lpns += u64::from(self.ftl.entry(r.entry).refs);
-            let (old, new, gc) = self.ftl.relocate(r.entry, r.unit)?;
+            let (old, new, gc) = if r.aligned {
+                self.ftl.relocate_to_block(r.entry, r.unit)?
+            } else {
+                self.ftl.relocate(r.entry, r.unit)?
+            };
             let geo = self.ftl.geometry();
             let (from, to) = (geo.chip_of(old), geo.chip_of(new));
             let at = r.at.max(now);

@@ -82,6 +82,10 @@ impl<'w> Simulation<'w> {
                 ("relocations_skipped", r.skipped as f64),
                 ("relocation_idle_windows", r.idle_windows as f64),
             ]);
+            let blocks = self.ftl.relocation_blocks_opened();
+            if blocks > 0 {
+                policy_stats.push(("relocation_blocks", blocks as f64));
+            }
         }
         let engine_stats = self.engine_stats();
         let out = RunOutput {

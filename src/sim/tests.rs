@@ -856,6 +856,60 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
     }
 }
 
+/// `align = "block"` through the simulator (issue 28 item 10), checked
+/// after every request: 2-page blocks on 4 single-plane chips, so a group
+/// is 2 moves to one chip. Files of three new pages and one duplicate of
+/// an older file's page plan relocations; some files are rewritten, so
+/// held moves go stale and groups are topped up. Every relocation block
+/// the FTL opened is full of relocated pages (`relocated_pages` is
+/// exactly 2 per `relocation_blocks`), the invariants (open relocation
+/// blocks never free, never victims, closed blocks full) hold after each
+/// request, and the same run with `align = "page"` opens no relocation
+/// block.
+#[test]
+fn block_aligned_relocations_fill_whole_relocation_blocks() {
+    use crate::policy::{RelocationAlign, ReoDedup, ReoDedupParams};
+    use crate::reodedup::Algorithm;
+    let cfg = Config::small_for_tests(2, 2, 32, 2);
+    let mut reqs: Vec<(Op, u32, Vec<u32>)> = Vec::new();
+    for k in 0..4u32 {
+        reqs.push((Op::Write, 160 + 4 * k, (0..4).map(|j| 500 + 4 * k + j).collect()));
+    }
+    for round in 0..2u32 {
+        for f in 0..16u32 {
+            let c = 1000 * (round + 1) + 3 * f;
+            reqs.push((Op::Write, 10 * f, vec![c, c + 1, c + 2, 500 + (f * 5 + round) % 16]));
+            if f % 4 == 3 {
+                reqs.push((Op::Read, 10 * (f - 1), vec![]));
+            }
+        }
+    }
+    let mut w = workload(1, &reqs);
+    for r in w.requests.iter_mut().filter(|r| r.op == Op::Read) {
+        r.pages = 4;
+    }
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
+    let tr = cfg.timing.read + cfg.timing.page_transfer;
+    for alg in [Algorithm::Csr, Algorithm::Atr] {
+        for align in [RelocationAlign::Block, RelocationAlign::Page] {
+            let params = ReoDedupParams { idle_ms: 0.5, align, ..ReoDedupParams::default() };
+            let p = ReoDedup::new("reodedup-test", alg, &params, tr).unwrap();
+            let (out, _) =
+                Simulation::new(&cfg, &w, Box::new(p), opts.clone()).unwrap().run_keep(&mut |_, _| {}).unwrap();
+            let stat = |k: &str| out.policy_stats.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+            let moved = out.metrics.counters.programs.relocation;
+            assert!(out.invariant_checks > w.requests.len() as u64 / 2, "{alg:?} {align:?}");
+            if align == RelocationAlign::Page {
+                assert_eq!(stat("relocation_blocks"), None, "{alg:?}: page alignment opens no relocation block");
+                continue;
+            }
+            assert!(moved >= 4, "{alg:?}: {:?}", out.policy_stats);
+            assert_eq!(stat("relocation_blocks"), Some((moved / 2) as f64), "{alg:?}: {:?}", out.policy_stats);
+            assert_eq!(moved % 2, 0);
+        }
+    }
+}
+
 /// The allocator value chosen at setup: `allocation` applies to the
 /// placement-free policies only, the FAD-SSDsim model replaces it (dynamic
 /// allocation included), and

@@ -330,3 +330,56 @@ fn ssd_device_refuses_bad_input() {
             .fails_with(1, &[msg]);
     }
 }
+
+/// `--reproduce --device ssd`: the reproduction's tables timed on simulated
+/// SSDs. Read I/O counts do not depend on the disk (Fig. 3's lockstep row
+/// is the HDD report's); Exp. 1-2's FIO_20 CSR row reads at the MB/s that
+/// `cluster --workload fio:dedup=2,files=16,size=4MiB --mode csr --device
+/// ssd` measures for the same cell (the quick reproduction's FIO files),
+/// which is not the HDD's.
+#[test]
+fn reproduce_on_ssds_gives_the_cells_ssd_numbers() {
+    let md = |extra: &[&str]| -> String {
+        let out = dedupsim()
+            .args(["cluster", "--quiet", "--reproduce", "--quick"])
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let ssd = md(&["--device", "ssd"]);
+    assert!(ssd.starts_with("Disks: every node's 2 disks are dedupsim's simulated SSD"), "{ssd}");
+    assert!(ssd.contains("| lockstep 1024 KiB | 3.0 | 12.0 | 9.8 | 12.0 | +300.0% |"), "{ssd}");
+    let csr_row = |md: &str| -> Vec<String> {
+        let section = md.split("\n## ").find(|s| s.starts_with("Exp. 1-2")).expect("Exp. 1-2");
+        let line = section.lines().find(|l| l.starts_with("| FIO_20 |") && l.contains("| csr |")).expect("row");
+        line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let cell = |extra: &[&str]| -> serde_json::Value {
+        let out = dedupsim()
+            .args(["cluster", "--quiet", "--workload", "fio:dedup=2,files=16,size=4MiB", "--mode", "csr"])
+            .args(extra)
+            .args(["--json", "-"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<serde_json::Value>(&out).unwrap()[0].clone()
+    };
+    let (row, one) = (csr_row(&ssd), cell(&["--device", "ssd"]));
+    let mb_s = one["time"]["read_mb_s"].as_f64().unwrap();
+    assert_eq!(row[4], one["read_ios"].to_string());
+    assert_eq!(row[7], format!("{mb_s:.0}"), "{row:?}");
+    let hdd = cell(&[]);
+    assert_eq!(hdd["read_ios"], one["read_ios"]);
+    assert!(hdd["time"]["read_mb_s"].as_f64().unwrap() < mb_s / 2.0, "{hdd} vs {mb_s}");
+    // The SSD flags configure the disks; grid options stay refused.
+    dedupsim()
+        .args(["cluster", "--quiet", "--reproduce", "--quick", "--device", "ssd", "--nodes", "4"])
+        .assert()
+        .fails_with(1, &["--reproduce runs the paper's own workloads and grid", "--nodes do(es) not apply"]);
+}
