@@ -98,7 +98,7 @@ impl Simulation<'_> {
     ///
     /// Under `allocation = "dynamic"` the page writes waiting to be placed
     /// are placed first, one at a time, as far as they are due before
-    /// anything still unknown ([`Self::place_due`]): a waiting write's
+    /// anything still unknown (`place_due`): a waiting write's
     /// completion is unknown until it is placed, so it is placed before
     /// any later completion is vouched for. The error is a placement's
     /// (the device full).
