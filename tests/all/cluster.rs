@@ -281,24 +281,27 @@ fn from_files_trees_are_workloads() {
         .stdout(predicate::str::contains("\"dedup_ratio\": 6.0"));
 }
 
+/// `cluster --quiet --workload WORKLOAD --mode MODES EXTRA --json -`, parsed.
+fn cluster_json(workload: &str, modes: &str, extra: &[&str]) -> serde_json::Value {
+    let out = dedupsim()
+        .args(["cluster", "--quiet", "--workload", workload, "--mode", modes])
+        .args(extra)
+        .args(["--json", "-"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
 /// `--device ssd` (issue 28 item 8): each node's disks are simulated SSDs;
 /// the same inputs give byte-identical JSON, the device is in it, and the
 /// timed read phase differs from the HDD's while the layout (read I/Os)
 /// does not.
 #[test]
 fn ssd_device_is_deterministic_and_changes_only_time() {
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let out = dedupsim()
-            .args(["cluster", "--quiet", "--workload", "fio:dedup=2,files=4,size=1MiB", "--mode", "none,csr"])
-            .args(extra)
-            .args(["--json", "-"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
-    };
+    let run = |extra: &[&str]| cluster_json("fio:dedup=2,files=4,size=1MiB", "none,csr", extra);
     let ssd = ["--device", "ssd", "--preset", "tiny", "--set", "geometry.blocks_per_plane=64"];
     let a = run(&ssd);
     assert_eq!(a, run(&ssd));
@@ -358,18 +361,7 @@ fn reproduce_on_ssds_gives_the_cells_ssd_numbers() {
         let line = section.lines().find(|l| l.starts_with("| FIO_20 |") && l.contains("| csr |")).expect("row");
         line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect()
     };
-    let cell = |extra: &[&str]| -> serde_json::Value {
-        let out = dedupsim()
-            .args(["cluster", "--quiet", "--workload", "fio:dedup=2,files=16,size=4MiB", "--mode", "csr"])
-            .args(extra)
-            .args(["--json", "-"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice::<serde_json::Value>(&out).unwrap()[0].clone()
-    };
+    let cell = |extra: &[&str]| cluster_json("fio:dedup=2,files=16,size=4MiB", "csr", extra)[0].clone();
     let (row, one) = (csr_row(&ssd), cell(&["--device", "ssd"]));
     let mb_s = one["time"]["read_mb_s"].as_f64().unwrap();
     assert_eq!(row[4], one["read_ios"].to_string());
