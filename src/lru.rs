@@ -10,7 +10,7 @@
 //! the form those caches had before (BENCHMARKS.md, "Dedup engines vs
 //! `caftl`").
 
-use std::collections::hash_map::RandomState;
+use std::collections::hash_map::{Entry, RandomState};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
@@ -73,25 +73,25 @@ impl<K: Hash + Eq + Copy, V: Copy, S: BuildHasher + Default> LruMap<K, V, S> {
     }
 
     /// Inserts `key` with `value` as the most recently used (replacing the
-    /// value if `key` is present).
+    /// value if `key` is present). One lookup in the index.
     pub fn insert(&mut self, key: K, value: V) {
-        if let Some(v) = self.get_mut(&key) {
-            *v = value;
-            return;
-        }
-        let slot = Slot { key, value, prev: NIL, next: self.head };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = slot;
-                i
+        let next = self.free.last().copied().unwrap_or(self.slots.len() as u32);
+        let i = match self.index.entry(key) {
+            Entry::Occupied(e) => {
+                let i = *e.get();
+                self.slots[i as usize].value = value;
+                self.move_to_front(i);
+                return;
             }
-            None => {
-                self.slots.push(slot);
-                (self.slots.len() - 1) as u32
-            }
+            Entry::Vacant(e) => *e.insert(next),
         };
+        let slot = Slot { key, value, prev: NIL, next: self.head };
+        if self.free.pop().is_some() {
+            self.slots[i as usize] = slot;
+        } else {
+            self.slots.push(slot);
+        }
         self.link_front(i);
-        self.index.insert(key, i);
     }
 
     /// Removes and returns the least recently used key and its value.
