@@ -19,7 +19,8 @@ pub enum Allocation {
     /// write to the first idle channel and chip when it is served,
     /// approximated when the page is processed. Only for policies whose
     /// placement is free (Native, Deduplication, HAR, FCRC), never FAD's.
-    #[default]
+    /// The default before issue 25 item 6; validation (docs/validation.md)
+    /// showed its estimate misses SSDsim's write latency near saturation.
     LeastLoaded,
     /// SSDsim 2.1's fully dynamic allocation, at the time it decides: a
     /// written page waits unplaced in one global queue until a channel can
@@ -31,9 +32,11 @@ pub enum Allocation {
     /// does. For every placement-free policy (Native, Deduplication, HAR,
     /// FCRC): a copy's FTL entry exists from processing time, so a
     /// duplicate written while it waits references it and is mapped when
-    /// it is placed ([`crate::ftl::Ftl::reserve`]). Only in the open-loop
-    /// replay and with the FTL's own fingerprint index (`caftl`).
-    /// docs/simulator.md, "Dynamic allocation".
+    /// it is placed ([`crate::ftl::Ftl::reserve`]). Every driver (open
+    /// loop, closed loop, streams) and engine (a verify read of a copy
+    /// still waiting is served from the write buffer). The `fad-table1`
+    /// default (issue 25 item 6). docs/simulator.md, "Dynamic allocation".
+    #[default]
     Dynamic,
     /// Static striping by logical page: a page's channel, chip, die and
     /// plane are digits of its LPN in the mixed radix `order` gives

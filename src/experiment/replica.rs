@@ -989,8 +989,17 @@ mod tests {
     /// Table II's rate (the trace's own rate is then higher).
     #[test]
     fn device_calibration_makes_deduplication_achieve_table_ii() {
-        use crate::config::Config;
-        let cfg = Config::fad_table1();
+        use crate::config::{Allocation, Config};
+        // `device_dedup_rate` models a copy forgotten when its last LPN is
+        // rewritten, which is exact when pages are placed as processed.
+        // Under the preset's dynamic allocation a copy waiting to be placed
+        // keeps the references of its stale waiting maps until it is placed
+        // (src/ftl/deferred.rs), so a duplicate written meanwhile may still
+        // find it: the achieved rate is then at least the model's, and close.
+        let mut cfg = Config::fad_table1();
+        cfg.allocation = Allocation::LeastLoaded;
+        let dynamic = Config::fad_table1();
+        assert_eq!(dynamic.allocation, Allocation::Dynamic);
         for key in ["homes", "mail"] {
             let r = row(key).unwrap();
             let mut spec = ReplicaSpec::new(r, 0.004, DEFAULT_UTILIZATION);
@@ -1021,6 +1030,10 @@ mod tests {
                     "{key}: {} vs {want}",
                     rep.summary.dedup_rate_achieved
                 );
+                let rep =
+                    crate::runner::run_one(&dynamic, &prepared, "dedup", &Default::default(), &mut |_, _| {}).unwrap();
+                let got = rep.summary.dedup_rate_achieved;
+                assert!(got >= want - 1e-9 && got - want < 1e-3, "{key}, dynamic: {got} vs {want}");
             }
         }
     }

@@ -142,9 +142,11 @@ pub struct Capabilities {
     pub deduplicates: bool,
     /// Whether the units of this policy's programs are only a cyclic
     /// pointer with no meaning of their own (Native, Deduplication, HAR,
-    /// FCRC). With `allocation = "least-loaded"` the simulator then places
-    /// each such page itself, on the least-loaded unit (SSDsim's dynamic
-    /// allocation). Policies whose placement is the point (FAD) say false.
+    /// FCRC). The simulator's `allocation` then places each such page
+    /// itself (`dynamic`, the default: SSDsim's dynamic allocation when a
+    /// channel serves it; `least-loaded`; `static:ORDER`); only `cyclic`
+    /// keeps this pointer. Policies whose placement is the point (FAD) say
+    /// false.
     pub placement_free: bool,
     /// Whether the policy wants [`PageLayout`]s (the simulator then computes
     /// them for every write and passes them to [`Policy::place`]; else the

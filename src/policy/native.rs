@@ -1,9 +1,10 @@
 //! `native`: the SSD without deduplication (FAD §IV-A, "Native").
 //!
-//! Every page is programmed; its unit is the cyclic pointer's, or, with
-//! `allocation = "least-loaded"` (the `fad-table1` default), the simulator's
-//! least-loaded unit (SSDsim's dynamic allocation): the policy's placement
-//! is free. No fingerprinting cost.
+//! Every page is programmed; the policy's placement is free, so the
+//! simulator's `allocation` decides its unit: SSDsim's dynamic allocation
+//! when a channel serves it (`"dynamic"`, the `fad-table1` default), the
+//! least-loaded unit when it is processed (`"least-loaded"`), static
+//! striping, or the cyclic pointer (`"cyclic"`). No fingerprinting cost.
 
 use super::{Action, Capabilities, Cyclic, GcHint, PageInfo, PageLayout, Policy};
 

@@ -362,8 +362,9 @@ fn config_hash_is_stable_and_sensitive() {
     // canonical form, so adding them kept this value (and every cached
     // cell's key). Issue 24 item 4 changed it: `precondition.placement`'s
     // default became "auto" (was e830c645762f300e); `precondition.order` at
-    // its default is left out.
-    assert_eq!(base.config_hash_hex(), "320ec6baf4abb719");
+    // its default is left out. Issue 25 item 6 changed it again:
+    // `allocation`'s default became "dynamic" (was 320ec6baf4abb719).
+    assert_eq!(base.config_hash_hex(), "c81bd5c3175424ad");
     let order = Config::load(None, &sets(&["precondition.order=\"first-read\""])).unwrap();
     assert_eq!(order.config_hash(), base.config_hash());
     let off = Config::load(None, &sets(&["experiment.fad_ssdsim_model=false"])).unwrap();
