@@ -11,6 +11,7 @@ pub mod config;
 pub mod content;
 pub mod engine;
 pub mod experiment;
+pub mod fastmap;
 pub mod fromfiles;
 pub mod ftl;
 pub mod geometry;

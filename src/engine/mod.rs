@@ -29,7 +29,7 @@
 mod caftl;
 mod caftl_sampled;
 mod dramverify;
-pub mod fastmap;
+pub use crate::fastmap;
 pub mod fptable;
 pub mod index;
 mod lightdedup;

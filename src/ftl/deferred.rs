@@ -21,6 +21,7 @@
 //! immediate references (to copies already placed) interleave.
 
 use super::{Entry, EntryId, Ftl, FtlError, GcWork};
+use crate::fastmap::FastMap;
 use crate::units::{ContentId, Lpn, Ppn};
 use std::collections::HashMap;
 
@@ -28,17 +29,39 @@ use std::collections::HashMap;
 pub const UNPLACED: Ppn = Ppn(u32::MAX);
 
 /// The waiting maps (see the module doc). Empty unless dynamic allocation
-/// reserves copies: then one hash-map test per mapping change.
+/// reserves copies: then one hash-map test per mapping change. Keyed by
+/// integers with [`FastMap`]'s multiply-fold hasher; nothing iterates them
+/// in an order that reaches a result (the invariant check only counts).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Deferred {
     /// Per reserved entry: the LPNs to map to it once placed, with their
     /// write numbers, in processing order.
-    waiting: HashMap<EntryId, Vec<(Lpn, u64)>>,
+    waiting: FastMap<EntryId, Waits>,
     /// Per LPN with waiting maps: how many, and the number of the write
     /// its current mapping reflects (0: one older than every waiting map).
-    lpns: HashMap<u32, (u32, u64)>,
+    lpns: FastMap<u32, (u32, u64)>,
     /// Write numbers handed out so far.
     seq: u64,
+}
+
+/// The waiting maps of one reserved entry, in processing order: the first
+/// inline (most copies have exactly one, the written LPN's), the rest (the
+/// duplicates written while it waits) in a vector that allocates only
+/// when used.
+#[derive(Clone, Debug)]
+struct Waits {
+    first: (Lpn, u64),
+    more: Vec<(Lpn, u64)>,
+}
+
+impl Waits {
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(Lpn, u64)> {
+        std::iter::once(&self.first).chain(&self.more)
+    }
 }
 
 impl Deferred {
@@ -60,7 +83,7 @@ impl Deferred {
     pub(super) fn counts_agree(&self) -> bool {
         let mut per_lpn: HashMap<u32, u32> = HashMap::new();
         for v in self.waiting.values() {
-            for &(lpn, _) in v {
+            for &(lpn, _) in v.iter() {
                 *per_lpn.entry(lpn.0).or_default() += 1;
             }
         }
@@ -112,7 +135,13 @@ impl Ftl {
         let d = &mut self.deferred;
         d.seq += 1;
         d.lpns.entry(lpn.0).or_insert((0, 0)).0 += 1;
-        d.waiting.entry(e).or_default().push((lpn, d.seq));
+        let w = (lpn, d.seq);
+        match d.waiting.entry(e) {
+            std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().more.push(w),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Waits { first: w, more: Vec::new() });
+            }
+        }
     }
 
     /// Places the reserved entry `e` on the next page of `plane` and maps
@@ -128,7 +157,8 @@ impl Ftl {
         self.live_entries += 1;
         self.p2e.set(ppn, e + 1);
         let gc = self.gc_after_program(plane)?;
-        for (lpn, s) in self.deferred.waiting.remove(&e).unwrap_or_default() {
+        let Some(waits) = self.deferred.waiting.remove(&e) else { return Ok((ppn, gc)) };
+        for (lpn, s) in std::iter::once(waits.first).chain(waits.more) {
             let st = self.deferred.lpns.get_mut(&lpn.0).expect("a waiting LPN is counted");
             st.0 -= 1;
             let current = s > st.1;

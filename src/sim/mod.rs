@@ -48,7 +48,7 @@ use crate::series::SeriesRecorder;
 use crate::timing::Timing;
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::Workload;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 mod alloc;
 mod check;
@@ -158,7 +158,7 @@ pub struct Simulation<'w> {
     first_unplaced_file: u64,
     /// Per copy waiting to be placed: the writes whose duplicates
     /// reference it, waiting for its unit (their DOF).
-    unplaced_refs: HashMap<EntryId, Vec<u64>>,
+    unplaced_refs: crate::fastmap::FastMap<EntryId, Vec<u64>>,
     /// Scratch: the LPNs a placed copy mapped.
     placed_lpns: Vec<Lpn>,
     /// Duplicates that referenced a copy waiting to be placed (reported
@@ -357,7 +357,7 @@ impl<'w> Simulation<'w> {
             ),
             unplaced_files: VecDeque::new(),
             first_unplaced_file: 0,
-            unplaced_refs: HashMap::new(),
+            unplaced_refs: Default::default(),
             placed_lpns: Vec::new(),
             waiting_refs: 0,
             chip_level: Geometry::new(&cfg.geometry, ParallelUnit::Chip),

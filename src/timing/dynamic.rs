@@ -115,6 +115,14 @@ impl Timing {
         let ch = &mut self.channels[h as usize];
         let mut t = from.max(ch.now);
         while t < limit {
+            // No slot while the bus is busy, and the bus never frees
+            // earlier than it says (it is only ever taken when free, until
+            // a later time): go straight to that instant, deciding what is
+            // due on the way in one step instead of one per event.
+            if ch.bus_free > t {
+                t = ch.bus_free;
+                continue;
+            }
             // Every decision due by `t` made, those at `t` included.
             ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
             if ch.bus_free <= t && ch.held == 0 {

@@ -1,13 +1,14 @@
-//! Hash maps for the engines' tables keyed by integers (fingerprints,
-//! copy ids, LPNs, metadata page numbers).
+//! Hash maps for tables keyed by integers on the per-page path: the dedup
+//! engines' (fingerprints, copy ids, LPNs, metadata page numbers) and the
+//! FTL's waiting maps of dynamic allocation (entry ids, LPNs).
 //!
 //! The standard `HashMap` hashes with SipHash-1-3, which resists
-//! hash-flooding by a chosen key set; the engines' keys come from the
-//! simulation itself (fingerprints are already 64-bit mixes, ids and page
-//! numbers are dense), so a single multiply-fold is enough and is several
-//! times cheaper on the per-page path (BENCHMARKS.md, "Dedup engines vs
-//! `caftl`"). The engines never iterate these maps in an order that
-//! reaches their results, so the hasher changes speed only.
+//! hash-flooding by a chosen key set; these keys come from the simulation
+//! itself (fingerprints are already 64-bit mixes, ids and page numbers are
+//! dense), so a single multiply-fold is enough and is several times
+//! cheaper on the per-page path (BENCHMARKS.md, "Dedup engines vs
+//! `caftl`"). No user iterates these maps in an order that reaches its
+//! results, so the hasher changes speed only.
 
 use crate::lru::LruMap;
 use std::collections::{HashMap, HashSet};
