@@ -142,6 +142,11 @@ pub struct ClusterArgs {
     /// real code (a measurement, so not part of --reproduce); Markdown on stdout.
     #[arg(long, conflicts_with_all = ["reproduce", "workload", "trace", "from_files", "emit_jobs", "json"])]
     algorithm_time: bool,
+    /// Exp. 7's CPU side: the latency of a 100x10 by 10x4 matrix multiplication alone and while
+    /// the real CSR/ATR code runs on the same CPU (both threads pinned; a measurement, so not part
+    /// of --reproduce); Markdown on stdout.
+    #[arg(long, conflicts_with_all = ["reproduce", "algorithm_time", "workload", "trace", "from_files", "emit_jobs", "json"])]
+    app_time: bool,
     /// With --reproduce: smaller workloads.
     #[arg(long, requires = "reproduce")]
     quick: bool,
@@ -406,6 +411,50 @@ fn table(reports: &[ClusterReport]) -> String {
     s
 }
 
+/// Exp. 7's CPU side (`cluster --app-time`, `cluster::apptime`): the duty
+/// cycle of relocation on a node from the cluster model (one relocation of
+/// a 1,024-chunk buffer per buffer the node fills in the timed write phase
+/// of FIO_20, 8 nodes, ReoDedup-C, HDDs; the relocation's CPU time measured
+/// on the real code), then the multiplication alone and beside CSR/ATR,
+/// all the time and at that duty cycle.
+fn app_time(seed: u64) -> Result<String> {
+    use dedupsim::cluster::apptime::{self, Load};
+    let w = FioSpec::new(2.0, 32, 16 << 20).generate(seed).chunk(4096);
+    let cfg = ClusterConfig { mode: WriteMode::Csr, seed, ..ClusterConfig::default() };
+    let r = cluster::run(&w, &cfg)?;
+    let per_node = r.node_chunks.iter().sum::<u64>() as f64 / r.node_chunks.len().max(1) as f64;
+    let buffers = (per_node / f64::from(cfg.buffer)).max(1.0);
+    let period = r.time.write_seconds / buffers;
+    let cpu = cluster::algotime::measure(&[apptime::WINDOW], 5, seed);
+    let duty = |d: std::time::Duration| (d.as_secs_f64() / period).min(1.0);
+    let (dc, da) = (duty(cpu[0].greedy), duty(cpu[0].atr));
+    let loads = [
+        Load::Alone,
+        Load::Relocate { csr: true, duty: 1.0 },
+        Load::Relocate { csr: true, duty: dc },
+        Load::Relocate { csr: false, duty: 1.0 },
+        Load::Relocate { csr: false, duty: da },
+    ];
+    let m = std::thread::spawn(move || apptime::measure(&loads, 10, 100, seed))
+        .join()
+        .map_err(|_| anyhow::anyhow!("the measuring thread failed"))?;
+    let mut s = format!(
+        "Exp. 7, CPU side. Cluster model (FIO_20, 8 nodes, ReoDedup-C, HDDs): write phase {:.3} s, {:.0} chunk copies per \
+         node, so a node relocates a {}-chunk buffer every {:.1} ms; the relocation takes {:.1} µs CPU (CSR) and {:.1} µs \
+         (ATR) on the real code: duty cycles {:.2}% and {:.2}%.\n\n",
+        r.time.write_seconds,
+        per_node,
+        cfg.buffer,
+        period * 1e3,
+        cpu[0].greedy.as_secs_f64() * 1e6,
+        cpu[0].atr.as_secs_f64() * 1e6,
+        dc * 100.0,
+        da * 100.0
+    );
+    s.push_str(&apptime::table(&m));
+    Ok(s)
+}
+
 fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
     anyhow::ensure!(dir.is_dir(), "--fiu-dir {}: not a directory", dir.display());
     let mut out = Vec::new();
@@ -443,6 +492,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let sizes = [5usize, 6, 7, 8, 9, 10, 11, 12, 64, 256, 1024];
         let rows = cluster::algotime::measure(&sizes, 15, a.seed);
         return common::out(&cluster::algotime::table(&rows));
+    }
+    if a.app_time {
+        let given = a.given_grid_options();
+        anyhow::ensure!(
+            given.is_empty(),
+            "--app-time measures on its own workload (FIO_20, 8 nodes, HDDs): {} do(es) not apply; leave them out",
+            given.join(", ")
+        );
+        return common::out(&app_time(a.seed)?);
     }
     if a.reproduce {
         // The disks (`--device ssd` and the SSD's flags) apply: the same
