@@ -129,7 +129,7 @@ pub struct ClusterArgs {
     /// standard output.
     #[arg(long, requires = "out_users", value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5, 6 and 8 (read I/Os and timed
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5, 6, 7 (the I/O side) and 8 (read I/Os and timed
     /// throughput) and the workload families (Markdown on stdout, or DIR/REPORT.md with --out DIR);
     /// with --device ssd the same tables timed on simulated SSDs.
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]

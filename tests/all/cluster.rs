@@ -236,6 +236,7 @@ fn options_of_another_mode_are_errors() {
         (vec!["--workload", "mail", "--read-cache", "lots"], 1, ["--read-cache"; 2]),
         (vec!["--workload", "mail", "--disks", "0"], 1, ["invalid --disks: a node needs at least one disk"; 2]),
         (vec!["--algorithm-time", "--mode", "csr"], 1, ["--algorithm-time measures", "--mode do(es) not apply"]),
+        (vec!["--app-time", "--nodes", "3", "--device", "ssd"], 1, ["--app-time measures", "--nodes, --device do(es)"]),
         (
             vec!["--reproduce", "--quick", "--fiu-dir", "/nonexistent"],
             1,
