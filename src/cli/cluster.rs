@@ -105,6 +105,11 @@ pub struct ClusterArgs {
     /// node [default: auto].
     #[arg(long)]
     write_batch: Option<String>,
+    /// Exp. 7: an application's I/O task on node 0's first disk during the timed write phase,
+    /// sequential requests of this size (e.g. 1MiB) one at a time, its file from the middle of the
+    /// disk; adds its MB/s beside the scheme and alone (HDD model only) [default: none].
+    #[arg(long, value_name = "SIZE")]
+    io_task: Option<String>,
     /// Reader threads of the timed read phase [default: 4].
     #[arg(long)]
     readers: Option<u32>,
@@ -193,6 +198,7 @@ impl ClusterArgs {
             ("--write-batch", self.write_batch.is_some()),
             ("--readers", self.readers.is_some()),
             ("--disks", self.disks.is_some()),
+            ("--io-task", self.io_task.is_some()),
             ("--device", self.ssd.device.is_some()),
             ("--ssd-policy", self.ssd.ssd_policy.is_some()),
             ("--preset", self.ssd.preset.is_some()),
@@ -370,7 +376,8 @@ fn table(reports: &[ClusterReport]) -> String {
             r.sharing.shared_ratio * 100.0
         );
     }
-    let _ = writeln!(
+    let task = reports.iter().any(|r| r.time.io_task.is_some());
+    let _ = write!(
         s,
         "{:<11} {:>5} {:>6} {:>6} {:>7} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "mode",
@@ -387,10 +394,12 @@ fn table(reports: &[ClusterReport]) -> String {
         "read MB/s",
         "write MB/s"
     );
+    // Exp. 7's I/O task (`--io-task`): its speed beside the write phase and alone.
+    let _ = writeln!(s, "{}", if task { format!(" {:>10} {:>10}", "task MB/s", "alone MB/s") } else { String::new() });
     for r in reports {
         let c = &r.config;
         let sc = if c.mode == WriteMode::Superchunk { c.superchunk_chunks.to_string() } else { "-".into() };
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<11} {:>5} {:>5}K {:>6} {:>7} {:>7.3} {:>11} {:>10.2} {:>9} {:>9} {:>9} {:>10.1} {:>10.1}",
             c.mode.name(),
@@ -407,6 +416,11 @@ fn table(reports: &[ClusterReport]) -> String {
             r.time.read_mb_s,
             r.time.write_mb_s
         );
+        let _ = match &r.time.io_task {
+            Some(t) => writeln!(s, " {:>10.1} {:>10.1}", t.mb_s, t.alone_mb_s),
+            None if task => writeln!(s, " {:>10} {:>10}", "-", "-"),
+            None => writeln!(s),
+        };
     }
     s
 }
@@ -574,7 +588,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         None => base.time.cache_bytes,
         Some(s) => dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--read-cache {e}"))?,
     };
+    let io_task = match a.io_task.as_deref() {
+        None => None,
+        Some(s) => {
+            let bytes = dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--io-task {e}"))?;
+            Some(cluster::IoTask::on_first_disk(bytes, base.time.disk_bytes))
+        }
+    };
     let time = TimeParams {
+        io_task,
         cache_bytes,
         batch,
         readers: a.readers.unwrap_or(base.time.readers),
@@ -670,6 +692,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let out_dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out/cluster"));
         let out = std::path::absolute(&out_dir).unwrap_or(out_dir);
         let dev = device_flags(&a);
+        let iot = a.io_task.as_deref().map_or(String::new(), |s| format!(" --io-task {}", shell_quote(s)));
         for c in &cells {
             let name = format!(
                 "{}-n{}-c{}k-sc{}-t{}-{}",
@@ -686,7 +709,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {}{dev} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {}{dev}{iot} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),
