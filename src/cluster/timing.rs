@@ -697,7 +697,7 @@ impl Cluster {
     /// before `end` are served, and its speed is taken over `[0, end)`
     /// beside that of the task alone.
     fn finish_task(&mut self, end: Ns) {
-        let (Some(mut run), Some(spec)) = (self.task.take(), self.p.io_task.clone()) else { return };
+        let (Some(mut run), Some(spec)) = (self.task.take(), self.p.io_task) else { return };
         run.advance(&mut self.nodes[run.node].disks[run.disk], &self.hdd, end, false);
         let bytes = run.bytes_by(end);
         let secs = end as f64 / 1e9;
