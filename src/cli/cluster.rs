@@ -105,6 +105,11 @@ pub struct ClusterArgs {
     /// node [default: auto].
     #[arg(long)]
     write_batch: Option<String>,
+    /// Exp. 7: an application's I/O task on node 0's first disk during the timed write phase,
+    /// sequential requests of this size (e.g. 1MiB) one at a time, its file from the middle of the
+    /// disk; adds its MB/s beside the scheme and alone (HDD model only) [default: none].
+    #[arg(long, value_name = "SIZE")]
+    io_task: Option<String>,
     /// Reader threads of the timed read phase [default: 4].
     #[arg(long)]
     readers: Option<u32>,
@@ -129,7 +134,7 @@ pub struct ClusterArgs {
     /// standard output.
     #[arg(long, requires = "out_users", value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5, 6 and 8 (read I/Os and timed
+    /// Reproduce the paper's Table I, Table II, Fig. 3, Exp. 1-3, 5, 6, 7 (the I/O side) and 8 (read I/Os and timed
     /// throughput) and the workload families (Markdown on stdout, or DIR/REPORT.md with --out DIR);
     /// with --device ssd the same tables timed on simulated SSDs.
     #[arg(long, conflicts_with_all = ["workload", "trace", "from_files", "emit_jobs", "json"])]
@@ -142,6 +147,11 @@ pub struct ClusterArgs {
     /// real code (a measurement, so not part of --reproduce); Markdown on stdout.
     #[arg(long, conflicts_with_all = ["reproduce", "workload", "trace", "from_files", "emit_jobs", "json"])]
     algorithm_time: bool,
+    /// Exp. 7's CPU side: the latency of a 100x10 by 10x4 matrix multiplication alone and while
+    /// the real CSR/ATR code runs on the same CPU (both threads pinned; a measurement, so not part
+    /// of --reproduce); Markdown on stdout.
+    #[arg(long, conflicts_with_all = ["reproduce", "algorithm_time", "workload", "trace", "from_files", "emit_jobs", "json"])]
+    app_time: bool,
     /// With --reproduce: smaller workloads.
     #[arg(long, requires = "reproduce")]
     quick: bool,
@@ -188,6 +198,7 @@ impl ClusterArgs {
             ("--write-batch", self.write_batch.is_some()),
             ("--readers", self.readers.is_some()),
             ("--disks", self.disks.is_some()),
+            ("--io-task", self.io_task.is_some()),
             ("--device", self.ssd.device.is_some()),
             ("--ssd-policy", self.ssd.ssd_policy.is_some()),
             ("--preset", self.ssd.preset.is_some()),
@@ -365,7 +376,8 @@ fn table(reports: &[ClusterReport]) -> String {
             r.sharing.shared_ratio * 100.0
         );
     }
-    let _ = writeln!(
+    let task = reports.iter().any(|r| r.time.io_task.is_some());
+    let _ = write!(
         s,
         "{:<11} {:>5} {:>6} {:>6} {:>7} {:>7} {:>11} {:>10} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "mode",
@@ -382,10 +394,12 @@ fn table(reports: &[ClusterReport]) -> String {
         "read MB/s",
         "write MB/s"
     );
+    // Exp. 7's I/O task (`--io-task`): its speed beside the write phase and alone.
+    let _ = writeln!(s, "{}", if task { format!(" {:>10} {:>10}", "task MB/s", "alone MB/s") } else { String::new() });
     for r in reports {
         let c = &r.config;
         let sc = if c.mode == WriteMode::Superchunk { c.superchunk_chunks.to_string() } else { "-".into() };
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<11} {:>5} {:>5}K {:>6} {:>7} {:>7.3} {:>11} {:>10.2} {:>9} {:>9} {:>9} {:>10.1} {:>10.1}",
             c.mode.name(),
@@ -402,8 +416,57 @@ fn table(reports: &[ClusterReport]) -> String {
             r.time.read_mb_s,
             r.time.write_mb_s
         );
+        let _ = match &r.time.io_task {
+            Some(t) => writeln!(s, " {:>10.1} {:>10.1}", t.mb_s, t.alone_mb_s),
+            None if task => writeln!(s, " {:>10} {:>10}", "-", "-"),
+            None => writeln!(s),
+        };
     }
     s
+}
+
+/// Exp. 7's CPU side (`cluster --app-time`, `cluster::apptime`): the duty
+/// cycle of relocation on a node from the cluster model (one relocation of
+/// a 1,024-chunk buffer per buffer the node fills in the timed write phase
+/// of FIO_20, 8 nodes, ReoDedup-C, HDDs; the relocation's CPU time measured
+/// on the real code), then the multiplication alone and beside CSR/ATR,
+/// all the time and at that duty cycle.
+fn app_time(seed: u64) -> Result<String> {
+    use dedupsim::cluster::apptime::{self, Load};
+    let w = FioSpec::new(2.0, 32, 16 << 20).generate(seed).chunk(4096);
+    let cfg = ClusterConfig { mode: WriteMode::Csr, seed, ..ClusterConfig::default() };
+    let r = cluster::run(&w, &cfg)?;
+    let per_node = r.node_chunks.iter().sum::<u64>() as f64 / r.node_chunks.len().max(1) as f64;
+    let buffers = (per_node / f64::from(cfg.buffer)).max(1.0);
+    let period = r.time.write_seconds / buffers;
+    let cpu = cluster::algotime::measure(&[apptime::WINDOW], 5, seed);
+    let duty = |d: std::time::Duration| (d.as_secs_f64() / period).min(1.0);
+    let (dc, da) = (duty(cpu[0].greedy), duty(cpu[0].atr));
+    let loads = [
+        Load::Alone,
+        Load::Relocate { csr: true, duty: 1.0 },
+        Load::Relocate { csr: true, duty: dc },
+        Load::Relocate { csr: false, duty: 1.0 },
+        Load::Relocate { csr: false, duty: da },
+    ];
+    let m = std::thread::spawn(move || apptime::measure(&loads, 10, 100, seed))
+        .join()
+        .map_err(|_| anyhow::anyhow!("the measuring thread failed"))?;
+    let mut s = format!(
+        "Exp. 7, CPU side. Cluster model (FIO_20, 8 nodes, ReoDedup-C, HDDs): write phase {:.3} s, {:.0} chunk copies per \
+         node, so a node relocates a {}-chunk buffer every {:.1} ms; the relocation takes {:.1} µs CPU (CSR) and {:.1} µs \
+         (ATR) on the real code: duty cycles {:.2}% and {:.2}%.\n\n",
+        r.time.write_seconds,
+        per_node,
+        cfg.buffer,
+        period * 1e3,
+        cpu[0].greedy.as_secs_f64() * 1e6,
+        cpu[0].atr.as_secs_f64() * 1e6,
+        dc * 100.0,
+        da * 100.0
+    );
+    s.push_str(&apptime::table(&m));
+    Ok(s)
 }
 
 fn fiu_excerpts(dir: &Path) -> Result<Vec<FileSet>> {
@@ -443,6 +506,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let sizes = [5usize, 6, 7, 8, 9, 10, 11, 12, 64, 256, 1024];
         let rows = cluster::algotime::measure(&sizes, 15, a.seed);
         return common::out(&cluster::algotime::table(&rows));
+    }
+    if a.app_time {
+        let given = a.given_grid_options();
+        anyhow::ensure!(
+            given.is_empty(),
+            "--app-time measures on its own workload (FIO_20, 8 nodes, HDDs): {} do(es) not apply; leave them out",
+            given.join(", ")
+        );
+        return common::out(&app_time(a.seed)?);
     }
     if a.reproduce {
         // The disks (`--device ssd` and the SSD's flags) apply: the same
@@ -516,7 +588,15 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         None => base.time.cache_bytes,
         Some(s) => dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--read-cache {e}"))?,
     };
+    let io_task = match a.io_task.as_deref() {
+        None => None,
+        Some(s) => {
+            let bytes = dedupsim::config::parse_size(s.trim()).map_err(|e| anyhow::anyhow!("--io-task {e}"))?;
+            Some(cluster::IoTask::on_first_disk(bytes, base.time.disk_bytes))
+        }
+    };
     let time = TimeParams {
+        io_task,
         cache_bytes,
         batch,
         readers: a.readers.unwrap_or(base.time.readers),
@@ -612,6 +692,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
         let out_dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out/cluster"));
         let out = std::path::absolute(&out_dir).unwrap_or(out_dir);
         let dev = device_flags(&a);
+        let iot = a.io_task.as_deref().map_or(String::new(), |s| format!(" --io-task {}", shell_quote(s)));
         for c in &cells {
             let name = format!(
                 "{}-n{}-c{}k-sc{}-t{}-{}",
@@ -628,7 +709,7 @@ pub fn run(a: ClusterArgs) -> Result<()> {
                 String::new()
             };
             lines.push(format!(
-                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {}{dev} --seed {} --json {}",
+                "{program} cluster {wl} --nodes {} --chunk {}KiB{sc} --mode {} --threads {} --request {} --update {} --update-ratio {} --update-span {} --buffer {} --window {} --read {} --csr {} --atr-file {} --redirect-ios {} --arrival {} --read-cache {} --write-batch {} --readers {} --disks {}{dev}{iot} --seed {} --json {}",
                 c.nodes,
                 c.chunk_bytes / 1024,
                 c.mode.name(),

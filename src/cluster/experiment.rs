@@ -118,6 +118,7 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
     let (write_seconds, write_mb_s, write_messages) =
         timing::write_phase(&mut clock, &messages, &new_at, cfg.buffer, w.logical_bytes())?;
     drop(new_at);
+    let io_task = clock.io_task_report();
 
     let mut recipes: Vec<Vec<Loc>> = w.files.iter().map(|f| vec![(u32::MAX, u32::MAX); f.len()]).collect();
     let mut stored_bytes = 0u64;
@@ -293,6 +294,7 @@ pub fn run(w: &ChunkedFiles, cfg: &ClusterConfig) -> Result<ClusterReport, Clust
             read_disk_ios,
             cache_hits,
             read_disk_utilization,
+            io_task,
         },
     })
 }

@@ -65,6 +65,7 @@
 //! and the result does not depend on how many there are.
 
 pub mod algotime;
+pub mod apptime;
 pub mod experiment;
 pub mod layout;
 pub mod node;
@@ -78,7 +79,7 @@ pub mod workload;
 pub use experiment::{run, ClusterReport};
 pub use routing::Arrival;
 pub use ssd::{Device, SsdDevice};
-pub use timing::{TimeParams, TimeReport, WriteBatch};
+pub use timing::{IoTask, IoTaskReport, TimeParams, TimeReport, WriteBatch};
 pub use workload::{ChunkedFiles, FileSet};
 
 use serde::Serialize;

@@ -77,6 +77,25 @@
 //!   thread's next request at the time its previous one completed, ties by
 //!   thread); each resource is reserved in that order, first come, first
 //!   served. Everything is integer nanoseconds and deterministic.
+//! * **Exp. 7's co-running I/O task ([`IoTask`], §V-C Exp. 7).** Off by
+//!   default. When set, an application's I/O task runs on one disk of one
+//!   node during the write phase (where the deduplication receives,
+//!   relocates and flushes chunks): one request of
+//!   [`IoTask::request_bytes`] at a time (iodepth 1), sequential over its
+//!   own file starting at [`IoTask::offset_bytes`] on that disk, the next
+//!   issued when the previous completes. The interference rule: the disk
+//!   stays first come, first served, so the task's requests and the
+//!   cluster's accesses queue behind one another in the order they are
+//!   issued (a task request issued at or before a cluster access goes
+//!   first); every switch between the task's file and the store moves the
+//!   head (a seek and half a revolution by the HDD model), and the
+//!   cluster's accesses wait for the task's as the task's wait for them.
+//!   The task's speed is the bytes its head transferred within the phase
+//!   (a request straddling the phase's end counted in proportion to its
+//!   transfer done) over the phase's length, beside the same task alone on
+//!   that disk over a window of the same length (the paper's NoDedup:
+//!   "the application performance without ReoDedup-C and ReoDedup-A").
+//!   HDD model only.
 //! * **SSDs (`--device ssd`, [`super::ssd`]).** Each disk is then one
 //!   simulated SSD: the same striping, each disk access one page request,
 //!   the accesses issued together one batch (`Cluster::accesses`).
@@ -156,6 +175,51 @@ pub struct TimeParams {
     /// SSD (`--device ssd`, [`super::ssd`]).
     #[serde(skip_serializing_if = "Device::is_hdd")]
     pub device: Device,
+    /// Exp. 7's co-running I/O task during the write phase ([`IoTask`]),
+    /// `None` (the default) for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_task: Option<IoTask>,
+}
+
+/// Exp. 7 (§V-C, "Application performance degradation"): an application's
+/// I/O task on one disk of one node, co-running with the write phase (module
+/// documentation). The paper gives neither the task's request size nor
+/// where its file lies; both are parameters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IoTask {
+    /// The node whose disk it uses.
+    pub node: u32,
+    /// Which of the node's disks.
+    pub disk: u32,
+    /// Bytes per request, one request at a time, sequential.
+    pub request_bytes: u64,
+    /// Byte offset of the task's file on the disk (the node's store starts
+    /// at 0).
+    pub offset_bytes: u64,
+}
+
+impl IoTask {
+    /// The task of `cluster --reproduce`'s Exp. 7: node 0's first disk,
+    /// `request_bytes` per request, its file in the middle of the disk
+    /// (512 GiB of 1 TiB: away from the store, which fills the disk from 0).
+    pub fn on_first_disk(request_bytes: u64, disk_bytes: u64) -> IoTask {
+        IoTask { node: 0, disk: 0, request_bytes, offset_bytes: disk_bytes / 2 }
+    }
+}
+
+/// What the I/O task measured (Exp. 7).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IoTaskReport {
+    /// The window: the write phase's length, seconds.
+    pub seconds: f64,
+    /// Bytes the task transferred within the window, beside the cluster.
+    pub bytes: f64,
+    /// Its speed beside the cluster, MB/s (10^6 bytes).
+    pub mb_s: f64,
+    /// Its speed alone on the disk over a window of the same length, MB/s.
+    pub alone_mb_s: f64,
+    /// Requests it issued within the window beside the cluster.
+    pub requests: u64,
 }
 
 impl Default for TimeParams {
@@ -175,6 +239,7 @@ impl Default for TimeParams {
             readers: 4,
             batch: WriteBatch::Auto,
             device: Device::Hdd,
+            io_task: None,
         }
     }
 }
@@ -193,6 +258,21 @@ impl TimeParams {
                 "--chunk",
                 format!("the stripe of {} bytes holds no {chunk_bytes}-byte chunk", self.stripe_bytes),
             ));
+        }
+        if let Some(t) = &self.io_task {
+            if !self.device.is_hdd() {
+                return Some(("--device", "the co-running I/O task (Exp. 7) runs on the HDD model only".into()));
+            }
+            if t.disk >= self.disks || t.request_bytes == 0 || t.offset_bytes >= self.disk_bytes {
+                return Some((
+                    "--io-task",
+                    format!(
+                        "the I/O task needs a disk below {}, a request of at least one byte and an offset below {} \
+                         (got disk {}, {} bytes, offset {})",
+                        self.disks, self.disk_bytes, t.disk, t.request_bytes, t.offset_bytes
+                    ),
+                ));
+            }
         }
         let positive =
             [("--transfer", self.transfer_mb_s), ("--net-gbit", self.net_gbit_s), ("--rpm", f64::from(self.rpm))];
@@ -234,6 +314,9 @@ pub struct TimeReport {
     pub cache_hits: u64,
     /// Busy time of the busiest disk in the read phase, over its length.
     pub read_disk_utilization: f64,
+    /// Exp. 7's co-running I/O task, when [`TimeParams::io_task`] is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_task: Option<IoTaskReport>,
 }
 
 /// Nanoseconds.
@@ -266,6 +349,79 @@ struct Disk {
     head: u64,
 }
 
+/// The co-running I/O task's progress on its disk ([`IoTask`]).
+#[derive(Clone, Debug)]
+struct TaskRun {
+    node: usize,
+    disk: usize,
+    len: u64,
+    /// Where its next request starts on the disk.
+    pos: u64,
+    /// When its next request is issued (the previous one's completion).
+    issue: Ns,
+    requests: u64,
+    /// Bytes of its requests served before `last`.
+    bytes_before_last: u64,
+    /// Its latest request served: (transfer start, completion).
+    last: Option<(Ns, Ns)>,
+}
+
+impl TaskRun {
+    fn new(t: &IoTask) -> TaskRun {
+        TaskRun {
+            node: t.node as usize,
+            disk: t.disk as usize,
+            len: t.request_bytes,
+            pos: t.offset_bytes,
+            issue: 0,
+            requests: 0,
+            bytes_before_last: 0,
+            last: None,
+        }
+    }
+
+    /// Serves on `disk`, first come first served, every request the task
+    /// issues at or before `at` (`inclusive`) or before `at` (not); a
+    /// closed loop, so each is issued when the previous one completes.
+    fn advance(&mut self, disk: &mut Disk, hdd: &Hdd, at: Ns, inclusive: bool) {
+        while self.issue < at || (inclusive && self.issue == at) {
+            let dur = hdd.access(disk.head, self.pos, self.len);
+            let transfer = hdd.transfer(self.len);
+            let done = disk.server.serve(self.issue, dur);
+            disk.head = self.pos + self.len;
+            self.pos += self.len;
+            if self.last.is_some() {
+                self.bytes_before_last += self.len;
+            }
+            self.last = Some((done - transfer, done));
+            self.requests += 1;
+            self.issue = done;
+        }
+    }
+
+    /// Bytes its head transferred by `end`: its requests served, the last
+    /// one in proportion to its transfer done by `end`.
+    fn bytes_by(&self, end: Ns) -> f64 {
+        let Some((start, done)) = self.last else { return 0.0 };
+        let part = if end >= done {
+            1.0
+        } else if end <= start {
+            0.0
+        } else {
+            (end - start) as f64 / (done - start) as f64
+        };
+        self.bytes_before_last as f64 + part * self.len as f64
+    }
+
+    /// Bytes the same task transfers alone on a fresh disk (head at 0) in
+    /// `window` ns.
+    fn alone(t: &IoTask, hdd: &Hdd, window: Ns) -> f64 {
+        let mut run = TaskRun::new(t);
+        run.advance(&mut Disk::default(), hdd, window, false);
+        run.bytes_by(window)
+    }
+}
+
 /// The disk model's constants in nanoseconds.
 struct Hdd {
     seek_min: f64,
@@ -286,9 +442,14 @@ impl Hdd {
         }
     }
 
+    /// Media transfer time of `len` bytes.
+    fn transfer(&self, len: u64) -> Ns {
+        (len as f64 * self.ns_per_byte).round() as Ns
+    }
+
     /// Time to access `len` bytes at byte `pos` with the head at `head`.
     fn access(&self, head: u64, pos: u64, len: u64) -> Ns {
-        let transfer = (len as f64 * self.ns_per_byte).round() as Ns;
+        let transfer = self.transfer(len);
         if pos == head {
             return transfer;
         }
@@ -353,12 +514,22 @@ pub struct Cluster {
     ns_per_byte: f64,
     /// The SSDs' clock at this phase's time 0 (`--device ssd`, [`super::ssd`]).
     epoch: Ns,
+    /// Exp. 7's I/O task while it runs (the write phase).
+    task: Option<TaskRun>,
+    /// What it measured, once the write phase is over.
+    task_report: Option<IoTaskReport>,
 }
 
 impl Cluster {
     /// The cluster's resources, with `p.device`'s disks (an SSD per disk
     /// with `--device ssd`).
     pub fn new(p: &TimeParams, nodes: u32, chunk_bytes: u64) -> Result<Cluster, ClusterError> {
+        if let Some(t) = p.io_task.as_ref().filter(|t| t.node >= nodes) {
+            return Err(ClusterError::Invalid {
+                flag: "--io-task",
+                reason: format!("the I/O task's node {} is not one of the {nodes} nodes", t.node),
+            });
+        }
         let mut c = Cluster::with_hdds(p, nodes, chunk_bytes);
         if let Device::Ssd(d) = &p.device {
             for (n, node) in c.nodes.iter_mut().enumerate() {
@@ -393,6 +564,8 @@ impl Cluster {
             latency: ns(p.latency_us),
             ns_per_byte: 8.0 / p.net_gbit_s,
             epoch: 0,
+            task: None,
+            task_report: None,
             p: p.clone(),
         }
     }
@@ -411,7 +584,12 @@ impl Cluster {
         while s < start + len {
             let obj = s / ss;
             let piece = (ss - s % ss).min(start + len - s);
-            let disk = &mut self.nodes[n].disks[(obj % disks) as usize];
+            let k = (obj % disks) as usize;
+            let disk = &mut self.nodes[n].disks[k];
+            if let Some(task) = self.task.as_mut().filter(|t| (t.node, t.disk) == (n, k)) {
+                // Exp. 7: the task's requests issued by now go first.
+                task.advance(disk, &self.hdd, at, true);
+            }
             let pos = ((obj / disks) * ss + s % ss) * chunk;
             let dur = self.hdd.access(disk.head, pos, piece * chunk);
             disk.head = pos + piece * chunk;
@@ -510,6 +688,29 @@ impl Cluster {
         }
     }
 
+    /// What Exp. 7's I/O task measured in the write phase, if it ran.
+    pub fn io_task_report(&self) -> Option<IoTaskReport> {
+        self.task_report.clone()
+    }
+
+    /// Ends the I/O task at the phase's end `end`: its requests issued
+    /// before `end` are served, and its speed is taken over `[0, end)`
+    /// beside that of the task alone.
+    fn finish_task(&mut self, end: Ns) {
+        let (Some(mut run), Some(spec)) = (self.task.take(), self.p.io_task) else { return };
+        run.advance(&mut self.nodes[run.node].disks[run.disk], &self.hdd, end, false);
+        let bytes = run.bytes_by(end);
+        let secs = end as f64 / 1e9;
+        let rate = |b: f64| if secs > 0.0 { b / 1e6 / secs } else { 0.0 };
+        self.task_report = Some(IoTaskReport {
+            seconds: secs,
+            bytes,
+            mb_s: rate(bytes),
+            alone_mb_s: rate(TaskRun::alone(&spec, &self.hdd, end)),
+            requests: run.requests,
+        });
+    }
+
     /// Busy time of the busiest disk (HDD or SSD) in this phase.
     fn busiest(&self) -> Ns {
         let hdd = self.nodes.iter().flat_map(|n| n.disks.iter().map(|d| d.server.busy));
@@ -537,6 +738,7 @@ pub fn write_phase(
     logical: u64,
 ) -> Result<(f64, f64, u64), ClusterError> {
     c.new_phase();
+    c.task = c.p.io_task.as_ref().map(TaskRun::new);
     let nodes = c.nodes.len();
     let mut received = vec![0usize; nodes];
     let mut pending = vec![0u64; nodes];
@@ -585,6 +787,7 @@ pub fn write_phase(
             end = end.max(flush(c, n, k, last_rx[n], &mut tail[n])?);
         }
     }
+    c.finish_task(end);
     let secs = end as f64 / 1e9;
     Ok((secs, if secs > 0.0 { logical as f64 / 1e6 / secs } else { 0.0 }, messages))
 }
@@ -881,6 +1084,51 @@ mod tests {
         let end = f2.max(rx2 + 50_000);
         assert_eq!((secs * 1e9).round() as u64, end);
         assert_eq!(msgs, 2);
+    }
+
+    /// Exp. 7's I/O task by hand (the interference rule): one node, one
+    /// disk, the task's 1 MiB requests at byte 2^38 (a quarter of the
+    /// disk), the write phase of `a_write_by_hand` cut to one 2-chunk
+    /// message that fills a 2-chunk buffer. At 0 the task issues request 1:
+    /// seek over 2^38 bytes (1 + 14·0.5 = 8 ms), half a turn (4,166,667
+    /// ns), 1 MiB at 150 MB/s (6,990,507 ns): done at 19,157,174. The flush
+    /// arrives at rx = 103,108 ns (message of 8 KiB: 26,554 ns on each link,
+    /// 50 µs between), after request 1 was issued, so it waits for it
+    /// (first come, first served), then seeks back over 2^38 + 1 MiB bytes
+    /// (8,000,013 ns), half a turn, 8 KiB (54,613 ns): done at 31,378,467,
+    /// the phase's end. Request 2, issued at 19,157,174 behind the flush,
+    /// has not started its transfer by then: 1 MiB in the window. Alone,
+    /// request 2 follows request 1 without a seek (done 26,147,681) and
+    /// request 3 has transferred (31,378,467 − 26,147,681) / 6,990,507 of
+    /// its MiB by the window's end. Without the rule (the flush served at
+    /// rx on an idle disk) the phase would end at rx + 50 µs.
+    #[test]
+    fn the_io_task_interferes_by_hand() {
+        let task = IoTask { node: 0, disk: 0, request_bytes: 1 << 20, offset_bytes: 1 << 38 };
+        let p = TimeParams { disks: 1, io_task: Some(task), ..TimeParams::default() };
+        let mut c = Cluster::new(&p, 1, 4096).unwrap();
+        let req = vec![Message { node: 0, chunks: 2 }];
+        let (secs, _, _) = write_phase(&mut c, &[vec![req]], &[vec![1; 2]], 2, 8192).unwrap();
+        let end = 31_378_467u64;
+        assert_eq!((secs * 1e9).round() as u64, end);
+        let r = c.io_task_report().unwrap();
+        assert_eq!(r.requests, 2);
+        assert_eq!(r.bytes, (1u64 << 20) as f64);
+        let alone = 2.0 * (1u64 << 20) as f64 + (end - 26_147_681) as f64 / 6_990_507.0 * (1u64 << 20) as f64;
+        let rate = |b: f64| b / 1e6 / (end as f64 / 1e9);
+        assert!((r.mb_s - rate(r.bytes)).abs() < 1e-9, "{}", r.mb_s);
+        assert!((r.alone_mb_s - rate(alone)).abs() < 1e-9, "{} vs {}", r.alone_mb_s, rate(alone));
+        // A task on another node, or none, leaves the phase as it was.
+        let mut c = Cluster::new(&TimeParams { disks: 1, ..TimeParams::default() }, 1, 4096).unwrap();
+        let (secs, _, _) =
+            write_phase(&mut c, &[vec![vec![Message { node: 0, chunks: 2 }]]], &[vec![1; 2]], 2, 8192).unwrap();
+        assert_eq!((secs * 1e9).round() as u64, 103_108 + 54_613);
+        assert_eq!(c.io_task_report(), None);
+        // Bad tasks are typed errors naming the flag.
+        let bad = |t: IoTask| Cluster::new(&TimeParams { io_task: Some(t), ..TimeParams::default() }, 1, 4096).err();
+        assert!(matches!(bad(IoTask { node: 1, ..task }), Some(ClusterError::Invalid { flag: "--io-task", .. })));
+        let p = TimeParams { io_task: Some(IoTask { disk: 2, ..task }), ..TimeParams::default() };
+        assert_eq!(p.problem(4096).map(|x| x.0), Some("--io-task"));
     }
 
     /// Exp. 6 by hand, 4 KiB chunks on the default testbed: a message is

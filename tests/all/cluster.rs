@@ -22,6 +22,30 @@ fn a_grid_prints_one_row_per_cell() {
         .stdout(predicate::function("10 rows", |s| s.lines().filter(|l| l.contains(" 4K ")).count() == 10));
 }
 
+/// Exp. 7's I/O task (`--io-task`): in the JSON and the table only when
+/// asked, so every other run's output is unchanged; the task is slower
+/// beside the write phase than alone.
+#[test]
+fn io_task_is_reported_only_when_asked() {
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = dedupsim().args(SMALL).args(["--mode", "csr", "--json", "-"]).args(extra).assert().success();
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    assert!(json(&[])[0]["time"].get("io_task").is_none());
+    assert!(json(&[])[0]["config"]["time"].get("io_task").is_none());
+    let v = json(&["--io-task", "1MiB"]);
+    let t = &v[0]["time"]["io_task"];
+    let (mb, alone) = (t["mb_s"].as_f64().unwrap(), t["alone_mb_s"].as_f64().unwrap());
+    assert!(mb > 0.0 && mb < alone, "{mb} {alone}");
+    assert_eq!(v[0]["config"]["time"]["io_task"]["request_bytes"], 1 << 20);
+    dedupsim()
+        .args(SMALL)
+        .args(["--mode", "csr", "--io-task", "1MiB"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("alone MB/s"));
+}
+
 #[test]
 fn json_is_deterministic() {
     let run = || {
@@ -236,6 +260,14 @@ fn options_of_another_mode_are_errors() {
         (vec!["--workload", "mail", "--read-cache", "lots"], 1, ["--read-cache"; 2]),
         (vec!["--workload", "mail", "--disks", "0"], 1, ["invalid --disks: a node needs at least one disk"; 2]),
         (vec!["--algorithm-time", "--mode", "csr"], 1, ["--algorithm-time measures", "--mode do(es) not apply"]),
+        (vec!["--app-time", "--nodes", "3", "--device", "ssd"], 1, ["--app-time measures", "--nodes, --device do(es)"]),
+        (vec!["--workload", "mail", "--io-task", "0"], 1, ["invalid --io-task: the I/O task needs"; 2]),
+        (
+            vec!["--workload", "mail", "--io-task", "1MiB", "--device", "ssd"],
+            1,
+            ["invalid --device: the co-running I/O task (Exp. 7) runs on the HDD model only"; 2],
+        ),
+        (vec!["--reproduce", "--quick", "--io-task", "1MiB"], 1, [reproduce, "--io-task do(es)"]),
         (
             vec!["--reproduce", "--quick", "--fiu-dir", "/nonexistent"],
             1,
