@@ -987,6 +987,86 @@ fn light_dedup_sequential_copy_trusts_hints_and_speculates() {
     assert!(a < b, "speculative {a} ns vs not {b} ns");
 }
 
+/// A file of two LMT regions (2 x 127 = 254 pages, contents 0..254)
+/// written one page per request, then the same contents one page per
+/// request at address 10,000 (a copy), with `change` (if any) replacing
+/// the copy's page at that index by a content never seen before.
+fn copied_by_page(change: Option<u32>) -> Prepared {
+    let n = 2 * REGION_ENTRIES;
+    let mut steps = Vec::new();
+    for k in 0..n {
+        steps.push((crate::units::Op::Write, k, vec![k]));
+    }
+    for k in 0..n {
+        let c = if change == Some(k) { 1_000_000 } else { k };
+        steps.push((crate::units::Op::Write, 10_000 + k, vec![c]));
+    }
+    handmade(&steps, 2000)
+}
+
+/// The metadata cache on a copy, counted by hand (§4.4's regions, the LRU
+/// write-back cache of `region_cache` pages that stands for the DIMM's
+/// buffers). Each file page k allocates slot k (a write of region k/127,
+/// A0 or A1), sets slot k-1's hint (a write of region (k-1)/127) and, at
+/// commit, writes copy k's reverse-map slot (page R0). Each copy page
+/// reads its candidate's entry, increments its refcount and updates its
+/// predecessor's hint: regions A0 and A1 only.
+///
+/// * `region_cache = 3`: A0, R0 and A1 all fit; nothing is ever evicted,
+///   so nothing is programmed and nothing read (pages never programmed
+///   are not read on a miss): 0 reads, 0 programs.
+/// * `region_cache = 2`, file page 127: A1 (new) evicts A0 (program 1);
+///   the hint of slot 126 misses A0 (read 1), evicting R0 (program 2);
+///   the commit misses R0 (read 2), evicting A1 (program 3). Page 128:
+///   A1 misses (read 3), evicting A0 (program 4); then A1 and R0 stay
+///   until the copy. Copy page 0: slot 0's entry misses A0 (read 4),
+///   evicting A1 (program 5); the hint of slot 253 misses A1 (read 5),
+///   evicting R0 (program 6). From then on A0 and A1 are cached: 5 reads
+///   (1 of R0), 6 programs (2 of R0).
+#[test]
+fn light_dedup_copy_metadata_cache_by_hand() {
+    let cfg = Config::fad_table1();
+    let p = copied_by_page(None);
+    for (cache, reads, rmap_reads, programs, rmap_programs) in [(3i64, 0.0, 0.0, 0.0, 0.0), (2, 5.0, 1.0, 6.0, 2.0)] {
+        let out = run_with(&cfg, &p, "dedup", light(&cfg, &[("region_cache", cache.into())]));
+        assert_eq!(out.metrics.counters.dedup_pages, u64::from(2 * REGION_ENTRIES), "cache {cache}");
+        assert_eq!(stat(&out, "engine_meta_region_reads"), reads, "cache {cache}");
+        assert_eq!(stat(&out, "engine_meta_rmap_reads"), rmap_reads, "cache {cache}");
+        assert_eq!(stat(&out, "engine_meta_region_programs"), programs, "cache {cache}");
+        assert_eq!(stat(&out, "engine_meta_rmap_programs"), rmap_programs, "cache {cache}");
+    }
+}
+
+/// The hints on a copy, counted by hand (§4.3.2: entry trust 4 on a new
+/// hint, followed at `threshold` 4 when the stream trust is at its
+/// maximum 7; +1 right, −2 wrong). An exact copy of n = 254 pages: pages
+/// 1..n-1 each predict right (n-1 predictions and hits); the stream trust
+/// reaches 7 after copy page 7, so pages 8..n-1 follow (n-8 = 246), all
+/// right. With copy page m = 100 replaced by a new content: page m
+/// follows its (wrong) hint, a wasted speculative read; the stream trust
+/// drops to 5; page m+1 follows a new entry that has no hint (no
+/// prediction); pages m+2 and m+3 predict right but are not followed
+/// (trust 5, then 6); from m+4 on they follow again. Followed: (m - 7) +
+/// (n - m - 4) = n - 11 = 243, of them right n - 12 = 242 (hit rate
+/// 242/243); predictions n - 2 = 252, right n - 3 = 251.
+#[test]
+fn light_dedup_copy_hints_by_hand() {
+    let cfg = Config::fad_table1();
+    let n = f64::from(2 * REGION_ENTRIES);
+    let exact = run_with(&cfg, &copied_by_page(None), "dedup", light(&cfg, &[]));
+    let changed = run_with(&cfg, &copied_by_page(Some(100)), "dedup", light(&cfg, &[]));
+    for (out, followed, right, predictions, hits, wasted) in
+        [(&exact, n - 8.0, n - 8.0, n - 1.0, n - 1.0, 0.0), (&changed, n - 11.0, n - 12.0, n - 2.0, n - 3.0, 1.0)]
+    {
+        assert_eq!(stat(out, "engine_hint_followed"), followed);
+        assert_eq!(stat(out, "engine_hint_hit_rate"), right / followed);
+        assert_eq!(stat(out, "engine_hint_predictions"), predictions);
+        assert_eq!(stat(out, "engine_hint_hits"), hits);
+        assert_eq!(stat(out, "engine_wasted_speculative_reads"), wasted);
+    }
+    assert_eq!(changed.metrics.counters.dedup_pages as f64, n - 1.0);
+}
+
 /// §5.5's aging pattern: write a lot, delete half at random, write as much
 /// new data again. The region-based LMT reuses half-free regions
 /// sequentially; the entry-based free list scatters new entries over the

@@ -150,7 +150,7 @@
 //! device ran Light-Dedup before), allocated in preload order with hints
 //! chained in that order, all on flash, cache cold.
 
-use super::fastmap::{FastLru, FastSet};
+use super::fastmap::FastLru;
 use super::fptable::FpTable;
 use super::{
     is_live_copy, mix64, params, Engine, EngineContext, EngineError, EngineIo, FlashOp, Verdict, When, WriteOp,
@@ -586,6 +586,41 @@ impl EntrySlots {
     }
 }
 
+/// A set of metadata page numbers as two bitmaps: LMT pages are dense from
+/// 0, reverse-map pages dense from [`RMAP_BASE`]. A bit per page instead
+/// of a hash set entry keeps the "ever programmed?" test of a cache miss
+/// in a few cache lines (a speed choice; the same answers).
+#[derive(Clone, Debug, Default)]
+struct PageBits {
+    lmt: Vec<u64>,
+    rmap: Vec<u64>,
+}
+
+impl PageBits {
+    fn split(&self, page: u64) -> (bool, usize) {
+        if page >= RMAP_BASE {
+            (true, (page - RMAP_BASE) as usize)
+        } else {
+            (false, page as usize)
+        }
+    }
+
+    fn contains(&self, page: u64) -> bool {
+        let (rmap, i) = self.split(page);
+        let words = if rmap { &self.rmap } else { &self.lmt };
+        words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    fn insert(&mut self, page: u64) {
+        let (rmap, i) = self.split(page);
+        let words = if rmap { &mut self.rmap } else { &mut self.lmt };
+        if words.len() <= i / 64 {
+            words.resize(i / 64 + 1, 0);
+        }
+        words[i / 64] |= 1 << (i % 64);
+    }
+}
+
 /// Write-back LRU cache of metadata pages.
 #[derive(Clone, Debug)]
 struct MetaCache {
@@ -593,7 +628,7 @@ struct MetaCache {
     /// Cached pages in LRU order, and whether each is dirty.
     pages: FastLru<u64, bool>,
     /// Pages ever programmed (or holding preloaded entries).
-    on_flash: FastSet<u64>,
+    on_flash: PageBits,
     reads: u64,
     programs: u64,
     /// Of which reverse-map pages.
@@ -606,7 +641,7 @@ impl MetaCache {
         MetaCache {
             cap,
             pages: FastLru::default(),
-            on_flash: FastSet::default(),
+            on_flash: PageBits::default(),
             reads: 0,
             programs: 0,
             rmap_reads: 0,
@@ -621,7 +656,7 @@ impl MetaCache {
             *dirty |= write;
             return;
         }
-        if self.on_flash.contains(&page) {
+        if self.on_flash.contains(page) {
             self.reads += 1;
             self.rmap_reads += u64::from(page >= RMAP_BASE);
             ops.push(WriteOp { when, op: FlashOp::MetaRead(page), gates });
@@ -1014,6 +1049,7 @@ impl LightDedup {
     /// reference count is decremented (a write of the entry's page). A
     /// block without entry (a non-dedup block) is freed directly.
     fn apply_derefs(&mut self, ops: &mut Vec<WriteOp>) {
+        self.prefetch_bound(&self.derefs);
         for i in 0..self.derefs.len() {
             let (c, e) = self.derefs[i];
             let Some(&s) = self.entry_slot.get(&e) else { continue };
@@ -1028,8 +1064,29 @@ impl LightDedup {
         self.derefs.clear();
     }
 
+    /// Prefetches each listed copy's entry binding, then the LMT slot it
+    /// names, so that the cache misses of a request's decrements and
+    /// deletions overlap instead of following one another (a speed
+    /// choice; nothing is decided here).
+    fn prefetch_bound(&self, list: &[(ContentId, EntryId)]) {
+        if list.len() < 2 {
+            return;
+        }
+        for &(_, e) in list {
+            if let Some(x) = self.entry_slot.slot.get(e as usize) {
+                crate::ftl::prefetch(x);
+            }
+        }
+        for &(_, e) in list {
+            if let Some(x) = self.entry_slot.get(&e).and_then(|&s| self.slots.get(s as usize)) {
+                crate::ftl::prefetch(x);
+            }
+        }
+    }
+
     fn apply_freed(&mut self, ftl: &Ftl, ops: &mut Vec<WriteOp>) {
         let freed = std::mem::take(&mut self.freed);
+        self.prefetch_bound(&freed);
         for &(c, e) in &freed {
             if is_live_copy(ftl, e, c) {
                 // The copy id was reused for the same content since.

@@ -775,10 +775,13 @@ mod tests {
         assert!(md.contains(&row), "{row} in\n{md}");
     }
 
-    /// The copy workload through the generic runner: every followed hint
-    /// is right, every duplicate is in one long run, and skipping the
-    /// 32 µs hash of 64 pages per request makes writes faster than
-    /// CAFTL's; the report holds each table.
+    /// The copy workload through the generic runner, counted by hand as
+    /// in `engine_tests::light_dedup_copy_hints_by_hand` (which also has a
+    /// copy with a wrong hint): copy pages 1..n-1 each predict right (n - 1
+    /// predictions), the stream trust reaches 7 after copy page 7, so
+    /// pages 8..n-1 follow (n - 8); every duplicate is in one long run,
+    /// and skipping the 32 µs hash of 64 pages per request makes writes
+    /// faster than CAFTL's; the report holds each table.
     #[test]
     fn the_copy_runs_end_to_end() {
         let cfg = Config::fad_table1();
@@ -787,6 +790,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let o = super::super::declare::run(&decl, &cfg, dir.path(), 2, &super::super::Silent, "t", false).unwrap();
         let ld = o.report("copy", "ld").unwrap();
+        let n = COPY_PAGES as f64;
+        assert_eq!(stat(ld, "engine_hint_predictions"), n - 1.0);
+        assert_eq!(stat(ld, "engine_hint_hits"), n - 1.0);
+        assert_eq!(stat(ld, "engine_hint_followed"), n - 8.0);
         assert_eq!(stat(ld, "engine_hint_hit_rate"), 1.0);
         assert_eq!(stat(ld, "engine_dup_run_frac_over_10"), 1.0);
         assert_eq!(stat(ld, "engine_dup_run_pages_over_100"), COPY_PAGES as f64);

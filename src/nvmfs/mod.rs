@@ -57,7 +57,7 @@
 
 mod costs;
 
-pub use costs::FsCosts;
+pub use costs::{FsCosts, IndexLock};
 
 use crate::engine::{
     Access, Engine, EngineIo, LightDedup, LightDedupParams, Prefetch, Target, Verdict, When, Why, WritePage, BEFORE,
@@ -133,6 +133,8 @@ pub struct Breakdown {
     pub meta: u64,
     /// Everything else: the file system's own work, the index, the log.
     pub other: u64,
+    /// Waiting for the shared index's lock ([`IndexLock::Global`] only).
+    pub lock: u64,
 }
 
 impl Breakdown {
@@ -143,6 +145,7 @@ impl Breakdown {
             write: self.write - e.write,
             meta: self.meta - e.meta,
             other: self.other - e.other,
+            lock: self.lock - e.lock,
         }
     }
 }
@@ -218,8 +221,11 @@ pub struct NvmFs {
     /// one's is in `now`, `ahead_done`, `ahead_addr`), and which runs.
     cpus: Vec<Cpu>,
     cur: usize,
-    /// Threads writing at once ([`Self::set_concurrency`]), for CBP.
+    /// Threads writing at once ([`Self::set_concurrency`]), for CBP and
+    /// the cores' time-sharing ([`FsCosts::cores`]).
     concurrency: u32,
+    /// When the shared index's lock is next free ([`IndexLock::Global`]).
+    lock_free: Nanos,
 }
 
 /// One writer thread's CPU: its clock and its PN read-ahead.
@@ -293,6 +299,7 @@ impl NvmFs {
             cpus: vec![Cpu::default()],
             cur: 0,
             concurrency: 1,
+            lock_free: Nanos::ZERO,
         })
     }
 
@@ -329,6 +336,19 @@ impl NvmFs {
     /// counter, §4.3; the caller knows it).
     pub fn set_concurrency(&mut self, n: u32) {
         self.concurrency = n;
+    }
+
+    /// `ns` of one thread's computation, stretched while more threads
+    /// write than there are cores ([`FsCosts::cores`]): ns × threads /
+    /// cores, rounded up.
+    fn cpu(&self, ns: u64) -> u64 {
+        let cores = u64::from(self.costs.cores.max(1));
+        let threads = u64::from(self.concurrency);
+        if threads <= cores {
+            ns
+        } else {
+            (ns * threads).div_ceil(cores)
+        }
     }
 
     /// The latest of the threads' clocks: when everything written so far
@@ -467,8 +487,9 @@ impl NvmFs {
         if self.engine.is_some() {
             self.step(Some((l, c)), stream, first)?;
         } else {
-            let t = self.now + Nanos(self.costs.fs_ns);
-            self.breakdown.other += self.costs.fs_ns;
+            let fs = self.cpu(self.costs.fs_ns);
+            let t = self.now + Nanos(fs);
+            self.breakdown.other += fs;
             let e = self.program(c)?;
             self.ftl.map_pinned(l, e);
             let addr = u64::from(self.ftl.entry(e).ppn.0) * BLOCK;
@@ -573,12 +594,25 @@ impl NvmFs {
         }
         let page = &accesses[i..];
         let start = cpu;
-        let mut t = start + Nanos(self.costs.fs_ns);
-        self.breakdown.other += self.costs.fs_ns;
+        let (fs, hash, index) =
+            (self.cpu(self.costs.fs_ns), self.cpu(self.costs.hash_ns), self.cpu(self.costs.index_ns));
+        let (md5, cmp) = (self.cpu(self.costs.md5_ns), self.cpu(self.costs.cmp_ns));
+        let mut t = start + Nanos(fs);
+        self.breakdown.other += fs;
+        // Whether this block holds the shared index's lock (from its
+        // lookup until it is identified, `IndexLock::Global`).
+        let mut locked = false;
         if self.io.hashed.first().copied().unwrap_or(false) {
-            t += Nanos(self.costs.hash_ns + self.costs.index_ns);
-            self.breakdown.fp += self.costs.hash_ns;
-            self.breakdown.other += self.costs.index_ns;
+            t += Nanos(hash);
+            self.breakdown.fp += hash;
+            if self.costs.index_lock == IndexLock::Global {
+                let at = t.max(self.lock_free);
+                self.breakdown.lock += (at - t).0;
+                t = at;
+                locked = true;
+            }
+            t += Nanos(index);
+            self.breakdown.other += index;
         }
         // PN: the block read ahead behind the previous block. Inside a
         // syscall it is in the CPU caches when it arrives; across a syscall
@@ -605,8 +639,8 @@ impl NvmFs {
                 }
                 Target::Data(_) if nv => {
                     // NV-Dedup: the weak fingerprint matched; MD5 decides.
-                    t += Nanos(self.costs.md5_ns);
-                    self.breakdown.fp += self.costs.md5_ns;
+                    t += Nanos(md5);
+                    self.breakdown.fp += md5;
                 }
                 Target::Data(_) => {
                     let r = self.dev.load(addr, len, t, parallel, Category::Data);
@@ -626,8 +660,11 @@ impl NvmFs {
         }
         if let Some(r) = ready {
             let wait = r.max(t) - t;
-            self.breakdown.cmp += wait.0 + self.costs.cmp_ns;
-            t = r.max(t) + Nanos(self.costs.cmp_ns);
+            self.breakdown.cmp += wait.0 + cmp;
+            t = r.max(t) + Nanos(cmp);
+        }
+        if locked {
+            self.lock_free = t;
         }
         // PN's read-ahead, issued once this block's compared block is in.
         let mut ra = ready.unwrap_or(t);
