@@ -9,18 +9,6 @@ use crate::sim::{RunOptions, RunOutput, Simulation};
 use crate::synth::{generate, SynthSpec};
 use std::collections::HashMap;
 
-/// FAD Table I with every page placed when its request is processed
-/// (`allocation = "least-loaded"`), so a copy is on flash when a later
-/// duplicate is looked up. The hand counts of SmartDedup's flash reads
-/// below assume that; under the preset's `dynamic` allocation a copy still
-/// waiting to be placed is read from the write buffer instead
-/// (`sim::tests::dynamic_allocation_places_writes_when_served`).
-fn on_flash_table1() -> Config {
-    let mut cfg = Config::fad_table1();
-    cfg.allocation = crate::config::Allocation::LeastLoaded;
-    cfg
-}
-
 /// An unbounded engine outside the FTL with CAFTL's exact rules: the first
 /// copy of a content written as new is its primary; the primary is
 /// forgotten when freed (another live copy does not take its place).
@@ -118,7 +106,12 @@ fn the_engine_path_reproduces_caftl_exactly() {
 /// preconditioning here: nothing is read before it is written).
 #[test]
 fn smartdedup_with_ample_memory_finds_every_duplicate_in_line() {
-    let cfg = on_flash_table1();
+    // Pages placed when processed: under the preset's dynamic allocation
+    // SmartDedup finds 5,502 duplicates here and CAFTL's FTL index 5,504
+    // (0.04% apart; not yet explained: both see the same waiting copies,
+    // `engine::is_live_copy`).
+    let mut cfg = Config::fad_table1();
+    cfg.allocation = crate::config::Allocation::LeastLoaded;
     let p = prepared("requests=5000,read=0,size=inv:8,footprint=64MiB,hot=0.4:16MiB", "zipf:a=0.2,dedup=0.5");
     assert_eq!(p.workload.precondition, 0);
     let caftl = run_with(&cfg, &p, "dedup", Box::new(Caftl));
@@ -237,7 +230,7 @@ fn smartdedup_group_lru_eviction_by_hand() {
 fn smartdedup_out_of_line_finds_a_copy_on_flash_by_hand() {
     use crate::units::Op;
     assert_groups_of_a_1_bit_prefix();
-    let cfg = on_flash_table1();
+    let cfg = Config::fad_table1();
     let p = handmade_at(&[
         (0, Op::Write, 0, vec![3]),
         (1_000, Op::Write, 1, vec![1]),
@@ -274,7 +267,7 @@ fn smartdedup_out_of_line_finds_a_copy_on_flash_by_hand() {
 fn smartdedup_out_of_line_dedup_remaps_at_idle_time() {
     use crate::units::{Nanos, Op};
     use crate::workload::{Provenance, Request, Workload};
-    let cfg = on_flash_table1();
+    let cfg = Config::fad_table1();
     // Content 0 at LPN 0, then 3,000 unique pages (evicting it from a tiny
     // memory store), then content 0 again at LPN 5000 after a 1 s gap.
     let mut reqs = vec![Request { arrival: Nanos(0), op: Op::Write, lpn: 0, pages: 1, content: 0, stream: 0 }];
@@ -444,7 +437,7 @@ fn smartdedup_adaptive_selectivity_follows_a_shifting_workload() {
 #[test]
 fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
     use crate::units::Op;
-    let cfg = on_flash_table1();
+    let cfg = Config::fad_table1();
     let p = handmade(
         &[(Op::Write, 0, vec![1]), (Op::Write, 0, vec![2]), (Op::Write, 0, vec![3]), (Op::Write, 1, vec![4])],
         1000,
@@ -467,7 +460,7 @@ fn smartdedup_skipped_buffer_replaces_an_lpns_entry() {
 #[test]
 fn smartdedup_skipped_buffer_overflow_loses_out_of_line_dedup() {
     use crate::units::Op;
-    let cfg = on_flash_table1();
+    let cfg = Config::fad_table1();
     let mut steps = vec![(Op::Write, 100, vec![1000]), (Op::Write, 0, vec![0])];
     for i in 1..=300u32 {
         steps.push((Op::Write, 100 + i, vec![i]));
@@ -1379,7 +1372,7 @@ fn light_dedup_prefetch_variants() {
 #[test]
 fn smartdedup_symbiotic_out_of_line_runs_between_host_writes() {
     use crate::units::Op;
-    let cfg = on_flash_table1();
+    let cfg = Config::fad_table1();
     let mut steps = Vec::new();
     for i in 1..=3050u32 {
         steps.push((1000 * u64::from(i), Op::Write, i, vec![i]));

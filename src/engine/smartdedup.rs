@@ -1439,6 +1439,13 @@ impl Engine for SmartDedup {
         let mut x = window.start;
         while let Some((k, s)) = self.skipped.first() {
             let s = s.clone();
+            // A copy still waiting to be placed (`allocation = "dynamic"`)
+            // is in the controller's write buffer, not on flash yet: it and
+            // everything skipped after it wait for a later window (the
+            // buffer is processed in write order).
+            if !ftl.is_placed(s.entry) && is_live_copy(ftl, s.entry, s.content) {
+                break;
+            }
             // The next items' structures fetched while this one runs: two
             // ahead the group, one ahead what the group points to and the
             // FTL's records of its page.

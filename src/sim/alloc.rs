@@ -242,7 +242,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// A waiting page write was placed ([`Simulation::place_unplaced`]).
-    fn placed(&mut self, placed: crate::timing::Placed) -> Result<(), SimError> {
+    pub(super) fn placed(&mut self, placed: crate::timing::Placed) -> Result<(), SimError> {
         let (page, chip, t) = (placed.write, placed.chip, placed.at);
         if self.observing_ops {
             self.observe_op(page.tag, chip);

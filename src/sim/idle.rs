@@ -26,16 +26,36 @@ impl<'w> Simulation<'w> {
     /// policy, each as a window starting at `last` plus its own idle
     /// threshold, if the gap is longer than that threshold. Their flash
     /// operations are queued at their times and compete with host I/O.
+    ///
+    /// Under `allocation = "dynamic"` the page writes a channel serves
+    /// before a window starts are placed first, so the window sees them on
+    /// flash (an engine's out-of-line pass remaps only to placed copies, a
+    /// relocation plans from their chips); writes still waiting at its
+    /// start are still in the controller's write buffer then. Without this
+    /// they were placed only when the next request arrived, after the
+    /// window: every copy written since the last arrival looked unplaced
+    /// to the idle work.
     pub(super) fn offer_idle(&mut self, last: Nanos, next: Option<Nanos>) -> Result<(), SimError> {
         if self.dedup && !self.ftl_index {
             let thr = self.engine.idle_threshold();
             if next.is_none_or(|n| n > last + thr) {
+                self.place_before_window(last + thr)?;
                 self.run_idle(IdleWindow { start: last + thr, end: next }, last);
             }
         }
         let thr = self.policy_idle;
         if next.is_none_or(|n| n > last + thr) && self.policy.wants_idle() {
+            self.place_before_window(last + thr)?;
             self.run_relocations(IdleWindow { start: last + thr, end: next }, last)?;
+        }
+        Ok(())
+    }
+
+    /// Places the waiting page writes served before `start` (dynamic
+    /// allocation only; see [`Self::offer_idle`]).
+    fn place_before_window(&mut self, start: Nanos) -> Result<(), SimError> {
+        if self.alloc.dynamic() && self.timing.has_unplaced() {
+            self.place_unplaced(start)?;
         }
         Ok(())
     }

@@ -54,7 +54,18 @@ impl<'w> Simulation<'w> {
     /// where the driver's rule opens it, [`super::submit::IdleFrom`]), every
     /// queued operation, the final check, the output.
     pub(super) fn conclude(mut self) -> Result<(RunOutput, Ftl), SimError> {
-        self.offer_idle(self.clock.idle_start(), None)?;
+        // Under dynamic allocation the write buffer is flushed to flash
+        // first: the last idle window opens when the last waiting write is
+        // placed (or at the driver's idle start, if later), so the idle
+        // work sees every copy on flash.
+        let mut idle_from = self.clock.idle_start();
+        if self.alloc.dynamic() {
+            while let Some(placed) = self.timing.place_next(Nanos(u64::MAX)) {
+                idle_from = idle_from.max(placed.at);
+                self.placed(placed)?;
+            }
+        }
+        self.offer_idle(idle_from, None)?;
         if self.alloc.dynamic() {
             self.place_unplaced(Nanos(u64::MAX))?;
             debug_assert!(!self.timing.has_unplaced(), "every waiting write is served in the end");
