@@ -865,7 +865,8 @@ fn reodedup_relocates_at_idle_time_and_keeps_the_invariants() {
 /// exactly 2 per `relocation_blocks`), the invariants (open relocation
 /// blocks never free, never victims, closed blocks full) hold after each
 /// request, and the same run with `align = "page"` opens no relocation
-/// block.
+/// block. CSR also under dynamic allocation, which relocated nothing
+/// before idle windows saw the writes placed before them.
 #[test]
 fn block_aligned_relocations_fill_whole_relocation_blocks() {
     use crate::policy::{RelocationAlign, ReoDedup, ReoDedupParams};
@@ -890,7 +891,9 @@ fn block_aligned_relocations_fill_whole_relocation_blocks() {
     }
     let opts = RunOptions { check: true, check_every: 1, resources: false };
     let tr = cfg.timing.read + cfg.timing.page_transfer;
-    for alg in [Algorithm::Csr, Algorithm::Atr] {
+    let mut dynamic = cfg.clone();
+    dynamic.allocation = Allocation::Dynamic;
+    for (cfg, alg) in [(&cfg, Algorithm::Csr), (&cfg, Algorithm::Atr), (&dynamic, Algorithm::Csr)] {
         for align in [RelocationAlign::Block, RelocationAlign::Page] {
             let params = ReoDedupParams { idle_ms: 0.5, align, ..ReoDedupParams::default() };
             let p = ReoDedup::new("reodedup-test", alg, &params, tr).unwrap();
