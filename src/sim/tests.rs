@@ -898,7 +898,7 @@ fn block_aligned_relocations_fill_whole_relocation_blocks() {
             let params = ReoDedupParams { idle_ms: 0.5, align, ..ReoDedupParams::default() };
             let p = ReoDedup::new("reodedup-test", alg, &params, tr).unwrap();
             let (out, _) =
-                Simulation::new(&cfg, &w, Box::new(p), opts.clone()).unwrap().run_keep(&mut |_, _| {}).unwrap();
+                Simulation::new(cfg, &w, Box::new(p), opts.clone()).unwrap().run_keep(&mut |_, _| {}).unwrap();
             let stat = |k: &str| out.policy_stats.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
             let moved = out.metrics.counters.programs.relocation;
             assert!(out.invariant_checks > w.requests.len() as u64 / 2, "{alg:?} {align:?}");
