@@ -54,12 +54,14 @@ impl<'w> Simulation<'w> {
     /// where the driver's rule opens it, [`super::submit::IdleFrom`]), every
     /// queued operation, the final check, the output.
     pub(super) fn conclude(mut self) -> Result<(RunOutput, Ftl), SimError> {
-        // Under dynamic allocation the write buffer is flushed to flash
-        // first: the last idle window opens when the last waiting write is
-        // placed (or at the driver's idle start, if later), so the idle
-        // work sees every copy on flash.
+        // Under dynamic allocation, when an engine or the policy has idle
+        // work, the write buffer is flushed to flash first: the last idle
+        // window opens when the last waiting write is placed (or at the
+        // driver's idle start, if later), so the idle work sees every copy
+        // on flash. (Without idle work the order is as before.)
         let mut idle_from = self.clock.idle_start();
-        if self.alloc.dynamic() {
+        let idle_work = (self.dedup && !self.ftl_index && self.engine.wants_idle()) || self.policy.wants_idle();
+        if self.alloc.dynamic() && idle_work {
             while let Some(placed) = self.timing.place_next(Nanos(u64::MAX)) {
                 idle_from = idle_from.max(placed.at);
                 self.placed(placed)?;
