@@ -174,7 +174,7 @@ mod tests {
     /// write completes when its page is in the chip's register (102.4 µs;
     /// `write_completion = "transfer"`, SSDsim's rule), the 200 µs program
     /// follows. The tiny preset has two channels of one chip each: two
-    /// pages written together land on both (least-loaded), and are read
+    /// pages written together land on both (the idle chips take them), and are read
     /// back in parallel.
     #[test]
     fn accesses_take_the_ssd_timing() {

@@ -147,7 +147,7 @@ fn options_table(o: &Outcome, _: &mut Plotter) -> Result<String, ExperimentError
     }
     md.push_str(
         "\nDeduplication's cell gives its absolute read latency. `layout = \"program\"` places the new pages itself \
-         (round-robin continued by the layout's stripe rule), not with the device's least-loaded allocator, so its \
+         (round-robin continued by the layout's stripe rule), not with the device's allocator, so its \
          write latency can differ from Deduplication's; `align = \"block\"` holds moves short of a whole group \
          (`reo_relocations_held` in the cell's policy statistics), tops a group up from them when some of its moves \
          went stale, and starts a group only in an idle window long enough for all of it; its pages go to a second \

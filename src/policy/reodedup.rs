@@ -4,8 +4,9 @@
 //! Optimization"). docs/reodedup.md has the design and the measurements.
 //!
 //! **Write path**: exactly `dedup` (CAFTL-like inline deduplication, new
-//! pages on the cyclic pointer; placement-free, so `allocation =
-//! "least-loaded"` places them like `dedup`'s). Relocation never rewrites a
+//! pages on the cyclic pointer; placement-free, so the device's
+//! `allocation` (SSDsim's dynamic allocation by default) places them like
+//! `dedup`'s). Relocation never rewrites a
 //! duplicate: the dedup rate is `dedup`'s.
 //!
 //! **Window** (the paper's per-node buffer of chunks, §V-A): the last
@@ -112,7 +113,7 @@
 //! units are kept only if the file reads in fewer rounds than with the
 //! window's arrival order (the original layout); a run that starts with a
 //! new page continues the policy's cyclic pointer. The policy then places
-//! every new page (not `dedup`'s least-loaded allocator) and relocates
+//! every new page (not the device's allocator, as for `dedup`) and relocates
 //! nothing. Not with `iru` or `align = "block"` (typed errors).
 //!
 //! **Erase-block alignment** (`align = "block"`, §VI: "relocation
@@ -139,7 +140,7 @@
 //! corresponding fix is to program it on the old copy's unit (with
 //! `iru = true`: the policy then places every new page itself, updates on
 //! their old unit, the rest round-robin in write order, instead of the
-//! device's least-loaded allocator). No remapping index is needed: the
+//! device's allocator). No remapping index is needed: the
 //! FTL's logical-to-physical map already redirects the read, and a
 //! relocated copy's sharers follow it through the entry indirection in
 //! O(1) (`Ftl::relocate`). Off by default, so that the policy's write path
