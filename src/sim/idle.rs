@@ -36,7 +36,7 @@ impl<'w> Simulation<'w> {
     /// window: every copy written since the last arrival looked unplaced
     /// to the idle work.
     pub(super) fn offer_idle(&mut self, last: Nanos, next: Option<Nanos>) -> Result<(), SimError> {
-        if self.dedup && !self.ftl_index && self.engine.wants_idle() {
+        if self.engine_wants_idle() {
             let thr = self.engine.idle_threshold();
             if next.is_none_or(|n| n > last + thr) {
                 self.place_before_window(last + thr)?;
@@ -49,6 +49,11 @@ impl<'w> Simulation<'w> {
             self.run_relocations(IdleWindow { start: last + thr, end: next }, last)?;
         }
         Ok(())
+    }
+
+    /// Whether the dedup engine (one with its own index) has idle work.
+    pub(super) fn engine_wants_idle(&self) -> bool {
+        self.dedup && !self.ftl_index && self.engine.wants_idle()
     }
 
     /// Places the waiting page writes served before `start` (dynamic

@@ -60,7 +60,7 @@ impl<'w> Simulation<'w> {
         // driver's idle start, if later), so the idle work sees every copy
         // on flash. (Without idle work the order is as before.)
         let mut idle_from = self.clock.idle_start();
-        let idle_work = (self.dedup && !self.ftl_index && self.engine.wants_idle()) || self.policy.wants_idle();
+        let idle_work = self.engine_wants_idle() || self.policy.wants_idle();
         if self.alloc.dynamic() && idle_work {
             while let Some(placed) = self.timing.place_next(Nanos(u64::MAX)) {
                 idle_from = idle_from.max(placed.at);
