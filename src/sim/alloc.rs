@@ -15,6 +15,7 @@ use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::{Request, NO_CONTENT};
+use std::collections::VecDeque;
 
 /// The allocators of a run: one for the programs the policy places (host
 /// writes, and preconditioning writes with `placement = "policy"`), one
@@ -276,19 +277,18 @@ impl<'w> Simulation<'w> {
 
     /// A page of write `file` (an id of `unplaced_files`) is on `unit`.
     fn unit_placed(&mut self, file: u64, unit: u32) {
-        let i = (file - self.first_unplaced_file) as usize;
-        self.unplaced_files[i].1.push(unit);
+        self.unplaced_files.placed(file, unit);
     }
 
     /// Counts the write DOF of the oldest writes whose pages are all
     /// placed, in write order.
     pub(super) fn count_placed_files(&mut self) {
-        while self.unplaced_files.front().is_some_and(|f| f.1.len() == f.0 as usize) {
-            let (n, units) = self.unplaced_files.pop_front().expect("just seen");
-            self.first_unplaced_file += 1;
-            for u in units {
+        while let Some(n) = self.unplaced_files.oldest_complete() {
+            for k in 0..n as usize {
+                let u = self.unplaced_files.units[k];
                 self.count_unit(u);
             }
+            self.unplaced_files.pop(n);
             let max = self.drain_units();
             self.metrics.dof.write_sum += dof(n, max, self.units);
             self.metrics.dof.write_count += 1;
@@ -314,5 +314,61 @@ impl<'w> Simulation<'w> {
             self.schedule(PendingOp { at, chip, kind: OpKind::Gc(d), slot: NO_TAG }, now);
             self.reserve(chip, at, d);
         }
+    }
+}
+
+/// The written requests not fully placed yet (`allocation = "dynamic"`),
+/// oldest first, with the units of their pages placed so far (their write
+/// DOF is counted once all are placed, in write order). Each request
+/// reserves one slot per page in one ring of units, filled as its pages
+/// are placed, instead of a vector of its own.
+#[derive(Debug, Default)]
+pub(super) struct UnplacedFiles {
+    /// Per request, oldest first: (pages, slots filled, first slot as an
+    /// absolute position in the ring).
+    files: VecDeque<(u32, u32, u64)>,
+    /// Id of the oldest request (ids count the timed writes).
+    first: u64,
+    /// The slots of every request in `files`, in order.
+    pub(super) units: VecDeque<u32>,
+    /// Absolute position of `units`' front.
+    base: u64,
+}
+
+impl UnplacedFiles {
+    /// The id the next request will get.
+    pub(super) fn next_id(&self) -> u64 {
+        self.first + self.files.len() as u64
+    }
+
+    /// A request of `n` pages whose pages already placed are on `placed`.
+    pub(super) fn push(&mut self, n: u32, placed: impl Iterator<Item = u32>) {
+        let start = self.base + self.units.len() as u64;
+        let before = self.units.len();
+        self.units.extend(placed);
+        let filled = (self.units.len() - before) as u32;
+        self.units.resize(before + n as usize, 0);
+        self.files.push_back((n, filled, start));
+    }
+
+    /// A page of request `file` is on `unit`.
+    pub(super) fn placed(&mut self, file: u64, unit: u32) {
+        let f = &mut self.files[(file - self.first) as usize];
+        self.units[(f.2 - self.base) as usize + f.1 as usize] = unit;
+        f.1 += 1;
+    }
+
+    /// The pages of the oldest request, if all are placed (its units are
+    /// `units[..n]` until [`UnplacedFiles::pop`]).
+    pub(super) fn oldest_complete(&self) -> Option<u32> {
+        self.files.front().filter(|f| f.1 == f.0).map(|f| f.0)
+    }
+
+    /// Drops the oldest request, of `n` pages.
+    pub(super) fn pop(&mut self, n: u32) {
+        self.files.pop_front();
+        self.units.drain(..n as usize);
+        self.base += u64::from(n);
+        self.first += 1;
     }
 }

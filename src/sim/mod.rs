@@ -48,7 +48,6 @@ use crate::series::SeriesRecorder;
 use crate::timing::Timing;
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::Workload;
-use std::collections::VecDeque;
 
 mod alloc;
 mod check;
@@ -154,8 +153,7 @@ pub struct Simulation<'w> {
     /// Written requests not fully placed yet, oldest first: their pages
     /// and the units of those placed so far (for the write DOF); the id
     /// of the first (ids count the timed writes).
-    unplaced_files: VecDeque<(u32, Vec<u32>)>,
-    first_unplaced_file: u64,
+    unplaced_files: alloc::UnplacedFiles,
     /// Per copy waiting to be placed: the writes whose duplicates
     /// reference it, waiting for its unit (their DOF).
     unplaced_refs: crate::fastmap::FastMap<EntryId, Vec<u64>>,
@@ -355,8 +353,7 @@ impl<'w> Simulation<'w> {
                 fad_ssdsim.is_some(),
                 plan.map_or(0, |p| p.precondition_past_pages),
             ),
-            unplaced_files: VecDeque::new(),
-            first_unplaced_file: 0,
+            unplaced_files: alloc::UnplacedFiles::default(),
             unplaced_refs: Default::default(),
             placed_lpns: Vec::new(),
             waiting_refs: 0,

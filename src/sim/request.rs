@@ -245,7 +245,7 @@ impl<'w> Simulation<'w> {
         self.programmed.clear();
         // This write's id among those whose DOF waits for placements
         // (`allocation = "dynamic"`).
-        let file = self.first_unplaced_file + self.unplaced_files.len() as u64;
+        let file = self.unplaced_files.next_id();
         for k in 0..n {
             let p = self.pages[k];
             let h = if hashed { self.hash_ready[k] } else { t };
@@ -407,9 +407,7 @@ impl<'w> Simulation<'w> {
         //    allocation once its last page is placed.
         if timed && self.alloc.dynamic() {
             let placed = self.unit_of_page.iter().copied().filter(|&u| u != NO_UNIT);
-            let mut units = Vec::with_capacity(n);
-            units.extend(placed);
-            self.unplaced_files.push_back((n as u32, units));
+            self.unplaced_files.push(n as u32, placed);
             self.count_placed_files();
         } else if timed {
             for k in 0..n {

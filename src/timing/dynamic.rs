@@ -47,6 +47,8 @@ impl Timing {
         for (t, v) in self.token.iter_mut().zip(tokens) {
             *t = v;
         }
+        // A found slot names the chip the old token chose.
+        self.slot_memo.fill(SlotMemo::UNKNOWN);
     }
 
     /// The bound before which a driver that hands out completions
@@ -67,6 +69,13 @@ impl Timing {
         b
     }
 
+    /// Forgets what the write-slot searches learnt (tests: a reference
+    /// that searches afresh every time).
+    #[cfg(test)]
+    pub(super) fn forget_slots(&mut self) {
+        self.slot_memo.fill(SlotMemo::UNKNOWN);
+    }
+
     /// Whether page writes wait unplaced.
     pub fn has_unplaced(&self) -> bool {
         !self.unplaced.is_empty()
@@ -85,31 +94,67 @@ impl Timing {
         let &w = self.unplaced.front()?;
         let arrival = w.at;
         let n = self.n_channels;
-        let start = (self.placed % u64::from(n)) as u32;
-        let mut best: Option<(Nanos, u32, usize)> = None;
-        for k in 0..n {
-            let h = (start + k) % n;
+        let mut h = (self.placed % u64::from(n)) as u32;
+        let mut best: Option<(Nanos, u32, u32)> = None;
+        for _ in 0..n {
             // Only an earlier slot than the best so far can win.
             let limit = best.map_or(until, |b| b.0);
             if let Some((t, i)) = self.write_slot(h, arrival, limit) {
                 best = Some((t, h, i));
+                if t <= arrival {
+                    // No channel serves before the write arrives.
+                    break;
+                }
+            }
+            h += 1;
+            if h == n {
+                h = 0;
             }
         }
         let (t, h, i) = best?;
         self.unplaced.pop_front();
-        let chips = self.channels[h as usize].chips.len();
-        self.token[h as usize] = ((i + 1) % chips) as u32;
+        let chips = self.channels[h as usize].chips.len() as u32;
+        self.token[h as usize] = (i + 1) % chips;
         self.placed += 1;
-        let chip = i as u32 * n + h;
+        let chip = i * n + h;
         self.submit_op(chip, t, OpKind::Program, w.tag, 0);
         Some(Placed { write: w, chip, at: t })
     }
 
     /// The first instant in `[from, limit)` at which channel `h` can serve
-    /// an unplaced write (see [`Timing::place_next`]), and the chip. Runs
-    /// the channel's events up to that instant, which is safe: nothing
-    /// arrives on the channel before `limit`.
-    fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, usize)> {
+    /// an unplaced write (see [`Timing::place_next`]), and the chip;
+    /// answered from the channel's [`SlotMemo`] when it already knows.
+    #[inline]
+    fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, u32)> {
+        let m = self.slot_memo[h as usize];
+        let s = from.max(self.channels[h as usize].now);
+        let mut start = s;
+        if m.from <= s && s <= m.to {
+            if m.chip != SlotMemo::NONE {
+                return (m.to < limit).then_some((m.to, m.chip));
+            }
+            if m.to >= limit {
+                return None;
+            }
+            start = m.to;
+        } else {
+            // What is known does not cover `s`: learn afresh from there.
+            self.slot_memo[h as usize] = SlotMemo { from: s, to: s, chip: SlotMemo::NONE };
+        }
+        let (to, found) = self.search_slot(h, start, limit);
+        let m = &mut self.slot_memo[h as usize];
+        m.to = to;
+        m.chip = found.unwrap_or(SlotMemo::NONE);
+        found.map(|i| (to, i))
+    }
+
+    /// Searches channel `h` from `from` for the first instant before
+    /// `limit` at which it can serve an unplaced write; returns that
+    /// instant and the chip, or, if none, an instant `>= limit` before
+    /// which there is none ([`Nanos`]`::MAX`: none until an operation
+    /// arrives). Runs the channel's events up to the instant found, which
+    /// is safe: nothing arrives on the channel before `limit`.
+    fn search_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> (Nanos, Option<u32>) {
         let n = self.n_channels;
         let token = self.token[h as usize] as usize;
         let ch = &mut self.channels[h as usize];
@@ -127,12 +172,16 @@ impl Timing {
             ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
             if ch.bus_free <= t && ch.held == 0 {
                 let k = ch.chips.len();
-                for j in 0..k {
-                    let i = (token + j) % k;
+                let mut i = token % k;
+                for _ in 0..k {
                     let c = &ch.chips[i];
                     let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
                     if idle && c.reads.is_empty() && c.writes.is_empty() {
-                        return Some((t, i));
+                        return (t, Some(i as u32));
+                    }
+                    i += 1;
+                    if i == k {
+                        i = 0;
                     }
                 }
             }
@@ -148,10 +197,34 @@ impl Timing {
                 }
             }
             if next == NEVER {
-                return None;
+                return (Nanos(u64::MAX), None);
             }
             t = next.max(t + Nanos(1));
         }
-        None
+        (t, None)
     }
+}
+
+/// What a channel's last write-slot search learnt ([`Timing::place_next`]),
+/// valid until an operation arrives on the channel (which voids it):
+/// searched from any instant in `[from, to]`, the channel has no slot
+/// before `to`, and has one at `to` on chip `chip` unless that is
+/// [`SlotMemo::NONE`]. Without arrivals a channel's state only evolves by
+/// its own events, so the answer is fixed: a search from the next waiting
+/// write's arrival resumes at `to` instead of walking the channel's
+/// events again, and a channel busy past the best slot found so far is
+/// skipped in one comparison. Only speed: every placement is the one the
+/// full search makes (the events a search runs are those it ran before).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct SlotMemo {
+    from: Nanos,
+    to: Nanos,
+    chip: u32,
+}
+
+impl SlotMemo {
+    /// No chip found.
+    const NONE: u32 = u32::MAX;
+    /// Nothing known.
+    pub(super) const UNKNOWN: SlotMemo = SlotMemo { from: Nanos(u64::MAX), to: Nanos(0), chip: SlotMemo::NONE };
 }

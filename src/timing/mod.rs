@@ -194,6 +194,9 @@ pub struct Timing {
     token: Vec<u32>,
     /// Writes placed so far by dynamic allocation (its rotating start).
     placed: u64,
+    /// Per channel: what its last write-slot search learnt, kept until an
+    /// operation arrives on the channel ([`dynamic::SlotMemo`]).
+    slot_memo: Vec<dynamic::SlotMemo>,
 }
 
 impl Timing {
@@ -247,6 +250,7 @@ impl Timing {
             unplaced: VecDeque::new(),
             token: vec![0; g.channels as usize],
             placed: 0,
+            slot_memo: vec![dynamic::SlotMemo::UNKNOWN; g.channels as usize],
         }
     }
 
@@ -375,6 +379,8 @@ impl Timing {
     #[inline]
     pub(super) fn submit_op(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, ppn: u32) {
         let (h, local) = self.loc[chip as usize];
+        // New work on the channel: what a write-slot search learnt is void.
+        self.slot_memo[h as usize] = dynamic::SlotMemo::UNKNOWN;
         let ch = &mut self.channels[h as usize];
         ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
         let q = match kind {

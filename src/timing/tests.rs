@@ -353,3 +353,56 @@ fn hash_models_on_a_four_page_write() {
         assert_eq!(t.hash_load(), load, "{unit:?} {overlap:?} {engines} engines");
     }
 }
+
+#[cfg(test)]
+mod slot_memo {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One step of a random schedule: an operation arriving (0 read,
+    /// 1 program, 2 GC, 3 a waiting write) `dt` after the previous step on
+    /// `chip`, then placing the waiting writes served before `dt + reach`.
+    fn step() -> impl Strategy<Value = (u8, u32, u64, u64)> {
+        (0u8..4, 0u32..4, 0u64..150_000, 0u64..400_000)
+    }
+
+    proptest! {
+        /// What a channel's write-slot search remembers only saves work:
+        /// placing with the memo gives the placements (and, in the end,
+        /// the completions) of searching afresh every time.
+        #[test]
+        fn memo_places_as_a_fresh_search(steps in proptest::collection::vec(step(), 1..120)) {
+            let (mut a, mut b) = (rp(), rp());
+            let mut now = 0u64;
+            for (tag, &(kind, chip, dt, reach)) in steps.iter().enumerate() {
+                now += dt;
+                let (at, tag) = (Nanos(now), tag as u32);
+                for t in [&mut a, &mut b] {
+                    match kind {
+                        0 => t.submit(chip, at, OpKind::Read, tag),
+                        1 => t.submit(chip, at, OpKind::Program, tag),
+                        2 => t.submit(chip, at, OpKind::Gc(Nanos(300_000)), NO_TAG),
+                        _ => t.submit_unplaced(UnplacedWrite { at, tag, copy: 0, write: 0 }),
+                    }
+                }
+                loop {
+                    b.forget_slots();
+                    let (pa, pb) = (a.place_next(Nanos(now + reach)), b.place_next(Nanos(now + reach)));
+                    prop_assert_eq!(pa, pb);
+                    if pa.is_none() {
+                        break;
+                    }
+                }
+            }
+            loop {
+                b.forget_slots();
+                let (pa, pb) = (a.place_next(Nanos(u64::MAX)), b.place_next(Nanos(u64::MAX)));
+                prop_assert_eq!(pa, pb);
+                if pa.is_none() {
+                    break;
+                }
+            }
+            prop_assert_eq!(run(&mut a), run(&mut b));
+        }
+    }
+}
