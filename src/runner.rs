@@ -485,7 +485,7 @@ pub fn run_streamed_drawing(
     let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd), RunError> {
         let mut scan = new_scan();
         let mut ahead = Ahead::start(path, load, carry, (), |_, _| {})?;
-        while let Some(b) = ahead.next() {
+        while let Some(b) = ahead.next_batch() {
             scan.visit(&b);
             ahead.recycle(b);
         }
@@ -565,7 +565,7 @@ pub fn run_streamed_drawing(
     sim.replay_precondition(&pre)?;
     drop(pre);
     // The replay.
-    while let Some(b) = ahead.next() {
+    while let Some(b) = ahead.next_batch() {
         sim.replay_batch(&b, progress)?;
         ahead.recycle(b);
     }

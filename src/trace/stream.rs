@@ -196,7 +196,7 @@ type Joined<S> = Result<(StreamEnd, S), Halt>;
 /// The thread reads the file as [`stream`] does and runs `prepare` (with
 /// the caller's state `S`, handed back by [`Ahead::finish`]) on each
 /// batch, in order, before handing it over; the caller takes them with
-/// [`Ahead::next`] and gives each back with [`Ahead::recycle`]. The
+/// [`Ahead::next_batch`] and gives each back with [`Ahead::recycle`]. The
 /// batches are a pool of [`AHEAD_BATCHES`]: the thread waits for one to
 /// come back before it hands over another, so their buffers are used again
 /// and memory stays bounded as with [`stream`]. Same batches, same order,
@@ -249,11 +249,11 @@ impl<S: Send + 'static> Ahead<S> {
 
     /// The next batch, `None` after the last one. An error of the trace
     /// comes from [`Ahead::finish`].
-    pub fn next(&mut self) -> Option<Workload> {
+    pub fn next_batch(&mut self) -> Option<Workload> {
         self.rx.as_ref().and_then(|rx| rx.recv().ok())
     }
 
-    /// Gives a batch taken with [`Ahead::next`] back for reuse.
+    /// Gives a batch taken with [`Ahead::next_batch`] back for reuse.
     pub fn recycle(&mut self, b: Workload) {
         if let Some(back) = &self.back {
             // The thread may have finished: then the batch is dropped.
@@ -262,10 +262,10 @@ impl<S: Send + 'static> Ahead<S> {
     }
 
     /// The pass's account and the state back, or the trace's error: after
-    /// [`Ahead::next`] said `None` (batches not taken yet are read and
+    /// [`Ahead::next_batch`] said `None` (batches not taken yet are read and
     /// dropped first).
     pub fn finish(mut self) -> Result<(StreamEnd, S), TraceError> {
-        while let Some(b) = self.next() {
+        while let Some(b) = self.next_batch() {
             self.recycle(b);
         }
         match self.thread.take().map(join) {
@@ -339,7 +339,7 @@ mod tests {
     fn by_ahead(path: &Path) -> Seen {
         let mut seen = Vec::new();
         let mut ahead = Ahead::start(path, &opts(), None, 0usize, |n, _| *n += 1).unwrap();
-        while let Some(b) = ahead.next() {
+        while let Some(b) = ahead.next_batch() {
             seen.push(summary(&b));
             ahead.recycle(b);
         }
@@ -379,14 +379,14 @@ mod tests {
         for taken in [0, 1, AHEAD_BATCHES + 1] {
             let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
             for _ in 0..taken {
-                let b = ahead.next().unwrap();
+                let b = ahead.next_batch().unwrap();
                 ahead.recycle(b);
             }
             drop(ahead);
         }
         // `finish` before the end reads the rest.
         let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
-        let _kept = ahead.next().unwrap();
+        let _kept = ahead.next_batch().unwrap();
         assert_eq!(ahead.finish().unwrap().0.requests, 20 * BATCH_RECORDS as u64);
     }
 }
