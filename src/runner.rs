@@ -14,7 +14,7 @@ use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::series::TimeSeries;
 use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
-use crate::trace::stream::{stream, StreamEnd};
+use crate::trace::stream::{Ahead, Carry, StreamEnd};
 use crate::trace::{LoadOptions, TraceError};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{PreconditionRule, Preconditioner, Provenance, Workload, NO_CONTENT};
@@ -374,6 +374,48 @@ impl Distinct {
     }
 }
 
+/// Gives the writes of a streamed batch their contents, as [`prepare_for`]
+/// does on the held workload, and counts the realized dedup rate of the
+/// timed writes: on the thread that parses the second pass
+/// ([`run_streamed_drawing`]).
+struct Filler {
+    /// Contents are drawn (else every write gets `zeros`).
+    drawn: bool,
+    zeros: Vec<ContentId>,
+    drawer: Option<crate::content::ContentDrawer>,
+    /// The timed writes' contents.
+    rate: Distinct,
+}
+
+impl Filler {
+    /// Gives every write of `b` its contents.
+    fn fill(&mut self, b: &mut Workload) {
+        if !self.drawn {
+            b.contents.clear();
+            b.contents.extend_from_slice(&self.zeros);
+            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write) {
+                r.content = 0;
+            }
+        } else if let Some(d) = self.drawer.as_mut() {
+            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write && r.content == NO_CONTENT) {
+                r.content = b.contents.len() as u32;
+                d.draw(r.pages, &mut b.contents);
+            }
+        }
+    }
+
+    /// [`Filler::fill`] on a batch of timed requests, counting their
+    /// contents.
+    fn timed(&mut self, b: &mut Workload) {
+        self.fill(b);
+        if self.drawn {
+            for r in b.requests.iter().filter(|r| r.op == Op::Write) {
+                self.rate.add(b.content_of(r));
+            }
+        }
+    }
+}
+
 /// `run --trace FILE -p POLICY` without holding the trace (a run of several
 /// policies calls [`run_streamed_drawing`] once per policy): the file is
 /// read twice, in batches ([`crate::trace::stream`]). The first pass
@@ -439,17 +481,20 @@ pub fn run_streamed_drawing(
         pages_without: 0,
         longest_write: 0,
     };
-    let mut scan = new_scan();
-    let mut end = stream::<RunError>(path, load, None, &mut |b| {
-        scan.visit(b);
-        Ok(())
-    })?;
+    // Parsed on another thread ([`Ahead`]), scanned on this one.
+    let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd), RunError> {
+        let mut scan = new_scan();
+        let mut ahead = Ahead::start(path, load, carry, (), |_, _| {})?;
+        while let Some(b) = ahead.next_batch() {
+            scan.visit(&b);
+            ahead.recycle(b);
+        }
+        let (end, ()) = ahead.finish()?;
+        Ok((scan, end))
+    };
+    let (mut scan, mut end) = first_pass(None)?;
     if let Some(carry) = end.rescan.take() {
-        scan = new_scan();
-        end = stream::<RunError>(path, load, Some(carry), &mut |b| {
-            scan.visit(b);
-            Ok(())
-        })?;
+        (scan, end) = first_pass(Some(carry))?;
     }
     let Scan { pre, timed, first, last, read_pages, hinted, writes, writes_with, pages_without, longest_write } = scan;
     if writes_with > 0 && pages_without > 0 {
@@ -481,22 +526,7 @@ pub fn run_streamed_drawing(
             if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
         (space, name, 0)
     };
-    let zeros = vec![ContentId(0); longest as usize];
-    // Gives every write of `b` its contents, as prepare_for does.
-    let fill = |b: &mut Workload, drawer: &mut Option<crate::content::ContentDrawer>| {
-        if !drawn {
-            b.contents.clear();
-            b.contents.extend_from_slice(&zeros);
-            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write) {
-                r.content = 0;
-            }
-        } else if let Some(d) = drawer.as_mut() {
-            for r in b.requests.iter_mut().filter(|r| r.op == Op::Write && r.content == NO_CONTENT) {
-                r.content = b.contents.len() as u32;
-                d.draw(r.pages, &mut b.contents);
-            }
-        }
-    };
+    let mut filler = Filler { drawn, zeros: vec![ContentId(0); longest as usize], drawer, rate: Distinct::default() };
 
     let plan = crate::sim::ReplayPlan {
         timed,
@@ -513,6 +543,12 @@ pub fn run_streamed_drawing(
     if need && !drawn {
         return Err(RunError::NoContents(policy.to_string()));
     }
+    filler.fill(&mut pre);
+    // Pass 2 begins: parsed, and given its contents, on another thread
+    // ([`Ahead`]: the same batches in the same order), which reads its
+    // first batches while the device is built and preconditioned.
+    let carry = std::mem::take(&mut end.carry);
+    let mut ahead = Ahead::start(path, load, Some(carry), filler, Filler::timed)?;
     let mut sim = Simulation::replaying(
         cfg,
         &plan,
@@ -520,8 +556,7 @@ pub fn run_streamed_drawing(
         crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(SimError::from)?,
         opts.clone(),
     )?;
-    fill(&mut pre, &mut drawer);
-    let (mut timed_rate, mut pre_rate) = (Distinct::default(), Distinct::default());
+    let mut pre_rate = Distinct::default();
     if drawn {
         for r in &pre.requests {
             pre_rate.add(pre.content_of(r));
@@ -529,18 +564,12 @@ pub fn run_streamed_drawing(
     }
     sim.replay_precondition(&pre)?;
     drop(pre);
-    // Pass 2: the replay.
-    let carry = std::mem::take(&mut end.carry);
-    let end2 = stream::<RunError>(path, load, Some(carry), &mut |b| {
-        fill(b, &mut drawer);
-        if drawn {
-            for r in b.requests.iter().filter(|r| r.op == Op::Write) {
-                timed_rate.add(b.content_of(r));
-            }
-        }
-        sim.replay_batch(b, progress)?;
-        Ok(())
-    })?;
+    // The replay.
+    while let Some(b) = ahead.next_batch() {
+        sim.replay_batch(&b, progress)?;
+        ahead.recycle(b);
+    }
+    let (end2, Filler { rate: timed_rate, .. }) = ahead.finish()?;
     if end2.requests != timed {
         return Err(SimError::Order("the trace changed between its two passes").into());
     }

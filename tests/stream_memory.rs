@@ -94,7 +94,13 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let dir = std::env::temp_dir().join(format!("dedupsim-stream-memory-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (short, long) = (dir.join("short.ascii"), dir.join("long.ascii"));
-    let n = 20_000;
+    // Long enough for the short trace too to fill the reading pipeline
+    // (`trace::stream::AHEAD_BATCHES` batches parsed ahead on another
+    // thread, each of `BATCH_RECORDS` records): the batches in circulation
+    // are then the same for both.
+    let n = 40_000;
+    let circulating = (dedupsim::trace::stream::AHEAD_BATCHES + 2) * dedupsim::trace::stream::BATCH_RECORDS;
+    assert!(n as usize > circulating);
     write_trace(&short, n);
     write_trace(&long, 8 * n);
     let load = LoadOptions {
@@ -129,7 +135,7 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     assert_eq!(json(&s_short), json(&h_short));
     assert_eq!(json(&s_long), json(&h_long));
     assert_eq!(s_long.summary.read.count + s_long.summary.write.count, 8 * n);
-    // Held: the longer trace's 140,000 more requests are in memory (at
+    // Held: the longer trace's 280,000 more requests are in memory (at
     // least 16 bytes each); streamed: no more than 64 KiB more (batch
     // buffers are sized by the batch, not the trace).
     let extra = 7 * n as usize;

@@ -993,6 +993,24 @@ pub(super) struct Builder<'a> {
     read_intern: HashMap<PageHash, u32>,
 }
 
+/// Sets bits `from..to` of `bits` (long enough).
+fn mark(bits: &mut [u64], from: usize, to: usize) {
+    if from >= to {
+        return;
+    }
+    let (first, last) = (from / 64, (to - 1) / 64);
+    // Bits `from % 64..` of the first word, `..=(to - 1) % 64` of the last.
+    let head = !0u64 << (from % 64);
+    let tail = !0u64 >> (63 - (to - 1) % 64);
+    if first == last {
+        bits[first] |= head & tail;
+    } else {
+        bits[first] |= head;
+        bits[first + 1..last].fill(!0);
+        bits[last] |= tail;
+    }
+}
+
 /// Marks a provisional id of a content first seen in a read.
 const PAST_ONLY: u32 = 1 << 31;
 
@@ -1048,30 +1066,33 @@ impl<'a> Builder<'a> {
         if self.touched.len() < end.div_ceil(64) {
             self.touched.resize(end.div_ceil(64).max(self.touched.len() * 2), 0);
         }
+        let Some(h) = hashes.filter(|_| op == Op::Read) else {
+            // Nothing to note but the pages touched: a word at a time.
+            mark(&mut self.touched, l as usize, end);
+            return Ok(());
+        };
         for (k, lpn) in (l as usize..end).enumerate() {
             let (w, b) = (lpn / 64, 1u64 << (lpn % 64));
             if self.touched[w] & b != 0 {
                 continue;
             }
             self.touched[w] |= b;
-            if let (Op::Read, Some(h)) = (op, hashes) {
-                let hash = &h[k];
-                let id = match self.intern.get(hash) {
-                    Some(&id) => id,
-                    None => {
-                        let next = self.read_intern.len() as u32;
-                        if next >= PAST_ONLY {
-                            return Err(TraceError::Parse {
-                                path: self.path.to_path_buf(),
-                                line,
-                                reason: "more than 2^31 distinct contents read before written".into(),
-                            });
-                        }
-                        *self.read_intern.entry(*hash).or_insert(next) | PAST_ONLY
+            let hash = &h[k];
+            let id = match self.intern.get(hash) {
+                Some(&id) => id,
+                None => {
+                    let next = self.read_intern.len() as u32;
+                    if next >= PAST_ONLY {
+                        return Err(TraceError::Parse {
+                            path: self.path.to_path_buf(),
+                            line,
+                            reason: "more than 2^31 distinct contents read before written".into(),
+                        });
                     }
-                };
-                self.past.push((lpn as u32, id));
-            }
+                    *self.read_intern.entry(*hash).or_insert(next) | PAST_ONLY
+                }
+            };
+            self.past.push((lpn as u32, id));
         }
         Ok(())
     }
@@ -1473,6 +1494,30 @@ mod tests {
         let text: String = (0..200).map(|i| format!("{},{},8,1,1\n", 1538323200 + i / 100, i * 8)).collect();
         let l = load_from_reader(text.as_bytes(), Path::new("cbs.csv"), &LoadOptions::default()).unwrap();
         assert!(l.warnings.iter().any(|w| w.contains("200 requests arrive at 2 distinct times (up to 100")));
+    }
+
+    /// `mark` sets exactly the bits of its range: by hand at the word
+    /// edges, and against a bit at a time for every range below 200.
+    #[test]
+    fn mark_sets_a_range_of_bits() {
+        let mut b = [0u64; 4];
+        mark(&mut b, 63, 65);
+        assert_eq!(b, [1 << 63, 1, 0, 0]);
+        mark(&mut b, 2, 2);
+        mark(&mut b, 0, 1);
+        assert_eq!(b, [1 << 63 | 1, 1, 0, 0]);
+        mark(&mut b, 128, 256);
+        assert_eq!(b, [1 << 63 | 1, 1, !0, !0]);
+        for from in 0..200 {
+            for to in from..200 {
+                let (mut fast, mut slow) = ([0u64; 4], [0u64; 4]);
+                mark(&mut fast, from, to);
+                for i in from..to {
+                    slow[i / 64] |= 1 << (i % 64);
+                }
+                assert_eq!(fast, slow, "{from}..{to}");
+            }
+        }
     }
 
     #[test]

@@ -165,3 +165,228 @@ pub fn stream<E: From<TraceError>>(
         carry: Carry { bases: built.bases, intern },
     })
 }
+
+/// Batches in circulation between [`Ahead`]'s reading thread and its
+/// caller: the one being replayed and up to `AHEAD_BATCHES - 1` parsed
+/// ahead. A fixed pool, whatever the trace's length, so the memory they
+/// hold is that of `AHEAD_BATCHES + 2` batches (with [`stream`]'s own two).
+pub const AHEAD_BATCHES: usize = 4;
+
+/// Why the parsing thread stopped early.
+enum Halt {
+    /// The trace's own error, reported to the caller as [`stream`] would.
+    Trace(TraceError),
+    /// The caller stopped taking batches ([`Ahead`] dropped).
+    Stopped,
+}
+
+impl From<TraceError> for Halt {
+    fn from(e: TraceError) -> Self {
+        Halt::Trace(e)
+    }
+}
+
+/// What the parsing thread returns: the pass's account and the caller's
+/// state, with whatever `prepare` gathered in it.
+type Joined<S> = Result<(StreamEnd, S), Halt>;
+
+/// [`stream`] on a thread of its own, a few batches ahead of the caller
+/// (issue 26: the replay parses its trace on the machine's other core).
+///
+/// The thread reads the file as [`stream`] does and runs `prepare` (with
+/// the caller's state `S`, handed back by [`Ahead::finish`]) on each
+/// batch, in order, before handing it over; the caller takes them with
+/// [`Ahead::next_batch`] and gives each back with [`Ahead::recycle`]. The
+/// batches are a pool of [`AHEAD_BATCHES`]: the thread waits for one to
+/// come back before it hands over another, so their buffers are used again
+/// and memory stays bounded as with [`stream`]. Same batches, same order,
+/// same end, same errors: a line that does not parse is reported by
+/// [`Ahead::finish`] after every batch before it has been handed over, as
+/// [`stream`] reports it after calling its `each` on them. Dropping an
+/// `Ahead` early stops the thread at its next batch and waits for it.
+pub struct Ahead<S> {
+    rx: Option<std::sync::mpsc::Receiver<Workload>>,
+    back: Option<std::sync::mpsc::Sender<Workload>>,
+    thread: Option<std::thread::JoinHandle<Joined<S>>>,
+}
+
+impl<S: Send + 'static> Ahead<S> {
+    /// Starts reading `path` (the arguments of [`stream`]); `prepare` runs
+    /// on the reading thread, with `state`. An error only if the thread
+    /// cannot be started.
+    pub fn start(
+        path: &Path,
+        opts: &LoadOptions,
+        carry: Option<Carry>,
+        mut state: S,
+        prepare: fn(&mut S, &mut Workload),
+    ) -> Result<Ahead<S>, TraceError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Workload>(AHEAD_BATCHES);
+        let (back, spare) = std::sync::mpsc::channel::<Workload>();
+        for _ in 0..AHEAD_BATCHES {
+            // Cannot fail: `spare` is alive.
+            let _ = back.send(Workload::default());
+        }
+        let (name, path, opts) = (path.to_path_buf(), path.to_path_buf(), opts.clone());
+        let reading = move || {
+            let end = stream::<Halt>(&path, &opts, carry, &mut |b| {
+                prepare(&mut state, b);
+                let mut out = spare.recv().map_err(|_| Halt::Stopped)?;
+                // `stream` clears what it gets back before filling it.
+                std::mem::swap(&mut out.requests, &mut b.requests);
+                std::mem::swap(&mut out.contents, &mut b.contents);
+                std::mem::swap(&mut out.hints, &mut b.hints);
+                tx.send(out).map_err(|_| Halt::Stopped)
+            })?;
+            Ok((end, state))
+        };
+        let thread = std::thread::Builder::new()
+            .name("trace reader".into())
+            .spawn(reading)
+            .map_err(|source| TraceError::Io { path: name, source })?;
+        Ok(Ahead { rx: Some(rx), back: Some(back), thread: Some(thread) })
+    }
+
+    /// The next batch, `None` after the last one. An error of the trace
+    /// comes from [`Ahead::finish`].
+    pub fn next_batch(&mut self) -> Option<Workload> {
+        self.rx.as_ref().and_then(|rx| rx.recv().ok())
+    }
+
+    /// Gives a batch taken with [`Ahead::next_batch`] back for reuse.
+    pub fn recycle(&mut self, b: Workload) {
+        if let Some(back) = &self.back {
+            // The thread may have finished: then the batch is dropped.
+            let _ = back.send(b);
+        }
+    }
+
+    /// The pass's account and the state back, or the trace's error: after
+    /// [`Ahead::next_batch`] said `None` (batches not taken yet are read and
+    /// dropped first).
+    pub fn finish(mut self) -> Result<(StreamEnd, S), TraceError> {
+        while let Some(b) = self.next_batch() {
+            self.recycle(b);
+        }
+        match self.thread.take().map(join) {
+            Some(Ok(done)) => Ok(done),
+            Some(Err(Halt::Trace(e))) => Err(e),
+            // Only closed channels stop the thread, and `self` holds them
+            // open; `thread` is taken only here and in `drop`.
+            Some(Err(Halt::Stopped)) | None => unreachable!("the trace reader stopped by nobody"),
+        }
+    }
+}
+
+/// Waits for the reading thread; its panic is the caller's.
+fn join<S>(h: std::thread::JoinHandle<Joined<S>>) -> Joined<S> {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+impl<S> Drop for Ahead<S> {
+    fn drop(&mut self) {
+        // Both channels closed: the thread stops at its next send or wait.
+        (self.rx, self.back) = (None, None);
+        if let Some(h) = self.thread.take() {
+            // An early stop: the thread's end or error is not wanted.
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Nanos;
+    use std::io::Write;
+
+    /// An SSDsim ASCII trace of `n` one-page writes, line `bad` (1-based)
+    /// unparsable.
+    fn trace(n: u64, bad: Option<u64>) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for i in 1..=n {
+            if Some(i) == bad {
+                writeln!(f, "{i}000 0 x 8 0").unwrap();
+            } else {
+                writeln!(f, "{i}000 0 {} 8 0", (i % 97) * 8).unwrap();
+            }
+        }
+        f.flush().unwrap();
+        f
+    }
+
+    fn opts() -> LoadOptions {
+        LoadOptions { format: Some(TraceFormat::Ssdsim), ..LoadOptions::default() }
+    }
+
+    /// Each batch's (first lpn, arrival, requests), and the end's request
+    /// count or the error's message.
+    type Seen = (Vec<(u32, Nanos, usize)>, Result<u64, String>);
+
+    fn summary(b: &Workload) -> (u32, Nanos, usize) {
+        (b.requests[0].lpn, b.requests[0].arrival, b.requests.len())
+    }
+
+    fn by_stream(path: &Path) -> Seen {
+        let mut seen = Vec::new();
+        let end = stream::<TraceError>(path, &opts(), None, &mut |b| {
+            seen.push(summary(b));
+            Ok(())
+        });
+        (seen, end.map(|e| e.requests).map_err(|e| e.to_string()))
+    }
+
+    fn by_ahead(path: &Path) -> Seen {
+        let mut seen = Vec::new();
+        let mut ahead = Ahead::start(path, &opts(), None, 0usize, |n, _| *n += 1).unwrap();
+        while let Some(b) = ahead.next_batch() {
+            seen.push(summary(&b));
+            ahead.recycle(b);
+        }
+        let end = ahead.finish().map(|(e, prepared)| {
+            assert_eq!(prepared, seen.len(), "`prepare` ran once per batch, on the batches handed over");
+            e.requests
+        });
+        (seen, end.map_err(|e| e.to_string()))
+    }
+
+    /// The batches of [`Ahead`] are [`stream`]'s, in order, and so is its
+    /// end: with a line that does not parse in the second half, every batch
+    /// before it, then the same `file:line: reason` error.
+    #[test]
+    fn ahead_hands_over_streams_batches_and_errors() {
+        let n = 10 * BATCH_RECORDS as u64 + 5;
+        let good = trace(n, None);
+        let (batches, end) = by_ahead(good.path());
+        assert_eq!(batches.len(), 11);
+        assert_eq!(end, Ok(n));
+        assert_eq!((batches, end), by_stream(good.path()));
+        let line = 7 * BATCH_RECORDS as u64 + 100;
+        let bad = trace(n, Some(line));
+        let (batches, end) = by_ahead(bad.path());
+        assert_eq!(batches.len(), 7, "the batches before the bad line's");
+        let msg = end.as_ref().unwrap_err();
+        assert!(msg.starts_with(&format!("{}:{line}: ", bad.path().display())), "{msg}");
+        assert_eq!((batches, end), by_stream(bad.path()));
+    }
+
+    /// A caller that stops early (an error of its own) drops the `Ahead`:
+    /// its thread stops and is waited for, whether it was blocked handing
+    /// over a batch or waiting for one to come back.
+    #[test]
+    fn dropping_ahead_stops_its_thread() {
+        let f = trace(20 * BATCH_RECORDS as u64, None);
+        for taken in [0, 1, AHEAD_BATCHES + 1] {
+            let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+            for _ in 0..taken {
+                let b = ahead.next_batch().unwrap();
+                ahead.recycle(b);
+            }
+            drop(ahead);
+        }
+        // `finish` before the end reads the rest.
+        let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+        let _kept = ahead.next_batch().unwrap();
+        assert_eq!(ahead.finish().unwrap().0.requests, 20 * BATCH_RECORDS as u64);
+    }
+}

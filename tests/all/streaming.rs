@@ -141,6 +141,41 @@ fn a_record_beyond_the_capacity_is_the_loaders_error() {
     assert_eq!(r.unwrap_err().to_string(), held);
 }
 
+/// A line that does not parse in the trace's second half, several
+/// batches in (the passes are parsed on another thread): the streamed run
+/// stops with the loader's `file:line: reason`.
+#[test]
+fn a_bad_line_late_in_the_trace_is_the_loaders_error() {
+    let d = dir("late-error");
+    let cfg = Config::preset("tiny").unwrap();
+    let path = d.0.join("late.ascii");
+    let bad = 25_000;
+    let text: String = (1..=30_000u64)
+        .map(|i| {
+            if i == bad {
+                format!("{i}000 0 8 eight 1\n")
+            } else {
+                format!("{i}000 0 {} 8 {}\n", (i % 100) * 8, i % 2)
+            }
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let load = LoadOptions { format: Some(dedupsim::trace::TraceFormat::Ssdsim), ..load_opts(&cfg) };
+    let held = dedupsim::trace::load(&path, &load).unwrap_err().to_string();
+    assert!(held.starts_with(&format!("{}:{bad}: ", path.display())), "{held}");
+    let r = runner::run_streamed(
+        &cfg,
+        &path,
+        &load,
+        &ContentModel::default(),
+        "native",
+        &RunOptions::default(),
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    assert_eq!(r.unwrap_err().to_string(), held);
+}
+
 /// The CLI's choice of path changes no byte: a small trace loaded whole
 /// (the default below 32 MiB), forced to stream (`--stream`), and
 /// `--load-whole` give the same JSON; `--stream` with `--load-whole` is a
