@@ -204,6 +204,12 @@ pub trait Engine: Send {
     /// last sharer unmapped).
     fn forget(&mut self, _content: ContentId, _fingerprint: u64, _entry: EntryId) {}
 
+    /// Hints the CPU to fetch what [`Engine::forget`] of this copy will
+    /// touch: the simulator calls it for every copy freed in one batch at
+    /// `step` 0, then 1, before forgetting them, so their cache misses
+    /// overlap. Speed only: it must not change any state or result.
+    fn prefetch_forget(&self, _fingerprint: u64, _step: u32) {}
+
     /// Hints the CPU to fetch what looking up `fingerprint` will touch: the
     /// simulator calls it for the pages of upcoming writes, at `step` 0, 1
     /// and 2, each a few requests closer to the write than the previous,

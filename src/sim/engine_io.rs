@@ -41,6 +41,13 @@ impl<'w> Simulation<'w> {
         if self.ftl.has_freed() {
             self.ftl.take_freed(&mut self.freed);
             let fps = self.fingerprints.as_deref();
+            if self.freed.len() > 1 {
+                for step in 0..2 {
+                    for &(c, _) in &self.freed {
+                        self.engine.prefetch_forget(Fingerprints::of(fps, c), step);
+                    }
+                }
+            }
             for &(c, e) in &self.freed {
                 self.engine.forget(c, Fingerprints::of(fps, c), e);
             }
