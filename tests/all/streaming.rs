@@ -120,6 +120,21 @@ fn a_trace_with_several_volumes_streams_with_a_third_reading() {
     }
 }
 
+/// The error a streamed Native run of `path` stops with.
+fn streamed_error(cfg: &Config, path: &Path, load: &LoadOptions) -> String {
+    let r = runner::run_streamed(
+        cfg,
+        path,
+        load,
+        &ContentModel::default(),
+        "native",
+        &RunOptions::default(),
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    r.unwrap_err().to_string()
+}
+
 #[test]
 fn a_record_beyond_the_capacity_is_the_loaders_error() {
     let d = dir("errors");
@@ -128,17 +143,7 @@ fn a_record_beyond_the_capacity_is_the_loaders_error() {
     std::fs::write(&path, "# dedupsim-trace v1\n0 W 0 4096\n1 W 99999999 4096\n2 R 0 4096\n").unwrap();
     let load = load_opts(&cfg);
     let held = dedupsim::trace::load(&path, &load).unwrap_err().to_string();
-    let r = runner::run_streamed(
-        &cfg,
-        &path,
-        &load,
-        &ContentModel::default(),
-        "native",
-        &RunOptions::default(),
-        &mut |_| {},
-        &mut |_, _| {},
-    );
-    assert_eq!(r.unwrap_err().to_string(), held);
+    assert_eq!(streamed_error(&cfg, &path, &load), held);
 }
 
 /// A line that does not parse in the trace's second half, several
@@ -163,17 +168,7 @@ fn a_bad_line_late_in_the_trace_is_the_loaders_error() {
     let load = LoadOptions { format: Some(dedupsim::trace::TraceFormat::Ssdsim), ..load_opts(&cfg) };
     let held = dedupsim::trace::load(&path, &load).unwrap_err().to_string();
     assert!(held.starts_with(&format!("{}:{bad}: ", path.display())), "{held}");
-    let r = runner::run_streamed(
-        &cfg,
-        &path,
-        &load,
-        &ContentModel::default(),
-        "native",
-        &RunOptions::default(),
-        &mut |_| {},
-        &mut |_, _| {},
-    );
-    assert_eq!(r.unwrap_err().to_string(), held);
+    assert_eq!(streamed_error(&cfg, &path, &load), held);
 }
 
 /// The CLI's choice of path changes no byte: a small trace loaded whole
