@@ -203,12 +203,15 @@ impl<'w> Simulation<'w> {
     /// trigger GC there, and the LPNs waiting for it are mapped then (its
     /// own and its duplicates', unless a later write or trim of the LPN
     /// came first: [`crate::ftl::Ftl::place`]). A write's DOF is counted
-    /// once the copies of all its pages are placed.
-    pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<(), SimError> {
+    /// once the copies of all its pages are placed. Returns the latest
+    /// instant a write was placed at (zero if none was).
+    pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<Nanos, SimError> {
+        let mut latest = Nanos::ZERO;
         while let Some(placed) = self.timing.place_next(until) {
+            latest = latest.max(placed.at);
             self.placed(placed)?;
         }
-        Ok(())
+        Ok(latest)
     }
 
     /// Places the waiting page writes a driver that hands out completions

@@ -62,10 +62,7 @@ impl<'w> Simulation<'w> {
         let mut idle_from = self.clock.idle_start();
         let idle_work = self.engine_wants_idle() || self.policy.wants_idle();
         if self.alloc.dynamic() && idle_work {
-            while let Some(placed) = self.timing.place_next(Nanos(u64::MAX)) {
-                idle_from = idle_from.max(placed.at);
-                self.placed(placed)?;
-            }
+            idle_from = idle_from.max(self.place_unplaced(Nanos(u64::MAX))?);
         }
         self.offer_idle(idle_from, None)?;
         if self.alloc.dynamic() {
