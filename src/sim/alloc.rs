@@ -203,7 +203,8 @@ impl<'w> Simulation<'w> {
     /// trigger GC there, and the LPNs waiting for it are mapped then (its
     /// own and its duplicates', unless a later write or trim of the LPN
     /// came first: [`crate::ftl::Ftl::place`]). A write's DOF is counted
-    /// once the copies of all its pages are placed. Returns the latest
+    /// once the copies of all its pages are placed (after the batch: the
+    /// writes are counted in write order all the same). Returns the latest
     /// instant a write was placed at (zero if none was).
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<Nanos, SimError> {
         let mut latest = Nanos::ZERO;
@@ -211,6 +212,7 @@ impl<'w> Simulation<'w> {
             latest = latest.max(placed.at);
             self.placed(placed)?;
         }
+        self.count_placed_files();
         Ok(latest)
     }
 
@@ -242,10 +244,12 @@ impl<'w> Simulation<'w> {
                 None => break,
             }
         }
+        self.count_placed_files();
         Ok(())
     }
 
-    /// A waiting page write was placed ([`Simulation::place_unplaced`]).
+    /// A waiting page write was placed ([`Simulation::place_unplaced`]); its
+    /// write's DOF is counted after the batch ([`Simulation::count_placed_files`]).
     pub(super) fn placed(&mut self, placed: crate::timing::Placed) -> Result<(), SimError> {
         let (page, chip, t) = (placed.write, placed.chip, placed.at);
         if self.observing_ops {
@@ -254,7 +258,10 @@ impl<'w> Simulation<'w> {
         let planes = self.chip_level.unit_planes(chip);
         let ptr = &mut self.chip_ptr[chip as usize];
         let plane = planes[*ptr as usize];
-        *ptr = (*ptr + 1) % planes.len() as u32;
+        *ptr += 1;
+        if *ptr == planes.len() as u32 {
+            *ptr = 0;
+        }
         let content = self.ftl.entry(page.copy).content;
         let mut mapped = std::mem::take(&mut self.placed_lpns);
         mapped.clear();
@@ -273,7 +280,6 @@ impl<'w> Simulation<'w> {
                 self.unit_placed(f, unit);
             }
         }
-        self.count_placed_files();
         self.apply_completions();
         Ok(())
     }
