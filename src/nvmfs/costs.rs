@@ -56,10 +56,15 @@ pub enum IndexLock {
     /// lookups take no lock, and an insert locks only its own bucket, which
     /// threads writing different contents (each FIO thread its own file)
     /// do not share. No thread waits for another. The default, for every
-    /// scheme: the paper describes no other lock for NV-Dedup.
+    /// scheme. NV-Dedup's too: the paper describes no lock for it, and its
+    /// reimplementation (footnote 3, github.com/Light-Dedup/nv-dedup, read
+    /// for its rules) searches and updates its fingerprint tables with no
+    /// lock; its only global lock is a mutex around the metadata free
+    /// list's pop (push) for each new (freed) block, a list operation of a
+    /// few tens of ns, not modelled.
     Rcu,
-    /// One lock over the whole index (not in the paper; a sensitivity
-    /// option): a block that consults the index holds it from its lookup
+    /// One lock over the whole index (not in the paper nor in NV-Dedup's
+    /// reimplementation; a sensitivity option, an upper bound): a block that consults the index holds it from its lookup
     /// until the block is identified (the entry read, NV-Dedup's MD5,
     /// Light-Dedup's verify read and comparison); a new entry's insert is
     /// inside the lookup's `index_ns`. Waiters queue first come, first
