@@ -457,7 +457,7 @@ pub fn no_params(ctx: &EngineContext, name: &str) -> Result<(), EngineError> {
 /// remember against the FTL: a stored copy may have been freed since).
 /// A copy waiting to be placed (`allocation = "dynamic"`,
 /// [`Ftl::entry_held`]) is live: a duplicate of it is referenced, and a
-/// read of it (its `ppn` is [`crate::ftl::UNPLACED`]) is served from the
+/// read of it (its `ppn` is no page: [`crate::ftl::Ftl::is_unplaced`]) is served from the
 /// controller's write buffer by the simulator (docs/simulator.md,
 /// "Dynamic allocation").
 #[inline]

@@ -1,6 +1,6 @@
 //! Full-state invariant checks for the FTL (used by `--check` and tests).
 
-use super::{EntryId, Ftl, UNPLACED};
+use super::{EntryId, Ftl};
 use crate::units::Ppn;
 use thiserror::Error;
 
@@ -40,12 +40,15 @@ impl Ftl {
             }
             let e = (m - 1) as usize;
             ensure!(e < self.entries.len(), "LPN {lpn} maps to unknown entry {e}");
-            ensure!(self.entries[e].ppn != UNPLACED, "LPN {lpn} maps to entry {e}, which has no page yet");
+            ensure!(!self.is_unplaced(self.entries[e].ppn), "LPN {lpn} maps to entry {e}, which has no page yet");
             refs[e] += 1;
         }
-        for (e, n) in self.deferred.waiting_on() {
+        for (e, slot, n) in self.deferred.waiting_on() {
             ensure!((e as usize) < self.entries.len(), "LPNs wait for unknown entry {e}");
-            ensure!(self.entries[e as usize].ppn == UNPLACED, "LPNs wait for entry {e}, which is placed");
+            ensure!(
+                self.entries[e as usize].ppn == super::deferred::slot_ppn(slot),
+                "LPNs wait for entry {e} in slot {slot}, but the entry does not name that slot (placed, or another's)"
+            );
             refs[e as usize] += n;
         }
         ensure!(self.deferred.counts_agree(), "the waiting maps per LPN do not add up");
@@ -58,7 +61,7 @@ impl Ftl {
                 ent.refs,
                 refs[e]
             );
-            if ent.refs > 0 && ent.ppn == UNPLACED {
+            if ent.refs > 0 && self.is_unplaced(ent.ppn) {
                 reserved += 1;
             } else if ent.refs > 0 {
                 live += 1;

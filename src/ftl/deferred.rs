@@ -23,20 +23,25 @@
 use super::{Entry, EntryId, Ftl, FtlError, GcWork};
 use crate::fastmap::FastMap;
 use crate::units::{ContentId, Lpn, Ppn};
-use std::collections::HashMap;
-
-/// The physical page of an entry that has none yet ([`Ftl::reserve`]).
-pub const UNPLACED: Ppn = Ppn(u32::MAX);
+use std::collections::{hash_map, HashMap};
 
 /// The waiting maps (see the module doc). Empty unless dynamic allocation
-/// reserves copies: then one hash-map test per mapping change. Keyed by
-/// integers with [`FastMap`]'s multiply-fold hasher; nothing iterates them
-/// in an order that reaches a result (the invariant check only counts).
+/// reserves copies. A reserved entry's waiting maps sit in a slab, in the
+/// slot its `ppn` names (`u32::MAX - slot`, above every page of the
+/// device: [`Ftl::is_unplaced`]), so finding them hashes nothing; the
+/// per-LPN state is a hash map keyed with [`FastMap`]'s multiply-fold
+/// hasher, probed once per mapping change of a waiting LPN. Both are as
+/// large as the backlog of waiting writes, which on a device that falls
+/// behind reaches hundreds of thousands (a probe is then a cache miss).
+/// Nothing iterates them in an order that reaches a result (the
+/// invariant check only counts).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Deferred {
-    /// Per reserved entry: the LPNs to map to it once placed, with their
-    /// write numbers, in processing order.
-    waiting: FastMap<EntryId, Waits>,
+    /// Per slot: the waiting maps of the reserved entry using it, or a free
+    /// slot (`entry` [`Waits::FREE`]), reused with its vector's capacity.
+    slots: Vec<Waits>,
+    /// Free slots, the last freed first.
+    free: Vec<u32>,
     /// Per LPN with waiting maps: how many, and the number of the write
     /// its current mapping reflects (0: one older than every waiting map).
     lpns: FastMap<u32, (u32, u64)>,
@@ -50,17 +55,20 @@ pub(super) struct Deferred {
 /// when used.
 #[derive(Clone, Debug)]
 struct Waits {
+    /// The reserved entry ([`Waits::FREE`]: a free slot).
+    entry: EntryId,
+    /// How many maps wait (the first, then `more`).
+    n: u32,
     first: (Lpn, u64),
     more: Vec<(Lpn, u64)>,
 }
 
 impl Waits {
-    fn len(&self) -> usize {
-        1 + self.more.len()
-    }
+    /// The `entry` of a free slot.
+    const FREE: EntryId = EntryId::MAX;
 
     fn iter(&self) -> impl Iterator<Item = &(Lpn, u64)> {
-        std::iter::once(&self.first).chain(&self.more)
+        std::iter::once(&self.first).take(self.n.min(1) as usize).chain(&self.more)
     }
 }
 
@@ -82,28 +90,57 @@ impl Deferred {
     /// invariant check).
     pub(super) fn counts_agree(&self) -> bool {
         let mut per_lpn: HashMap<u32, u32> = HashMap::new();
-        for v in self.waiting.values() {
-            for &(lpn, _) in v.iter() {
+        for w in self.slots.iter().filter(|w| w.entry != Waits::FREE) {
+            for &(lpn, _) in w.iter() {
                 *per_lpn.entry(lpn.0).or_default() += 1;
             }
         }
         per_lpn.len() == self.lpns.len() && per_lpn.iter().all(|(l, &n)| self.lpns.get(l).map(|s| s.0) == Some(n))
     }
 
-    /// The waiting maps to `e`, for the invariant check.
-    pub(super) fn waiting_on(&self) -> impl Iterator<Item = (EntryId, u32)> + '_ {
-        self.waiting.iter().map(|(&e, v)| (e, v.len() as u32))
+    /// The reserved entries with their slots and how many maps wait for
+    /// each, for the invariant check.
+    pub(super) fn waiting_on(&self) -> impl Iterator<Item = (EntryId, u32, u32)> + '_ {
+        (self.slots.iter().enumerate()).filter(|(_, w)| w.entry != Waits::FREE).map(|(s, w)| (w.entry, s as u32, w.n))
     }
 }
 
+/// The `ppn` of a reserved entry whose waiting maps are in slab slot
+/// `slot`.
+#[inline]
+pub(super) fn slot_ppn(slot: u32) -> Ppn {
+    Ppn(u32::MAX - slot)
+}
+
 impl Ftl {
+    /// Whether `ppn` is not a page but the mark of a copy waiting for one
+    /// ([`Ftl::reserve`]): it lies above every physical page.
+    #[inline]
+    pub fn is_unplaced(&self, ppn: Ppn) -> bool {
+        ppn.0 >= self.geo.planes * self.geo.pages_per_plane
+    }
+
     /// Creates the entry of a new copy of `content` that has no physical
     /// page yet (pinned, refs = 1, like [`Ftl::program`]'s); [`Ftl::place`]
     /// gives it one. When `index` is true and the content has no primary
     /// copy yet, it becomes the fingerprint index's primary at once, so
-    /// duplicates written meanwhile reference it.
-    pub fn reserve(&mut self, content: ContentId, index: bool) -> EntryId {
-        let ent = Entry { ppn: UNPLACED, refs: 1, content };
+    /// duplicates written meanwhile reference it. Fails when more copies
+    /// wait than page numbers remain above the device's pages.
+    pub fn reserve(&mut self, content: ContentId, index: bool) -> Result<EntryId, FtlError> {
+        let d = &mut self.deferred;
+        let slot = match d.free.pop() {
+            Some(s) => s,
+            None => {
+                let s = d.slots.len() as u32;
+                let pages = self.geo.planes * self.geo.pages_per_plane;
+                if s > u32::MAX - pages {
+                    return Err(FtlError::TooManyWaiting { waiting: u64::from(s), pages });
+                }
+                d.slots.push(Waits { entry: Waits::FREE, n: 0, first: (Lpn(0), 0), more: Vec::new() });
+                s
+            }
+        };
+        let ent = Entry { ppn: slot_ppn(slot), refs: 1, content };
         let e = match self.free_entries.pop() {
             Some(e) => {
                 self.entries[e as usize] = ent;
@@ -114,17 +151,21 @@ impl Ftl {
                 (self.entries.len() - 1) as u32
             }
         };
+        let w = &mut self.deferred.slots[slot as usize];
+        w.entry = e;
+        w.n = 0;
+        w.more.clear();
         if index {
             self.index_copy(content, e);
         }
-        e
+        Ok(e)
     }
 
     /// Whether entry `e` has a physical page (not a copy [`Ftl::reserve`]d
     /// and not yet placed).
     #[inline]
     pub fn is_placed(&self, e: EntryId) -> bool {
-        self.entries[e as usize].ppn != UNPLACED
+        !self.is_unplaced(self.entries[e as usize].ppn)
     }
 
     /// Maps `lpn` to the reserved entry `e` once it is placed, consuming a
@@ -132,16 +173,17 @@ impl Ftl {
     /// then `lpn` keeps its mapping.
     pub fn map_pinned_when_placed(&mut self, lpn: Lpn, e: EntryId) {
         debug_assert!(!self.is_placed(e), "entry {e} is placed already: map it now");
+        let slot = u32::MAX - self.entries[e as usize].ppn.0;
         let d = &mut self.deferred;
         d.seq += 1;
         d.lpns.entry(lpn.0).or_insert((0, 0)).0 += 1;
-        let w = (lpn, d.seq);
-        match d.waiting.entry(e) {
-            std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().more.push(w),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(Waits { first: w, more: Vec::new() });
-            }
+        let w = &mut d.slots[slot as usize];
+        if w.n == 0 {
+            w.first = (lpn, d.seq);
+        } else {
+            w.more.push((lpn, d.seq));
         }
+        w.n += 1;
     }
 
     /// Places the reserved entry `e` on the next page of `plane` and maps
@@ -152,21 +194,31 @@ impl Ftl {
     /// [`Ftl::program_in_plane`]).
     pub fn place(&mut self, e: EntryId, plane: u32, mapped: &mut Vec<Lpn>) -> Result<(Ppn, Option<GcWork>), FtlError> {
         debug_assert!(!self.is_placed(e) && self.entries[e as usize].refs > 0, "placing entry {e} twice or dead");
+        let slot = u32::MAX - self.entries[e as usize].ppn.0;
         let ppn = self.alloc_page(plane)?;
         self.entries[e as usize].ppn = ppn;
         self.live_entries += 1;
         self.p2e.set(ppn, e + 1);
         let gc = self.gc_after_program(plane)?;
-        let Some(waits) = self.deferred.waiting.remove(&e) else { return Ok((ppn, gc)) };
-        for (lpn, s) in std::iter::once(waits.first).chain(waits.more) {
-            let st = self.deferred.lpns.get_mut(&lpn.0).expect("a waiting LPN is counted");
+        let w = &mut self.deferred.slots[slot as usize];
+        w.entry = Waits::FREE;
+        let (n, first) = (w.n, w.first);
+        // The vector stays with the slot, its capacity reused.
+        let mut more = std::mem::take(&mut w.more);
+        self.deferred.free.push(slot);
+        for (lpn, s) in std::iter::once(first).take(n.min(1) as usize).chain(more.drain(..)) {
+            // One probe of the per-LPN table for the update and the removal.
+            let hash_map::Entry::Occupied(mut o) = self.deferred.lpns.entry(lpn.0) else {
+                unreachable!("a waiting LPN is counted");
+            };
+            let st = o.get_mut();
             st.0 -= 1;
             let current = s > st.1;
             if current {
                 st.1 = s;
             }
             if st.0 == 0 {
-                self.deferred.lpns.remove(&lpn.0);
+                o.remove();
             }
             if current {
                 self.remap(lpn, e);
@@ -175,6 +227,7 @@ impl Ftl {
                 self.release(e);
             }
         }
+        self.deferred.slots[slot as usize].more = more;
         Ok((ppn, gc))
     }
 }

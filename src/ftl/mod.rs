@@ -70,7 +70,6 @@ mod relocation;
 mod revmap;
 
 pub use check::InvariantViolation;
-pub use deferred::UNPLACED;
 pub use gc::{GcPreference, GcWork};
 pub use params::{FtlParams, GcConfig, GcRule};
 
@@ -152,6 +151,11 @@ pub enum FtlError {
          use a larger device, or replay the trace with --wrap"
     )]
     OutOfRange { lpn: u64, capacity: u64 },
+    #[error(
+        "{waiting} copies wait to be placed (allocation = \"dynamic\"), more than the page numbers above the device's \
+         {pages} pages can name; use a smaller device or another allocation"
+    )]
+    TooManyWaiting { waiting: u64, pages: u32 },
 }
 
 /// One live physical copy (see the module doc).
@@ -466,7 +470,7 @@ impl Ftl {
 
     /// The entry `e` if it is held: a live copy ([`Ftl::entry_live`]) or a
     /// copy still waiting for its page ([`Ftl::reserve`], whose `ppn` is
-    /// [`UNPLACED`]). Without dynamic allocation the same as `entry_live`.
+    /// [`Ftl::is_unplaced`]). Without dynamic allocation the same as `entry_live`.
     #[inline]
     pub fn entry_held(&self, e: EntryId) -> Option<&Entry> {
         self.entries.get(e as usize).filter(|ent| ent.refs > 0)
@@ -476,7 +480,7 @@ impl Ftl {
     /// still waiting for its page, [`Ftl::reserve`]).
     #[inline]
     pub fn entry_live(&self, e: EntryId) -> Option<&Entry> {
-        self.entries.get(e as usize).filter(|ent| ent.refs > 0 && ent.ppn != UNPLACED)
+        self.entries.get(e as usize).filter(|ent| ent.refs > 0 && !self.is_unplaced(ent.ppn))
     }
 
     /// Starts logging every freed copy (content, entry), for a dedup engine
@@ -567,7 +571,7 @@ impl Ftl {
         }
         if ent.refs == 0 {
             let ent = *ent;
-            debug_assert!(ent.ppn != UNPLACED, "entry {e} freed before it was placed");
+            debug_assert!(!self.is_unplaced(ent.ppn), "entry {e} freed before it was placed");
             self.p2e.set(ent.ppn, 0);
             let b = self.geo.block_of(ent.ppn) as usize;
             // Wrapping: an active block's count excludes its programmed pages.

@@ -346,7 +346,7 @@ fn a_copy_placed_later_maps_the_lpns_waiting_for_it() {
         ftl.map_pinned(Lpn(l), e);
     }
     let old0 = ftl.lookup(Lpn(0)).unwrap();
-    let e = ftl.reserve(ContentId(7), true);
+    let e = ftl.reserve(ContentId(7), true).unwrap();
     assert!(!ftl.is_placed(e));
     ftl.map_pinned_when_placed(Lpn(0), e);
     // A duplicate written meanwhile finds the waiting copy and waits too.
@@ -378,7 +378,7 @@ fn a_copy_placed_later_maps_the_lpns_waiting_for_it() {
     ftl.check_invariants().unwrap();
 
     // Every waiting map stale (a trim came later): placed, then freed.
-    let f = ftl.reserve(ContentId(8), true);
+    let f = ftl.reserve(ContentId(8), true).unwrap();
     ftl.map_pinned_when_placed(Lpn(5), f);
     ftl.unmap(Lpn(5));
     ftl.check_invariants().unwrap();
@@ -391,8 +391,8 @@ fn a_copy_placed_later_maps_the_lpns_waiting_for_it() {
 
     // Two waiting maps of one LPN whose copies are placed out of write
     // order: the later write wins; the earlier one is not applied.
-    let g = ftl.reserve(ContentId(9), true);
-    let h = ftl.reserve(ContentId(10), true);
+    let g = ftl.reserve(ContentId(9), true).unwrap();
+    let h = ftl.reserve(ContentId(10), true).unwrap();
     ftl.map_pinned_when_placed(Lpn(6), g);
     ftl.map_pinned_when_placed(Lpn(6), h);
     ftl.pin(g);

@@ -5,7 +5,7 @@ use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::Simulation;
 use crate::engine::{self, FlashOp, Verdict, When, WritePage};
-use crate::ftl::{EntryId, UNPLACED};
+use crate::ftl::EntryId;
 use crate::policy::Dup;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::Nanos;
@@ -98,7 +98,7 @@ impl<'w> Simulation<'w> {
     #[inline]
     pub(super) fn existing(&self, e: EntryId) -> Dup {
         let ent = self.ftl.entry(e);
-        if ent.ppn == UNPLACED {
+        if self.ftl.is_unplaced(ent.ppn) {
             // Reserved for a write that dynamic allocation has not placed yet.
             return Dup::Waiting { entry: e, refs: ent.refs };
         }
@@ -107,13 +107,13 @@ impl<'w> Simulation<'w> {
 
     /// The chip of an engine's flash operation and the operation kind;
     /// `None` for a read of a copy waiting to be placed (`allocation =
-    /// "dynamic"`: its `ppn` is [`UNPLACED`]), served from the controller's
+    /// "dynamic"`: its `ppn` is no page, [`crate::ftl::Ftl::is_unplaced`]), served from the controller's
     /// write buffer, where its data is until a channel programs it: no
     /// flash operation, done when issued (docs/simulator.md, "Dynamic
     /// allocation"). Decided when the engine asks, at processing time.
     pub(super) fn engine_op_target(&mut self, op: FlashOp) -> Option<(u32, OpKind)> {
         Some(match op {
-            FlashOp::DataRead(ppn) if ppn == UNPLACED => {
+            FlashOp::DataRead(ppn) if self.ftl.is_unplaced(ppn) => {
                 self.ecount.buffer_reads += 1;
                 return None;
             }
