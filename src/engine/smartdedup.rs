@@ -184,7 +184,7 @@ const DEAD: EntryId = u32::MAX;
 fn lower_bound(flash: &[FlashFp], fp: u64, bits: u32) -> usize {
     let n = flash.len();
     let below = |f: &FlashFp| f.fp < fp;
-    if n < 16 || bits >= 64 {
+    if n < 2 || bits >= 64 {
         return flash.partition_point(below);
     }
     let guess = ((u128::from(fp << bits) * n as u128) >> 64) as usize;
@@ -434,7 +434,7 @@ impl Group {
         if tail.is_empty() {
             return a;
         }
-        let t = tail.partition_point(|f| f.fp < fp);
+        let t = lower_bound(tail, fp, bits);
         let b = tail[t..]
             .iter()
             .enumerate()
@@ -865,21 +865,41 @@ impl SmartDedup {
         }
     }
 
-    /// Hints the CPU to fetch group `g`'s in-memory list and the part of
-    /// its on-flash array where `fp` would be (its struct must be cached
-    /// to avoid a stall).
+    /// Hints the CPU to fetch group `g`'s in-memory list and the parts of
+    /// its on-flash array where `fp` would be, in the main part and in the
+    /// tail ([`lower_bound`]'s first guess in each; its struct must be
+    /// cached to avoid a stall).
     fn prefetch_group(&self, g: u32, fp: u64) {
         let gr = &self.groups[g as usize];
         if let Some(m) = gr.mem.first() {
             crate::ftl::prefetch(m);
         }
         let n = gr.main as usize;
+        let guess = |len: usize| ((u128::from(fp << self.bits) * len as u128) >> 64) as usize;
         if n > 0 && n <= gr.flash.len() {
-            let guess = ((u128::from(fp << self.bits) * n as u128) >> 64) as usize;
-            crate::ftl::prefetch(&gr.flash[guess.min(n - 1)]);
+            crate::ftl::prefetch(&gr.flash[guess(n).min(n - 1)]);
         }
-        if let Some(t) = gr.flash.get(n) {
-            crate::ftl::prefetch(t);
+        if let Some(tail) = gr.flash.get(n..).filter(|t| !t.is_empty()) {
+            crate::ftl::prefetch(&tail[guess(tail.len()).min(tail.len() - 1)]);
+        }
+    }
+
+    /// Hints the CPU to fetch the FTL records of the on-flash candidates
+    /// for `fp` in group `g` (the first entries of its run in the main part
+    /// and in the tail), whose liveness out-of-line dedup checks. Searches
+    /// the arrays, so it is worth it only once [`Self::prefetch_group`]
+    /// fetched them.
+    fn prefetch_candidates(&self, ftl: &Ftl, g: u32, fp: u64) {
+        let gr = &self.groups[g as usize];
+        if gr.main as usize > gr.flash.len() {
+            return;
+        }
+        let (main, tail) = gr.flash.split_at(gr.main as usize);
+        for part in [main, tail] {
+            let s = lower_bound(part, fp, self.bits);
+            if let Some(f) = part.get(s).filter(|f| f.fp == fp && f.entry != DEAD) {
+                ftl.prefetch_copy(f.entry);
+            }
         }
     }
 
@@ -1585,18 +1605,24 @@ impl Engine for SmartDedup {
             if !ftl.is_placed(s.entry) && is_live_copy(ftl, s.entry, s.content) {
                 break;
             }
-            // The next items' structures fetched while this one runs: two
-            // ahead the group, one ahead what the group points to and the
-            // FTL's records of its page.
+            // The next items' structures fetched while this one runs, one
+            // link of each chain per item: three ahead the group, two
+            // ahead what the group points to and the FTL's records of the
+            // page, one ahead the FTL records of the on-flash candidates
+            // (found in the arrays fetched the item before).
             {
                 let mut ahead = self.skipped.after_first();
                 if let Some(n1) = ahead.next() {
                     let fp1 = Self::fingerprint(n1.fp);
-                    self.prefetch_group(self.group_of(fp1), fp1);
-                    ftl.prefetch_copy(n1.entry);
-                    ftl.prefetch_mapping(n1.lpn.0, 1);
+                    self.prefetch_candidates(ftl, self.group_of(fp1), fp1);
                     if let Some(n2) = ahead.next() {
-                        crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n2.fp)) as usize]);
+                        let fp2 = Self::fingerprint(n2.fp);
+                        self.prefetch_group(self.group_of(fp2), fp2);
+                        ftl.prefetch_copy(n2.entry);
+                        ftl.prefetch_mapping(n2.lpn.0, 1);
+                        if let Some(n3) = ahead.next() {
+                            crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n3.fp)) as usize]);
+                        }
                     }
                 }
             }
@@ -1788,7 +1814,7 @@ mod tests {
     fn lower_bound_is_the_partition_point() {
         for bits in [1u32, 4, 14, 24] {
             let top = 5u64 % (1 << bits);
-            for n in [0usize, 1, 15, 16, 17, 100, 300, 1000] {
+            for n in [0usize, 1, 2, 3, 5, 8, 15, 16, 17, 32, 33, 100, 300, 1000] {
                 let mut flash: Vec<FlashFp> = (0..n as u64)
                     .map(|i| {
                         // Clustered and repeated fingerprints: a poor guess.
