@@ -684,6 +684,12 @@ pub struct SmartDedup {
     scratch: Vec<Verdict>,
     /// The merge of an eviction's write-back (kept to reuse its buffer).
     merge_buf: Vec<FlashFp>,
+    /// An eviction's victims with the records they move to flash (kept
+    /// to reuse the buffer).
+    evict_buf: Vec<(u32, (FlashFp, bool))>,
+    /// Out-of-line dedup's view of the mapping, cleared per idle window
+    /// (kept to reuse its tables).
+    view: WindowView,
     /// What [`SmartDedup::prefetch_victim`] prefetches next.
     victim_stage: u8,
     /// Out-of-line dedup's per-item buffers (kept to reuse them): the
@@ -802,6 +808,8 @@ impl SmartDedup {
             past: VecDeque::new(),
             scratch: Vec::new(),
             merge_buf: Vec::new(),
+            evict_buf: Vec::new(),
+            view: WindowView::default(),
             victim_stage: 0,
             idle_ops: Vec::new(),
             idle_mapped: Vec::new(),
@@ -1083,35 +1091,36 @@ impl SmartDedup {
 
     /// Evicts per the policy; false if nothing could be evicted.
     fn evict(&mut self, ops: &mut Vec<WriteOp>, when: When) -> bool {
-        let victims: Vec<u32> = match self.p.eviction {
+        // The victims and what moves to flash, in a buffer kept between
+        // evictions (one eviction per group-full of insertions).
+        let mut moved = std::mem::take(&mut self.evict_buf);
+        moved.clear();
+        match self.p.eviction {
             Eviction::GLru => {
                 let g = self.group_lru.tail;
-                if g == NIL {
-                    return false;
+                if g != NIL {
+                    moved.extend(self.groups[g as usize].mem.iter().map(|&(_, n)| (n, self.flash_record(n))));
                 }
-                self.groups[g as usize].mem.iter().map(|&(_, n)| n).collect()
             }
-            Eviction::Lru => match self.node_lru.tail {
-                NIL => return false,
-                n => vec![n],
-            },
-            Eviction::Refcount => match self.by_refs.iter().next() {
-                None => return false,
-                Some(&(_, n)) => vec![n],
-            },
+            Eviction::Lru => {
+                if self.node_lru.tail != NIL {
+                    moved.push((self.node_lru.tail, self.flash_record(self.node_lru.tail)));
+                }
+            }
+            Eviction::Refcount => {
+                if let Some(&(_, n)) = self.by_refs.iter().next() {
+                    moved.push((n, self.flash_record(n)));
+                }
+            }
+        }
+        let Some(&(first, _)) = moved.first() else {
+            self.evict_buf = moved;
+            return false;
         };
-        let Some(&first) = victims.first() else { return false };
         let g = self.nodes[first as usize].group;
         self.stats.evictions += 1;
-        self.stats.evicted_fps += victims.len() as u64;
-        let moved: Vec<(FlashFp, bool)> = victims
-            .iter()
-            .map(|&n| {
-                let node = self.nodes[n as usize];
-                (FlashFp { fp: node.fp, entry: node.entry, content: node.content, seq: node.seq }, node.fresh)
-            })
-            .collect();
-        for n in victims {
+        self.stats.evicted_fps += moved.len() as u64;
+        for &(n, _) in &moved {
             self.mem_remove(n);
         }
         if self.p.on_flash {
@@ -1129,7 +1138,7 @@ impl SmartDedup {
             self.sort_flash(g);
             let bits = self.bits;
             let gr = &mut self.groups[g as usize];
-            for (m, fresh) in moved {
+            for &(_, (m, fresh)) in &moved {
                 gr.add(m, fresh, bits);
             }
             gr.compact_if_long(&mut self.merge_buf);
@@ -1144,7 +1153,15 @@ impl SmartDedup {
             self.stats.meta_programs += after;
             self.stats.evict_meta_programs += after;
         }
+        self.evict_buf = moved;
         true
+    }
+
+    /// Node `n`'s record as an eviction writes it to flash, and whether it
+    /// was made for a copy just programmed ([`Node::fresh`]).
+    fn flash_record(&self, n: u32) -> (FlashFp, bool) {
+        let node = &self.nodes[n as usize];
+        (FlashFp { fp: node.fp, entry: node.entry, content: node.content, seq: node.seq }, node.fresh)
     }
 
     /// Hints the CPU to fetch what the next `g-lru` eviction touches, one
@@ -1352,6 +1369,17 @@ impl WindowView {
 
     fn live(&self, ftl: &Ftl, e: EntryId, content: ContentId) -> bool {
         is_live_copy(ftl, e, content) && self.refs(ftl, e) > 0
+    }
+
+    /// Empties the view for a new window, keeping its tables unless a
+    /// long window (a drain) grew them large: clearing costs their size.
+    fn clear(&mut self) {
+        if self.moved.capacity().max(self.delta.capacity()) > 4096 {
+            *self = WindowView::default();
+        } else {
+            self.moved.clear();
+            self.delta.clear();
+        }
     }
 
     fn remap(&mut self, lpn: Lpn, from: EntryId, to: EntryId) {
@@ -1594,7 +1622,8 @@ impl Engine for SmartDedup {
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
         let drain = window.end.is_none() && self.p.drain_at_end;
-        let mut view = WindowView::default();
+        let mut view = std::mem::take(&mut self.view);
+        view.clear();
         let mut x = window.start;
         while let Some((k, s)) = self.skipped.first() {
             let s = s.clone();
@@ -1702,6 +1731,7 @@ impl Engine for SmartDedup {
             self.idle_mapped = mapped;
             x = t.max(at + Nanos(1));
         }
+        self.view = view;
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
