@@ -184,7 +184,7 @@ const DEAD: EntryId = u32::MAX;
 fn lower_bound(flash: &[FlashFp], fp: u64, bits: u32) -> usize {
     let n = flash.len();
     let below = |f: &FlashFp| f.fp < fp;
-    if n < 16 || bits >= 64 {
+    if n < 2 || bits >= 64 {
         return flash.partition_point(below);
     }
     let guess = ((u128::from(fp << bits) * n as u128) >> 64) as usize;
@@ -391,15 +391,25 @@ struct FlashFp {
 /// part of the group's array ([`Group::flash`]).
 const TAIL_MAX: usize = 32;
 
+/// [`Group::main`] of a group whose on-flash array preloading appended
+/// to, unsorted until its first use ([`SmartDedup::sort_flash`]).
+const UNSORTED: u32 = u32::MAX;
+
+/// One prefix-tree leaf: exactly one 64-byte cache line (aligned, and no
+/// flags beside the links: whether it is in the LRU list is read from
+/// them, whether its array is sorted from `main`), so touching a group is
+/// one cache miss, not two (a speed choice: the simulator touches a group
+/// per lookup, per freed copy and per out-of-line item).
 #[derive(Clone, Debug, Default)]
+#[repr(align(64))]
 struct Group {
     /// In-memory fingerprints with their node ids, sorted by fingerprint
     /// (the fingerprint beside the id keeps a lookup's binary search in
     /// one array).
     mem: Vec<(u64, u32)>,
     /// The on-flash array as the simulator keeps it: `flash[..main]`
-    /// sorted by fingerprint (once `unsorted` is cleared: preloading
-    /// appends and sorts at the first use), then a short *tail* sorted by
+    /// sorted by fingerprint (once sorted: preloading appends, sets `main`
+    /// to [`UNSORTED`] and sorts at the first use), then a short *tail* sorted by
     /// fingerprint alone, where evictions put what they move until the tail
     /// exceeds [`TAIL_MAX`] and is merged into the main part. The group on
     /// flash is the sorted set of both (every write-back is still charged
@@ -408,16 +418,17 @@ struct Group {
     /// copy's entry stays as a tombstone (`entry == DEAD`) until the
     /// group's next write-back drops it, as the device would clean it.
     flash: Vec<FlashFp>,
-    /// Length of the sorted main part of `flash`.
+    /// Length of the sorted main part of `flash` ([`UNSORTED`]: not
+    /// sorted yet).
     main: u32,
     /// Tombstones in `flash`: the array on flash holds `flash.len() - dead`
     /// live fingerprints.
     dead: u32,
-    unsorted: bool,
-    /// Group LRU links (`g-lru`), NIL-terminated.
+    /// Group LRU links (`g-lru`), NIL-terminated; a group is in the list
+    /// when it has a predecessor or is its head
+    /// ([`SmartDedup::group_in_lru`]).
     prev: u32,
     next: u32,
-    in_lru: bool,
 }
 
 impl Group {
@@ -434,7 +445,7 @@ impl Group {
         if tail.is_empty() {
             return a;
         }
-        let t = tail.partition_point(|f| f.fp < fp);
+        let t = lower_bound(tail, fp, bits);
         let b = tail[t..]
             .iter()
             .enumerate()
@@ -684,6 +695,12 @@ pub struct SmartDedup {
     scratch: Vec<Verdict>,
     /// The merge of an eviction's write-back (kept to reuse its buffer).
     merge_buf: Vec<FlashFp>,
+    /// An eviction's victims with the records they move to flash (kept
+    /// to reuse the buffer).
+    evict_buf: Vec<(u32, (FlashFp, bool))>,
+    /// Out-of-line dedup's view of the mapping, cleared per idle window
+    /// (kept to reuse its tables).
+    view: WindowView,
     /// What [`SmartDedup::prefetch_victim`] prefetches next.
     victim_stage: u8,
     /// Out-of-line dedup's per-item buffers (kept to reuse them): the
@@ -725,6 +742,10 @@ impl SmartDedup {
     }
 
     pub fn build(ctx: &EngineContext) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(Self::new(ctx)?))
+    }
+
+    fn new(ctx: &EngineContext) -> Result<Self, EngineError> {
         let p: SmartDedupParams = params(ctx, "smartdedup", UNIT_KEYS)?;
         let bad = |reason: String| EngineError::Params { engine: "smartdedup".into(), reason };
         if !p.memory_mb.is_finite() || p.memory_mb <= 0.0 {
@@ -774,7 +795,7 @@ impl SmartDedup {
         }
         let capacity = ((memory - leaves as f64) / fp_bytes as f64) as u64;
         let groups = 1usize << bits;
-        Ok(Box::new(SmartDedup {
+        Ok(SmartDedup {
             hash: Nanos((p.hash_us * 1e3).round() as u64),
             capacity,
             bits,
@@ -802,6 +823,8 @@ impl SmartDedup {
             past: VecDeque::new(),
             scratch: Vec::new(),
             merge_buf: Vec::new(),
+            evict_buf: Vec::new(),
+            view: WindowView::default(),
             victim_stage: 0,
             idle_ops: Vec::new(),
             idle_mapped: Vec::new(),
@@ -809,7 +832,7 @@ impl SmartDedup {
             seq: 0,
             stats: Stats { min_selectivity: 1.0, ..Stats::default() },
             p,
-        }))
+        })
     }
 
     /// Memory of the index's leaves and of one fingerprint under `index`
@@ -858,28 +881,47 @@ impl SmartDedup {
     /// Sorts group `g`'s on-flash array if preloading appended to it.
     fn sort_flash(&mut self, g: u32) {
         let gr = &mut self.groups[g as usize];
-        if gr.unsorted {
+        if gr.main == UNSORTED {
             gr.flash.sort_unstable();
             gr.main = gr.flash.len() as u32;
-            gr.unsorted = false;
         }
     }
 
-    /// Hints the CPU to fetch group `g`'s in-memory list and the part of
-    /// its on-flash array where `fp` would be (its struct must be cached
-    /// to avoid a stall).
+    /// Hints the CPU to fetch group `g`'s in-memory list and the parts of
+    /// its on-flash array where `fp` would be, in the main part and in the
+    /// tail ([`lower_bound`]'s first guess in each; its struct must be
+    /// cached to avoid a stall).
     fn prefetch_group(&self, g: u32, fp: u64) {
         let gr = &self.groups[g as usize];
         if let Some(m) = gr.mem.first() {
             crate::ftl::prefetch(m);
         }
         let n = gr.main as usize;
+        let guess = |len: usize| ((u128::from(fp << self.bits) * len as u128) >> 64) as usize;
         if n > 0 && n <= gr.flash.len() {
-            let guess = ((u128::from(fp << self.bits) * n as u128) >> 64) as usize;
-            crate::ftl::prefetch(&gr.flash[guess.min(n - 1)]);
+            crate::ftl::prefetch(&gr.flash[guess(n).min(n - 1)]);
         }
-        if let Some(t) = gr.flash.get(n) {
-            crate::ftl::prefetch(t);
+        if let Some(tail) = gr.flash.get(n..).filter(|t| !t.is_empty()) {
+            crate::ftl::prefetch(&tail[guess(tail.len()).min(tail.len() - 1)]);
+        }
+    }
+
+    /// Hints the CPU to fetch the FTL records of the on-flash candidates
+    /// for `fp` in group `g` (the first entries of its run in the main part
+    /// and in the tail), whose liveness out-of-line dedup checks. Searches
+    /// the arrays, so it is worth it only once [`Self::prefetch_group`]
+    /// fetched them.
+    fn prefetch_candidates(&self, ftl: &Ftl, g: u32, fp: u64) {
+        let gr = &self.groups[g as usize];
+        if gr.main as usize > gr.flash.len() {
+            return;
+        }
+        let (main, tail) = gr.flash.split_at(gr.main as usize);
+        for part in [main, tail] {
+            let s = lower_bound(part, fp, self.bits);
+            if let Some(f) = part.get(s).filter(|f| f.fp == fp && f.entry != DEAD) {
+                ftl.prefetch_copy(f.entry);
+            }
         }
     }
 
@@ -917,18 +959,21 @@ impl SmartDedup {
         let gr = &mut self.groups[g as usize];
         gr.prev = NIL;
         gr.next = NIL;
-        gr.in_lru = false;
+    }
+
+    /// Whether group `g` is in the group LRU list.
+    fn group_in_lru(&self, g: u32) -> bool {
+        self.groups[g as usize].prev != NIL || self.group_lru.head == g
     }
 
     fn group_touch(&mut self, g: u32) {
-        if self.groups[g as usize].in_lru {
+        if self.group_in_lru(g) {
             self.group_unlink(g);
         }
         let head = self.group_lru.head;
         let gr = &mut self.groups[g as usize];
         gr.next = head;
         gr.prev = NIL;
-        gr.in_lru = true;
         if head != NIL {
             self.groups[head as usize].prev = g;
         } else {
@@ -992,7 +1037,7 @@ impl SmartDedup {
         }
         match self.p.eviction {
             Eviction::GLru => {
-                if self.groups[g as usize].mem.is_empty() && self.groups[g as usize].in_lru {
+                if self.groups[g as usize].mem.is_empty() && self.group_in_lru(g) {
                     self.group_unlink(g);
                 }
             }
@@ -1063,35 +1108,36 @@ impl SmartDedup {
 
     /// Evicts per the policy; false if nothing could be evicted.
     fn evict(&mut self, ops: &mut Vec<WriteOp>, when: When) -> bool {
-        let victims: Vec<u32> = match self.p.eviction {
+        // The victims and what moves to flash, in a buffer kept between
+        // evictions (one eviction per group-full of insertions).
+        let mut moved = std::mem::take(&mut self.evict_buf);
+        moved.clear();
+        match self.p.eviction {
             Eviction::GLru => {
                 let g = self.group_lru.tail;
-                if g == NIL {
-                    return false;
+                if g != NIL {
+                    moved.extend(self.groups[g as usize].mem.iter().map(|&(_, n)| (n, self.flash_record(n))));
                 }
-                self.groups[g as usize].mem.iter().map(|&(_, n)| n).collect()
             }
-            Eviction::Lru => match self.node_lru.tail {
-                NIL => return false,
-                n => vec![n],
-            },
-            Eviction::Refcount => match self.by_refs.iter().next() {
-                None => return false,
-                Some(&(_, n)) => vec![n],
-            },
+            Eviction::Lru => {
+                if self.node_lru.tail != NIL {
+                    moved.push((self.node_lru.tail, self.flash_record(self.node_lru.tail)));
+                }
+            }
+            Eviction::Refcount => {
+                if let Some(&(_, n)) = self.by_refs.iter().next() {
+                    moved.push((n, self.flash_record(n)));
+                }
+            }
+        }
+        let Some(&(first, _)) = moved.first() else {
+            self.evict_buf = moved;
+            return false;
         };
-        let Some(&first) = victims.first() else { return false };
         let g = self.nodes[first as usize].group;
         self.stats.evictions += 1;
-        self.stats.evicted_fps += victims.len() as u64;
-        let moved: Vec<(FlashFp, bool)> = victims
-            .iter()
-            .map(|&n| {
-                let node = self.nodes[n as usize];
-                (FlashFp { fp: node.fp, entry: node.entry, content: node.content, seq: node.seq }, node.fresh)
-            })
-            .collect();
-        for n in victims {
+        self.stats.evicted_fps += moved.len() as u64;
+        for &(n, _) in &moved {
             self.mem_remove(n);
         }
         if self.p.on_flash {
@@ -1109,7 +1155,7 @@ impl SmartDedup {
             self.sort_flash(g);
             let bits = self.bits;
             let gr = &mut self.groups[g as usize];
-            for (m, fresh) in moved {
+            for &(_, (m, fresh)) in &moved {
                 gr.add(m, fresh, bits);
             }
             gr.compact_if_long(&mut self.merge_buf);
@@ -1124,7 +1170,15 @@ impl SmartDedup {
             self.stats.meta_programs += after;
             self.stats.evict_meta_programs += after;
         }
+        self.evict_buf = moved;
         true
+    }
+
+    /// Node `n`'s record as an eviction writes it to flash, and whether it
+    /// was made for a copy just programmed ([`Node::fresh`]).
+    fn flash_record(&self, n: u32) -> (FlashFp, bool) {
+        let node = &self.nodes[n as usize];
+        (FlashFp { fp: node.fp, entry: node.entry, content: node.content, seq: node.seq }, node.fresh)
     }
 
     /// Hints the CPU to fetch what the next `g-lru` eviction touches, one
@@ -1334,6 +1388,17 @@ impl WindowView {
         is_live_copy(ftl, e, content) && self.refs(ftl, e) > 0
     }
 
+    /// Empties the view for a new window, keeping its tables unless a
+    /// long window (a drain) grew them large: clearing costs their size.
+    fn clear(&mut self) {
+        if self.moved.capacity().max(self.delta.capacity()) > 4096 {
+            *self = WindowView::default();
+        } else {
+            self.moved.clear();
+            self.delta.clear();
+        }
+    }
+
     fn remap(&mut self, lpn: Lpn, from: EntryId, to: EntryId) {
         self.moved.insert(lpn, to);
         *self.delta.entry(from).or_default() -= 1;
@@ -1511,7 +1576,7 @@ impl Engine for SmartDedup {
             // orders it as inserting each in place would.
             let gr = &mut self.groups[g];
             gr.flash.push(FlashFp { fp, entry, content, seq: self.seq });
-            gr.unsorted = true;
+            gr.main = UNSORTED;
         }
     }
 
@@ -1574,7 +1639,8 @@ impl Engine for SmartDedup {
 
     fn idle(&mut self, ftl: &Ftl, window: IdleWindow, out: &mut Background) {
         let drain = window.end.is_none() && self.p.drain_at_end;
-        let mut view = WindowView::default();
+        let mut view = std::mem::take(&mut self.view);
+        view.clear();
         let mut x = window.start;
         while let Some((k, s)) = self.skipped.first() {
             let s = s.clone();
@@ -1585,18 +1651,24 @@ impl Engine for SmartDedup {
             if !ftl.is_placed(s.entry) && is_live_copy(ftl, s.entry, s.content) {
                 break;
             }
-            // The next items' structures fetched while this one runs: two
-            // ahead the group, one ahead what the group points to and the
-            // FTL's records of its page.
+            // The next items' structures fetched while this one runs, one
+            // link of each chain per item: three ahead the group, two
+            // ahead what the group points to and the FTL's records of the
+            // page, one ahead the FTL records of the on-flash candidates
+            // (found in the arrays fetched the item before).
             {
                 let mut ahead = self.skipped.after_first();
                 if let Some(n1) = ahead.next() {
                     let fp1 = Self::fingerprint(n1.fp);
-                    self.prefetch_group(self.group_of(fp1), fp1);
-                    ftl.prefetch_copy(n1.entry);
-                    ftl.prefetch_mapping(n1.lpn.0, 1);
+                    self.prefetch_candidates(ftl, self.group_of(fp1), fp1);
                     if let Some(n2) = ahead.next() {
-                        crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n2.fp)) as usize]);
+                        let fp2 = Self::fingerprint(n2.fp);
+                        self.prefetch_group(self.group_of(fp2), fp2);
+                        ftl.prefetch_copy(n2.entry);
+                        ftl.prefetch_mapping(n2.lpn.0, 1);
+                        if let Some(n3) = ahead.next() {
+                            crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n3.fp)) as usize]);
+                        }
                     }
                 }
             }
@@ -1676,6 +1748,7 @@ impl Engine for SmartDedup {
             self.idle_mapped = mapped;
             x = t.max(at + Nanos(1));
         }
+        self.view = view;
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
@@ -1781,6 +1854,28 @@ mod tests {
         assert!(kills > 500 && dups > 100, "{kills} kills, {dups} duplicate additions");
     }
 
+    /// A group is one cache line, aligned (what [`Group`]'s layout is
+    /// for), and `UNSORTED` marks an array preloading appended to until
+    /// its first use sorts it.
+    #[test]
+    fn a_group_is_one_cache_line() {
+        assert_eq!((std::mem::size_of::<Group>(), std::mem::align_of::<Group>()), (64, 64));
+        let tables = toml::Table::new();
+        let ctx = EngineContext { tables: &tables, page_size: 4096, read_time: Nanos(50_000), logical_pages: 1 << 20 };
+        let mut e = SmartDedup::new(&ctx).unwrap();
+        let fp = |c: u32| SmartDedup::fingerprint(u64::from(c));
+        let g = e.group_of(fp(1));
+        let same: Vec<u32> = (2..5000).filter(|&c| e.group_of(fp(c)) == g).take(3).collect();
+        for (i, &c) in [1].iter().chain(&same).rev().enumerate() {
+            e.preload(ContentId(c), u64::from(c), i as u32);
+        }
+        assert_eq!(e.groups[g as usize].main, UNSORTED);
+        e.sort_flash(g);
+        let gr = &e.groups[g as usize];
+        assert_eq!(gr.main as usize, gr.flash.len());
+        assert!(gr.flash.windows(2).all(|w| w[0] <= w[1]));
+    }
+
     /// The guessed-and-galloped search finds what a binary search finds,
     /// on groups of every size, with runs of equal fingerprints, for keys
     /// present, absent, below and above every entry.
@@ -1788,7 +1883,7 @@ mod tests {
     fn lower_bound_is_the_partition_point() {
         for bits in [1u32, 4, 14, 24] {
             let top = 5u64 % (1 << bits);
-            for n in [0usize, 1, 15, 16, 17, 100, 300, 1000] {
+            for n in [0usize, 1, 2, 3, 5, 8, 15, 16, 17, 32, 33, 100, 300, 1000] {
                 let mut flash: Vec<FlashFp> = (0..n as u64)
                     .map(|i| {
                         // Clustered and repeated fingerprints: a poor guess.
