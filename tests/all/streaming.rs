@@ -171,8 +171,8 @@ fn a_bad_line_late_in_the_trace_is_the_loaders_error() {
     assert_eq!(streamed_error(&cfg, &path, &load), held);
 }
 
-/// The CLI's choice of path changes no byte: a small trace loaded whole
-/// (the default below 32 MiB), forced to stream (`--stream`), and
+/// The CLI's choice of path changes no byte: a small trace streamed (the
+/// default for a regular file), with `--stream` (the same), and
 /// `--load-whole` give the same JSON; `--stream` with `--load-whole` is a
 /// usage error.
 #[test]
