@@ -82,10 +82,7 @@ pub struct RunArgs {
 /// file (a pipe, `<(zcat t.gz)`, reads once: held). `--stream` changes
 /// nothing here: it is the default.
 fn streams(a: &RunArgs) -> bool {
-    a.workload
-        .trace
-        .as_deref()
-        .is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
+    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
