@@ -282,7 +282,7 @@ impl Preconditioner {
     }
 
     /// [`Preconditioner::visit`] on each of `reqs` in order, the bitmap
-    /// word of the request [`VISIT_AHEAD`] places ahead prefetched. The
+    /// word of the request 16 places ahead (`VISIT_AHEAD`) prefetched. The
     /// bitmap (1 bit per page of the span: 1.6 MB for the benchmark
     /// trace's 13 M pages) is read at random, and nearly all of `visit`'s
     /// time was the wait for that word (issue 26 round 9, `perf annotate`);
