@@ -148,7 +148,12 @@ fn run_streamed(
                     &mut scanned,
                     &mut progress,
                 )
-                .with_context(|| format!("policy {p}"))
+                .map_err(|e| match e {
+                    // A trace's error is the file's (`file:line: reason`),
+                    // as when the trace is loaded whole: not a policy's.
+                    e @ runner::RunError::Trace(_) => anyhow::Error::new(e),
+                    e => anyhow::Error::new(e).context(format!("policy {p}")),
+                })
             })
             .collect()
     });
