@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 12's speed figure in one command: `dedupsim run -p native` end to
-# end (load + prepare + replay) against SSDsim 2.1 on the same SSDsim ASCII
+# end (the trace read as it is replayed, both passes: `run`'s default for a
+# trace file) against SSDsim 2.1 on the same SSDsim ASCII
 # trace, CPU time (user + sys) and peak resident memory of each process, in
 # interleaved rounds (dedupsim, SSDsim, dedupsim, ...) so that a slow
 # interval of a shared machine hits both. BENCHMARKS.md records the results.

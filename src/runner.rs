@@ -320,8 +320,8 @@ struct Scan {
 impl Scan {
     fn visit(&mut self, batch: &Workload) {
         self.hinted |= !batch.hints.is_empty();
+        self.pre.visit_all(&batch.requests);
         for r in &batch.requests {
-            self.pre.visit(r);
             self.timed += 1;
             self.first.get_or_insert(r.arrival);
             self.last = r.arrival;

@@ -171,8 +171,8 @@ fn a_bad_line_late_in_the_trace_is_the_loaders_error() {
     assert_eq!(streamed_error(&cfg, &path, &load), held);
 }
 
-/// The CLI's choice of path changes no byte: a small trace loaded whole
-/// (the default below 32 MiB), forced to stream (`--stream`), and
+/// The CLI's choice of path changes no byte: a small trace streamed (the
+/// default for a regular file), with `--stream` (the same), and
 /// `--load-whole` give the same JSON; `--stream` with `--load-whole` is a
 /// usage error.
 #[test]
@@ -200,4 +200,33 @@ fn the_cli_paths_give_the_same_report() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Issue 26: the CLI streams a small trace by default, and its errors are
+/// the loader's, word for word: `file:line: reason` for a line that does
+/// not parse and for a request beyond the device, with nothing (such as the
+/// policy running) added, as `--load-whole` reports them.
+#[test]
+fn the_cli_reports_a_streamed_traces_errors_as_loading_does() {
+    let d = dir("cli-errors");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let bad = d.0.join("bad.ascii");
+    let mut text: String = (0..3000).map(|i| format!("{} 0 {} 8 {}\n", i * 1000, i * 8, i % 2)).collect();
+    text.push_str("3000000 0 x 8 1\n0 0 0 8 1\n");
+    std::fs::write(&bad, text).unwrap();
+    let far = d.0.join("far.ascii");
+    std::fs::write(&far, "0 0 8 8 1\n1000 0 999999999999 8 1\n").unwrap();
+    for t in [&bad, &far] {
+        let stderr = |extra: &[&str]| {
+            let mut args =
+                vec!["run", "-q", "-p", "native,dedup", "--format", "ssdsim", "--trace", t.to_str().unwrap()];
+            args.extend(extra);
+            let o = std::process::Command::new(&bin).args(&args).output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}");
+            String::from_utf8(o.stderr).unwrap()
+        };
+        let (streamed, held) = (stderr(&[]), stderr(&["--load-whole"]));
+        assert!(held.starts_with(&format!("error: {}:", t.display())), "{held}");
+        assert_eq!(streamed, held);
+    }
 }
