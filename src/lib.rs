@@ -23,6 +23,7 @@ pub mod params;
 pub mod plot;
 pub mod pmem;
 pub mod policy;
+pub mod prefetch;
 pub mod profile;
 pub mod registry;
 pub mod reodedup;

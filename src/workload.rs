@@ -6,6 +6,7 @@
 //! simulations (one per policy), so every policy sees exactly the same
 //! requests and the same page contents.
 
+use crate::prefetch::prefetch;
 use crate::units::{ContentId, Nanos, Op};
 use serde::{Deserialize, Serialize};
 
@@ -200,21 +201,6 @@ pub enum Hint {
 /// How many requests ahead [`Preconditioner::visit_all`] prefetches: a
 /// few hundred nanoseconds of `visit`, about one memory latency.
 const VISIT_AHEAD: usize = 16;
-
-/// A hint to bring `p`'s cache line in; no effect on any result.
-#[inline(always)]
-fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing the program sees;
-    // `p` is a live reference anyway.
-    #[allow(unused_unsafe)]
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// [`Workload::add_precondition_with`]'s rule fed one request at a time
 /// (a streamed replay's first pass): keeps a bitmap of the logical pages

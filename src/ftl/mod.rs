@@ -90,20 +90,7 @@ pub fn aged_blocks(aged: f64, blocks_per_plane: u32) -> u32 {
     (n.max(0.0) as u32).min(blocks_per_plane.saturating_sub(2))
 }
 
-/// Hints the CPU to fetch `p`'s cache line (no effect on results).
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, even on invalid
-    // addresses, and `p` is a valid reference anyway.
-    #[allow(unused_unsafe)]
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
+pub(crate) use crate::prefetch::prefetch;
 
 /// Asks the kernel to back `v`'s buffer with transparent huge pages.
 ///
