@@ -144,7 +144,7 @@ impl FpTable {
     /// then finds it in cache).
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        crate::ftl::prefetch(&self.buckets[self.home(key)]);
+        crate::prefetch::prefetch(&self.buckets[self.home(key)]);
     }
 }
 

@@ -1074,12 +1074,12 @@ impl LightDedup {
         }
         for &(_, e) in list {
             if let Some(x) = self.entry_slot.slot.get(e as usize) {
-                crate::ftl::prefetch(x);
+                crate::prefetch::prefetch(x);
             }
         }
         for &(_, e) in list {
             if let Some(x) = self.entry_slot.get(&e).and_then(|&s| self.slots.get(s as usize)) {
-                crate::ftl::prefetch(x);
+                crate::prefetch::prefetch(x);
             }
         }
     }
@@ -1303,7 +1303,7 @@ impl Engine for LightDedup {
             1 => {
                 if let Some(s) = self.index.get(fp) {
                     if let Some(slot) = self.slots.get(s as usize) {
-                        crate::ftl::prefetch(slot);
+                        crate::prefetch::prefetch(slot);
                     }
                 }
             }

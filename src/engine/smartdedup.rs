@@ -894,15 +894,15 @@ impl SmartDedup {
     fn prefetch_group(&self, g: u32, fp: u64) {
         let gr = &self.groups[g as usize];
         if let Some(m) = gr.mem.first() {
-            crate::ftl::prefetch(m);
+            crate::prefetch::prefetch(m);
         }
         let n = gr.main as usize;
         let guess = |len: usize| ((u128::from(fp << self.bits) * len as u128) >> 64) as usize;
         if n > 0 && n <= gr.flash.len() {
-            crate::ftl::prefetch(&gr.flash[guess(n).min(n - 1)]);
+            crate::prefetch::prefetch(&gr.flash[guess(n).min(n - 1)]);
         }
         if let Some(tail) = gr.flash.get(n..).filter(|t| !t.is_empty()) {
-            crate::ftl::prefetch(&tail[guess(tail.len()).min(tail.len() - 1)]);
+            crate::prefetch::prefetch(&tail[guess(tail.len()).min(tail.len() - 1)]);
         }
     }
 
@@ -1162,7 +1162,7 @@ impl SmartDedup {
             let after = self.pages_of(self.flash_live(g));
             self.victim_stage = 0;
             if self.p.eviction == Eviction::GLru && self.group_lru.tail != NIL {
-                crate::ftl::prefetch(&self.groups[self.group_lru.tail as usize]);
+                crate::prefetch::prefetch(&self.groups[self.group_lru.tail as usize]);
             }
             for i in 0..after {
                 ops.push(WriteOp { when, op: FlashOp::MetaProgram(Self::meta_page(g, i)), gates: false });
@@ -1195,15 +1195,15 @@ impl SmartDedup {
         match self.victim_stage {
             0 => {
                 if let Some(m) = gr.mem.first() {
-                    crate::ftl::prefetch(m);
+                    crate::prefetch::prefetch(m);
                 }
                 if let Some(f) = gr.flash.get(gr.main as usize) {
-                    crate::ftl::prefetch(f);
+                    crate::prefetch::prefetch(f);
                 }
             }
             1 => {
                 for &(_, n) in &gr.mem {
-                    crate::ftl::prefetch(&self.nodes[n as usize]);
+                    crate::prefetch::prefetch(&self.nodes[n as usize]);
                 }
             }
             _ => return,
@@ -1602,15 +1602,15 @@ impl Engine for SmartDedup {
         let fp = Self::fingerprint(fingerprint);
         let g = self.group_of(fp);
         match step {
-            0 => crate::ftl::prefetch(&self.groups[g as usize]),
+            0 => crate::prefetch::prefetch(&self.groups[g as usize]),
             1 => {
                 if let Some(m) = self.groups[g as usize].mem.first() {
-                    crate::ftl::prefetch(m);
+                    crate::prefetch::prefetch(m);
                 }
             }
             _ => {
                 if let Some(n) = self.mem_find(g, fp) {
-                    crate::ftl::prefetch(&self.nodes[n as usize]);
+                    crate::prefetch::prefetch(&self.nodes[n as usize]);
                 }
             }
         }
@@ -1620,7 +1620,7 @@ impl Engine for SmartDedup {
         let fp = Self::fingerprint(fingerprint);
         let g = self.group_of(fp);
         match step {
-            0 => crate::ftl::prefetch(&self.groups[g as usize]),
+            0 => crate::prefetch::prefetch(&self.groups[g as usize]),
             _ => self.prefetch_group(g, fp),
         }
     }
@@ -1667,7 +1667,7 @@ impl Engine for SmartDedup {
                         ftl.prefetch_copy(n2.entry);
                         ftl.prefetch_mapping(n2.lpn.0, 1);
                         if let Some(n3) = ahead.next() {
-                            crate::ftl::prefetch(&self.groups[self.group_of(Self::fingerprint(n3.fp)) as usize]);
+                            crate::prefetch::prefetch(&self.groups[self.group_of(Self::fingerprint(n3.fp)) as usize]);
                         }
                     }
                 }

@@ -90,7 +90,7 @@ pub fn aged_blocks(aged: f64, blocks_per_plane: u32) -> u32 {
     (n.max(0.0) as u32).min(blocks_per_plane.saturating_sub(2))
 }
 
-pub(crate) use crate::prefetch::prefetch;
+use crate::prefetch::prefetch;
 
 /// Asks the kernel to back `v`'s buffer with transparent huge pages.
 ///
