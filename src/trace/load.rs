@@ -13,7 +13,7 @@ use super::parse::{
 use super::{native, open};
 use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
 use crate::units::{ContentId, Nanos, Op};
-use crate::workload::{Hint, Provenance, Request, Workload, NO_CONTENT};
+use crate::workload::{mark_bits, Hint, Provenance, Request, Workload, NO_CONTENT};
 use md5::{Digest, Md5};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -993,24 +993,6 @@ pub(super) struct Builder<'a> {
     read_intern: HashMap<PageHash, u32>,
 }
 
-/// Sets bits `from..to` of `bits` (long enough).
-fn mark(bits: &mut [u64], from: usize, to: usize) {
-    if from >= to {
-        return;
-    }
-    let (first, last) = (from / 64, (to - 1) / 64);
-    // Bits `from % 64..` of the first word, `..=(to - 1) % 64` of the last.
-    let head = !0u64 << (from % 64);
-    let tail = !0u64 >> (63 - (to - 1) % 64);
-    if first == last {
-        bits[first] |= head & tail;
-    } else {
-        bits[first] |= head;
-        bits[first + 1..last].fill(!0);
-        bits[last] |= tail;
-    }
-}
-
 /// Marks a provisional id of a content first seen in a read.
 const PAST_ONLY: u32 = 1 << 31;
 
@@ -1068,7 +1050,7 @@ impl<'a> Builder<'a> {
         }
         let Some(h) = hashes.filter(|_| op == Op::Read) else {
             // Nothing to note but the pages touched: a word at a time.
-            mark(&mut self.touched, l as usize, end);
+            mark_bits(&mut self.touched, l as usize, end);
             return Ok(());
         };
         for (k, lpn) in (l as usize..end).enumerate() {
@@ -1494,30 +1476,6 @@ mod tests {
         let text: String = (0..200).map(|i| format!("{},{},8,1,1\n", 1538323200 + i / 100, i * 8)).collect();
         let l = load_from_reader(text.as_bytes(), Path::new("cbs.csv"), &LoadOptions::default()).unwrap();
         assert!(l.warnings.iter().any(|w| w.contains("200 requests arrive at 2 distinct times (up to 100")));
-    }
-
-    /// `mark` sets exactly the bits of its range: by hand at the word
-    /// edges, and against a bit at a time for every range below 200.
-    #[test]
-    fn mark_sets_a_range_of_bits() {
-        let mut b = [0u64; 4];
-        mark(&mut b, 63, 65);
-        assert_eq!(b, [1 << 63, 1, 0, 0]);
-        mark(&mut b, 2, 2);
-        mark(&mut b, 0, 1);
-        assert_eq!(b, [1 << 63 | 1, 1, 0, 0]);
-        mark(&mut b, 128, 256);
-        assert_eq!(b, [1 << 63 | 1, 1, !0, !0]);
-        for from in 0..200 {
-            for to in from..200 {
-                let (mut fast, mut slow) = ([0u64; 4], [0u64; 4]);
-                mark(&mut fast, from, to);
-                for i in from..to {
-                    slow[i / 64] |= 1 << (i % 64);
-                }
-                assert_eq!(fast, slow, "{from}..{to}");
-            }
-        }
     }
 
     #[test]
