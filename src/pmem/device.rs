@@ -2,7 +2,8 @@
 //! bytes they cost (Light-Dedup §2.1, Figure 1).
 //!
 //! * **Address -> DIMM**: `(addr / interleave) % dimms` (FAST'20 §2's
-//!   4 KiB interleaving); each DIMM has its own [`XpBuffer`] and its own
+//!   interleaving; 4 KiB as in VANS, MICRO'20: [`PmParams::interleave`]);
+//!   each DIMM has its own [`XpBuffer`] and its own
 //!   write backlog.
 //! * **Loads** ([`PmDevice::load`]): the XPLines a load covers. A
 //!   *dependent scan* (`parallel = 1`: one core's loads with the hardware

@@ -10,8 +10,9 @@
 //!   256 B XPLine; §5.1: one DIMM per file system, non-interleaved), else
 //!   Yang et al., "An Empirical Guide to the Behavior and Use of Scalable
 //!   Persistent Memory", FAST'20 (figure named per field; values checked
-//!   against the authors' data behind the graphs, `NVSL/OptaneStudy`,
-//!   except the interleave granularity, still recalled).
+//!   against the authors' data behind the graphs, `NVSL/OptaneStudy`;
+//!   the interleave granularity, which that data does not state, from the
+//!   same group's VANS model, MICRO'20).
 //! * `xpbuffer`: the on-DIMM buffer (XPBuffer) of 256 B XPLines, one per
 //!   DIMM: read buffer and write-combining buffer in one LRU (§2.1 "I/O with
 //!   buffers"; Yang et al. §3 do not separate them either).

@@ -16,8 +16,9 @@ use thiserror::Error;
 /// `NVSL/OptaneStudy`, `graphs/NN-*.csv`, NN the graph's number), found in
 /// the stored sources, and each field says what that data shows. Two
 /// presets differ slightly from it (94 ns stores, 6.6 / 2.3 GB/s) and are
-/// kept so that results stay comparable; the 4 KiB interleave is still
-/// recalled (not in the stored sources).
+/// kept so that results stay comparable. The 4 KiB interleave, which
+/// FAST'20's data does not state, is taken from VANS, the same group's
+/// validated Optane model (field doc).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PmParams {
     /// Media access granularity, bytes: the XPLine (Light-Dedup §1, §4.3.1:
@@ -27,9 +28,14 @@ pub struct PmParams {
     /// (§5.1: non-interleaved App Direct, one namespace per DIMM); §6's
     /// scalability run uses 2 interleaved.
     pub dimms: u32,
-    /// Interleaving granularity across DIMMs, bytes (FAST'20 §2: 4 KiB
-    /// (recalled: the authors' data does not state it)). Unused with one
-    /// DIMM.
+    /// Interleaving granularity across DIMMs, bytes: 4 KiB, as in VANS
+    /// (Wang et al., "Characterizing and Modeling Non-Volatile Memory
+    /// Systems", MICRO'20, co-authored by FAST'20's first author), whose
+    /// six-DIMM interleaved configuration (`TheNetAdmin/VANS`,
+    /// `config/vans_6dimm_interleaved.cfg`) sends an address to DIMM
+    /// `(addr >> 12) % 6` (`stride_mapping(4096)`, `src/general/mapping.h`);
+    /// FAST'20 §2 describes the interleaving but its published data does
+    /// not state the granularity. Unused with one DIMM.
     pub interleave: u64,
     /// XPLines in each DIMM's XPBuffer: 64 = 16 KiB (FAST'20 §3, the
     /// write-amplification-vs-working-set experiment; its data,
