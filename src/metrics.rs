@@ -278,6 +278,9 @@ pub struct Metrics {
     /// First issue time and last completion time of timed requests.
     pub first_issue: Nanos,
     pub last_completion: Nanos,
+    /// Arrival of the last timed request (with `first_issue`, the span the
+    /// workload offered its requests over; [`crate::report::backlog_warning`]).
+    pub last_arrival: Nanos,
 }
 
 #[cfg(test)]

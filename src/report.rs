@@ -12,6 +12,7 @@
 
 use crate::metrics::{Counters, DofStats, LatencyHistogram, LatencySummary};
 use crate::sim::RunOutput;
+use crate::units::Nanos;
 use crate::workload::Provenance;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -209,6 +210,38 @@ fn approx_time(us: f64) -> String {
     }
 }
 
+/// The warning a run deserves whose device fell behind the workload's
+/// arrivals: requests arrived over `[first_issue, last_arrival]`, and the
+/// last completion came more than [`BACKLOG_SHARE`] of that span (and at
+/// least [`BACKLOG_MIN_NS`]) after the last arrival. A device that keeps
+/// up finishes within about one request's latency of the last arrival; one
+/// that does not leaves a backlog it drains only after the workload ends,
+/// so the latencies measure that queue (open loop: it grows with the
+/// trace, and so does the memory that holds it) more than the device.
+/// `None` when it kept up.
+pub fn backlog_warning(first_issue: Nanos, last_arrival: Nanos, last_completion: Nanos) -> Option<String> {
+    let offered = last_arrival.0.saturating_sub(first_issue.0);
+    let drain = last_completion.0.saturating_sub(last_arrival.0);
+    (drain >= BACKLOG_MIN_NS && drain as f64 > BACKLOG_SHARE * offered as f64).then(|| {
+        format!(
+            "the device fell behind the arrivals: the workload offered its requests over {}, and the last \
+             completed {} after the last arrived ({:.0}% of that span), so latencies measure the queue of \
+             waiting requests more than the device; a slower replay (replay.time_scale above 1) or a closed \
+             loop (replay.mode = \"closed-loop\") would show the device",
+            approx_time(offered as f64 / 1e3),
+            approx_time(drain as f64 / 1e3),
+            100.0 * drain as f64 / (offered.max(1)) as f64
+        )
+    })
+}
+
+/// [`backlog_warning`]: the drain, as a share of the span the requests
+/// arrived over, from which the device counts as fallen behind ...
+pub const BACKLOG_SHARE: f64 = 0.1;
+/// ... and at least this long (ns): a short run's last request may
+/// simply be slow.
+pub const BACKLOG_MIN_NS: u64 = 100_000_000;
+
 /// [`HashStats::saturation_warning`]: the busy share from which the hash
 /// engines count as saturated ...
 pub const HASH_SATURATED: f64 = 0.9;
@@ -335,7 +368,8 @@ impl RunReport {
             .collect();
         let h = &out.hash;
         let hash = HashStats::new(h.engines, h.pages, h.busy.as_us_f64(), h.wait_ns as f64 / 1e3, span);
-        let warnings = hash.iter().filter_map(HashStats::saturation_warning).collect();
+        let mut warnings: Vec<String> = hash.iter().filter_map(HashStats::saturation_warning).collect();
+        warnings.extend(backlog_warning(m.first_issue, m.last_arrival, m.last_completion));
         RunReport {
             dedupsim_version: VERSION.to_string(),
             config_name: meta.config_name,
@@ -799,6 +833,21 @@ fn stat_columns<'a>(stats: impl Iterator<Item = (&'a str, f64)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backlog_needs_a_long_drain_after_the_last_arrival() {
+        let s = |x: f64| Nanos((x * 1e9) as u64);
+        // Arrivals over 10 s from t = 1 s; 0.5 s of drain is 5%: kept up.
+        assert_eq!(backlog_warning(s(1.0), s(11.0), s(11.5)), None);
+        // Exactly 10% is not above it.
+        assert_eq!(backlog_warning(s(1.0), s(11.0), s(12.0)), None);
+        // 2 s of drain: 20% of the 10 s offered.
+        let w = backlog_warning(s(1.0), s(11.0), s(13.0)).unwrap();
+        assert!(w.contains("over 10.00 s") && w.contains("completed 2.00 s after") && w.contains("(20% of"), "{w}");
+        // 90 ms after 0.5 s of arrivals is 18%, but shorter than 100 ms.
+        assert_eq!(backlog_warning(s(0.0), s(0.5), s(0.59)), None);
+        assert!(backlog_warning(s(0.0), s(0.5), s(0.6)).is_some());
+    }
 
     #[test]
     fn hash_saturation_needs_a_busy_engine_and_a_queue() {

@@ -144,6 +144,7 @@ impl Simulation<'_> {
         // request arrives (dynamic allocation's order).
         let same_instant = !first && self.clock.last == at;
         self.clock.last = at;
+        self.metrics.last_arrival = at;
         self.clock.floor = at;
         self.clock.submitted += 1;
         let nth = self.clock.submitted;
