@@ -167,7 +167,7 @@ impl Ftl {
         let (_, ppn, gc) = self.program_flat(plane, ppn, content)?;
         let (now, _) = self.pending.take().expect("placed just now");
         let waiting = self.deferred.free_slot(slot);
-        debug_assert!(waiting.map_or(true, |(_, n)| n == 1), "a flat copy waited for by several LPNs");
+        debug_assert!(waiting.is_none_or(|(_, n)| n == 1), "a flat copy waited for by several LPNs");
         match waiting {
             Some(((lpn, s), _)) if self.deferred.settle(lpn, s) => {
                 self.map_page(lpn, now, content);

@@ -14,7 +14,8 @@
 //! entry, so GC migrating a shared page updates one `entries[e].ppn` and
 //! every sharer stays correct (CAFTL's secondary mapping, Chen et al.
 //! FAST'11; the design choice the FAD paper leaves open in §II-B).
-//! Native runs use the same tables with every reference count equal to 1.
+//! Runs that never share a page (Native) map flat instead: see "Flat
+//! mapping" below.
 //!
 //! Tables are zero-initialised vectors storing `id + 1` (0 = none), so the
 //! OS hands out zero pages lazily and untouched parts cost no memory.
@@ -832,6 +833,8 @@ impl Ftl {
     /// Bytes the mapping structures would take on a device: 4 B per L2P
     /// entry in use, 12 B per live copy (PPN, refcount, content slot), and
     /// 16 + 4 B per fingerprint-index entry (128-bit fingerprint + entry).
+    /// A model of CAFTL's tables on the device, the same under a flat map
+    /// ([`Ftl::map_flat`]: what the simulator stores is not what it reports).
     pub fn metadata_bytes(&self) -> (u64, u64) {
         let mapping = self.logical_pages as u64 * 4 + self.live_entries * 12;
         let index = self.indexed * 20;
