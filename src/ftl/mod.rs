@@ -26,7 +26,7 @@
 //! `die-hint`) never maps two LPNs to one copy, so the entry indirection
 //! buys nothing there; it costs an entry (12 B) per live page and one
 //! dependent load per page operation. Such an FTL maps flat
-//! (module [`flat`]):
+//! (`src/ftl/flat.rs`):
 //!
 //! ```text
 //! LPN --l2p--> PPN          (l2p holds ppn + 1)
