@@ -4,7 +4,8 @@
 //! The same tables as the shared map, read differently: an L2P slot holds
 //! `ppn + 1` instead of `entry + 1`, a reverse-map slot `lpn + 1` instead
 //! of `entry + 1` (or [`PENDING`] for the copy programmed and not mapped
-//! yet). Every operation does what the shared map does to a copy with one
+//! yet, while a collection its program triggers runs). Every operation
+//! does what the shared map does to a copy with one
 //! reference, in the same order (allocate, GC, then map and release the old
 //! page), so allocation, GC victims and every count are the same; only the
 //! entry table is gone. The entry table still holds the copies waiting for
@@ -86,9 +87,18 @@ impl Ftl {
     ) -> Result<(EntryId, Ppn, Option<GcWork>), FtlError> {
         debug_assert!(self.pending.is_none(), "a flat copy programmed before the last one was mapped");
         self.live_entries += 1;
-        self.p2e.set(ppn, PENDING);
         self.pending = Some((ppn, content));
-        let gc = self.gc_after_program(plane)?;
+        // The page's reverse-map slot is written once, when it is mapped
+        // (`map_page`), unless this program triggers a collection, which
+        // must see the page valid (owned by the pending copy) to move it
+        // like any other: `gc_after_program`'s test, with the slot set
+        // only on that (rare) path.
+        let gc = if self.planes[plane as usize].free.len() < self.min_free {
+            self.p2e.set(ppn, PENDING);
+            self.collect_triggered(plane)?
+        } else {
+            None
+        };
         Ok((FLAT_COPY, ppn, gc))
     }
 
