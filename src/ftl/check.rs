@@ -32,10 +32,37 @@ impl Ftl {
     /// * the fingerprint index points only to live entries of that content;
     /// * a copy not placed yet ([`Ftl::reserve`]) is mapped by no LPN, only
     ///   waited for, and its references are those waiting maps.
+    ///
+    /// Under a flat map ([`Ftl::map_flat`]) an LPN's slot names its page and
+    /// the page's reverse-map slot names the LPN back; the only entries are
+    /// copies not placed yet; no copy is pending ([`Ftl::program`] without
+    /// its [`Ftl::map_pinned`]); nothing is indexed; kept contents
+    /// ([`Ftl::keep_contents`]) are set exactly for the mapped LPNs.
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         let mut refs = vec![0u32; self.entries.len()];
+        if self.flat {
+            ensure!(self.pending.is_none(), "a flat copy was programmed and never mapped");
+            ensure!(self.indexed == 0, "a flat map indexed {} contents", self.indexed);
+            let pages = self.geo.planes * self.geo.pages_per_plane;
+            for (lpn, &m) in self.l2p.iter().enumerate() {
+                if let Some(&c) = self.contents.get(lpn) {
+                    ensure!((c == 0) == (m == 0), "LPN {lpn}'s kept content {c} disagrees with its slot {m}");
+                }
+                if m == 0 {
+                    continue;
+                }
+                ensure!(m - 1 < pages, "LPN {lpn} maps to page {}, beyond the device", m - 1);
+                let owner = self.p2e.owner(Ppn(m - 1));
+                ensure!(
+                    owner == lpn as u32 + 1,
+                    "LPN {lpn} maps to page {} but the page belongs to {}",
+                    m - 1,
+                    owner as i64 - 1
+                );
+            }
+        }
         for (lpn, &m) in self.l2p.iter().enumerate() {
-            if m == 0 {
+            if m == 0 || self.flat {
                 continue;
             }
             let e = (m - 1) as usize;
@@ -64,6 +91,7 @@ impl Ftl {
             if ent.refs > 0 && self.is_unplaced(ent.ppn) {
                 reserved += 1;
             } else if ent.refs > 0 {
+                ensure!(!self.flat, "entry {e} of a flat map holds placed page {}", ent.ppn.0);
                 live += 1;
                 ensure!(
                     self.p2e.owner(ent.ppn) == e as u32 + 1,
@@ -73,7 +101,14 @@ impl Ftl {
                 );
             }
         }
-        ensure!(live == self.live_entries, "live entry count {} != counted {live}", self.live_entries);
+        // A flat map's live copies have no entry: they are the valid pages
+        // (each checked against its block's count and its LPN below).
+        let copies = if self.flat {
+            (0..self.blocks.len() as u32).map(|b| u64::from(self.block_meta(b).valid)).sum()
+        } else {
+            live
+        };
+        ensure!(copies == self.live_entries, "live entry count {} != counted {copies}", self.live_entries);
         let free: std::collections::HashSet<EntryId> = self.free_entries.iter().copied().collect();
         ensure!(free.len() == self.free_entries.len(), "an entry id is on the free list twice");
         for &e in &free {
@@ -135,6 +170,12 @@ impl Ftl {
                     continue;
                 }
                 ensure!(p - base < m.written as u32, "page {p} is valid past block {b}'s write pointer {}", m.written);
+                if self.flat {
+                    let slot = self.l2p.get((e - 1) as usize).copied();
+                    ensure!(slot == Some(p + 1), "page {p} belongs to LPN {}, which maps to {slot:?} - 1", e - 1);
+                    valid += 1;
+                    continue;
+                }
                 let ent = &self.entries[(e - 1) as usize];
                 ensure!(
                     ent.ppn.0 == p && ent.refs > 0,

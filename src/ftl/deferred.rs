@@ -103,6 +103,39 @@ impl Deferred {
     pub(super) fn waiting_on(&self) -> impl Iterator<Item = (EntryId, u32, u32)> + '_ {
         (self.slots.iter().enumerate()).filter(|(_, w)| w.entry != Waits::FREE).map(|(s, w)| (w.entry, s as u32, w.n))
     }
+
+    /// Settles waiting map `(lpn, s)` (write number `s`) as its copy is
+    /// placed: whether it is current (no later mapping change of `lpn` took
+    /// effect first; then it is the LPN's latest). One probe of the per-LPN
+    /// table for the update and the removal.
+    #[inline]
+    pub(super) fn settle(&mut self, lpn: Lpn, s: u64) -> bool {
+        let hash_map::Entry::Occupied(mut o) = self.lpns.entry(lpn.0) else {
+            unreachable!("a waiting LPN is counted");
+        };
+        let st = o.get_mut();
+        st.0 -= 1;
+        let current = s > st.1;
+        if current {
+            st.1 = s;
+        }
+        if st.0 == 0 {
+            o.remove();
+        }
+        current
+    }
+
+    /// Frees slot `slot` of a copy of the flat map (module `flat`) as it is
+    /// placed, returning its first waiting map and how many wait (the flat
+    /// map has at most one: no references), to be [`settled`](Self::settle).
+    pub(super) fn free_slot(&mut self, slot: u32) -> Option<((Lpn, u64), u32)> {
+        let w = &mut self.slots[slot as usize];
+        w.entry = Waits::FREE;
+        let (n, first) = (w.n, w.first);
+        w.more.clear();
+        self.free.push(slot);
+        (n > 0).then_some((first, n))
+    }
 }
 
 /// The `ppn` of a reserved entry whose waiting maps are in slab slot
@@ -195,6 +228,9 @@ impl Ftl {
     pub fn place(&mut self, e: EntryId, plane: u32, mapped: &mut Vec<Lpn>) -> Result<(Ppn, Option<GcWork>), FtlError> {
         debug_assert!(!self.is_placed(e) && self.entries[e as usize].refs > 0, "placing entry {e} twice or dead");
         let slot = u32::MAX - self.entries[e as usize].ppn.0;
+        if self.flat {
+            return self.place_flat(e, slot, plane, mapped);
+        }
         let ppn = self.alloc_page(plane)?;
         self.entries[e as usize].ppn = ppn;
         self.live_entries += 1;
@@ -207,20 +243,7 @@ impl Ftl {
         let mut more = std::mem::take(&mut w.more);
         self.deferred.free.push(slot);
         for (lpn, s) in std::iter::once(first).take(n.min(1) as usize).chain(more.drain(..)) {
-            // One probe of the per-LPN table for the update and the removal.
-            let hash_map::Entry::Occupied(mut o) = self.deferred.lpns.entry(lpn.0) else {
-                unreachable!("a waiting LPN is counted");
-            };
-            let st = o.get_mut();
-            st.0 -= 1;
-            let current = s > st.1;
-            if current {
-                st.1 = s;
-            }
-            if st.0 == 0 {
-                o.remove();
-            }
-            if current {
+            if self.deferred.settle(lpn, s) {
                 self.remap(lpn, e);
                 mapped.push(lpn);
             } else {

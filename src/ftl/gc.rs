@@ -161,9 +161,14 @@ impl Ftl {
                 let new = self.alloc_page(plane)?;
                 self.p2e.set(Ppn(p), 0);
                 self.p2e.set(new, e);
+                work.moved += 1;
+                if self.flat {
+                    // The page's one LPN (or the pending copy) follows.
+                    self.moved_flat(e, new);
+                    continue;
+                }
                 let ent = &mut self.entries[(e - 1) as usize];
                 ent.ppn = new;
-                work.moved += 1;
                 work.shared += (ent.refs > 1) as u32;
             }
             let m = &mut self.blocks[victim as usize];

@@ -14,10 +14,35 @@
 //! entry, so GC migrating a shared page updates one `entries[e].ppn` and
 //! every sharer stays correct (CAFTL's secondary mapping, Chen et al.
 //! FAST'11; the design choice the FAD paper leaves open in §II-B).
-//! Native runs use the same tables with every reference count equal to 1.
+//! Runs that never share a page (Native) map flat instead: see "Flat
+//! mapping" below.
 //!
 //! Tables are zero-initialised vectors storing `id + 1` (0 = none), so the
 //! OS hands out zero pages lazily and untouched parts cost no memory.
+//!
+//! # Flat mapping (runs that never share a page)
+//!
+//! A run whose policy does not deduplicate ([`Ftl::map_flat`], Native and
+//! `die-hint`) never maps two LPNs to one copy, so the entry indirection
+//! buys nothing there; it costs an entry (12 B) per live page and one
+//! dependent load per page operation. Such an FTL maps flat
+//! (`src/ftl/flat.rs`):
+//!
+//! ```text
+//! LPN --l2p--> PPN          (l2p holds ppn + 1)
+//!  ^            |
+//!  +----p2e-----+           (the reverse map holds lpn + 1)
+//! ```
+//!
+//! GC migrating a page rewrites its one LPN's slot instead of an entry's
+//! `ppn`. Entries exist only for copies waiting for a page (dynamic
+//! allocation, [`Ftl::reserve`]) and are freed when placed. Every decision
+//! (allocation, GC victims, the counts reported) is the same as through
+//! entries: only where the page number is stored differs. A copy's
+//! content is not kept unless asked ([`Ftl::keep_contents`], for the
+//! `--check` shadow model). The FTL's own shared map is CAFTL's; the
+//! flat one is a plain page-mapping FTL (DFTL's page-level table without
+//! its cache, Gupta et al. ASPLOS'09), which a non-deduplicating SSD is.
 //!
 //! # Allocation
 //!
@@ -64,12 +89,14 @@
 mod blocks;
 mod check;
 mod deferred;
+mod flat;
 mod gc;
 mod params;
 mod relocation;
 mod revmap;
 
 pub use check::InvariantViolation;
+pub use flat::FLAT_COPY;
 pub use gc::{GcPreference, GcWork};
 pub use params::{FtlParams, GcConfig, GcRule};
 
@@ -251,6 +278,15 @@ pub struct Ftl {
     /// The planes' relocation blocks ([`Ftl::relocate_to_block`]; empty,
     /// and no block open, until the first such relocation).
     reloc: RelocationFrontiers,
+    /// Whether LPNs map flat to pages ([`Ftl::map_flat`], module doc).
+    flat: bool,
+    /// Flat map: the copy programmed and not mapped yet (its page, which
+    /// GC may move meanwhile, and content), between [`Ftl::program`] and
+    /// [`Ftl::map_pinned`] or inside [`Ftl::place`].
+    pending: Option<(Ppn, ContentId)>,
+    /// Flat map, when kept ([`Ftl::keep_contents`]): each LPN's content + 1
+    /// (0 = unmapped). Empty otherwise.
+    contents: Vec<u32>,
 }
 
 impl Ftl {
@@ -321,6 +357,9 @@ impl Ftl {
             derefs: Vec::new(),
             deferred: Deferred::default(),
             reloc: RelocationFrontiers::default(),
+            flat: false,
+            pending: None,
+            contents: Vec::new(),
             geo,
         }
     }
@@ -368,6 +407,16 @@ impl Ftl {
     #[inline]
     pub fn prefetch_entry(&self, lpn: u32, pages: u32) {
         let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
+        if self.flat {
+            // No entry: the slots name the pages, whose release touches
+            // the reverse map and the block metadata.
+            for &m in slots {
+                if m != 0 {
+                    self.prefetch_page(Ppn(m - 1));
+                }
+            }
+            return;
+        }
         for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 prefetch(e);
@@ -381,21 +430,31 @@ impl Ftl {
     /// [`Ftl::prefetch_entry`]).
     #[inline]
     pub fn prefetch_release(&self, lpn: u32, pages: u32) {
+        if self.flat {
+            return; // fetched one stage earlier, by `prefetch_entry`
+        }
         let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
         for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 if e.refs == 1 {
-                    if let Some(p) = self.p2e.get(e.ppn) {
-                        prefetch(p);
-                    }
-                    if let Some(b) = self.blocks.get(self.geo.block_of(e.ppn)) {
-                        prefetch(b);
-                    }
+                    self.prefetch_page(e.ppn);
                     if let Some(i) = self.index.get(e.content.0 as usize) {
                         prefetch(i);
                     }
                 }
             }
+        }
+    }
+
+    /// Hints the CPU to fetch what releasing page `ppn` touches: its
+    /// reverse-map slot and its block's metadata.
+    #[inline]
+    fn prefetch_page(&self, ppn: Ppn) {
+        if let Some(p) = self.p2e.get(ppn) {
+            prefetch(p);
+        }
+        if let Some(b) = self.blocks.get(self.geo.block_of(ppn)) {
+            prefetch(b);
         }
     }
 
@@ -439,9 +498,14 @@ impl Ftl {
         }
     }
 
-    /// The entry an LPN maps to, if any.
+    /// The entry an LPN maps to, if any. A flat map ([`Ftl::map_flat`])
+    /// maps no LPN to an entry: `None` always; ask [`Ftl::page_of`] and
+    /// [`Ftl::content_at`] there.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Option<EntryId> {
+        if self.flat {
+            return None;
+        }
         // Beyond the logical capacity nothing is mapped (an explicit hint
         // may name such a page; the loaders refuse it, this is the backstop).
         match self.l2p.get(lpn.0 as usize) {
@@ -526,8 +590,12 @@ impl Ftl {
     /// drops the LPN's previous mapping.
     #[inline]
     pub fn map_pinned(&mut self, lpn: Lpn, e: EntryId) {
-        debug_assert!(self.is_placed(e), "entry {e} has no page yet: map it when placed");
         self.deferred.now(lpn);
+        if self.flat {
+            self.map_pending(lpn, e);
+            return;
+        }
+        debug_assert!(self.is_placed(e), "entry {e} has no page yet: map it when placed");
         self.remap(lpn, e);
     }
 
@@ -544,7 +612,9 @@ impl Ftl {
     pub fn unmap(&mut self, lpn: Lpn) {
         self.deferred.now(lpn);
         let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], 0);
-        if old != 0 {
+        if self.flat {
+            self.unmap_flat(lpn, old);
+        } else if old != 0 {
             self.release(old - 1);
         }
     }
@@ -581,7 +651,9 @@ impl Ftl {
     }
 
     /// Programs a new physical copy of `content` in `unit` and returns its
-    /// (pinned, refs = 1) entry; map it with [`Ftl::map_pinned`]. When
+    /// (pinned, refs = 1) entry; map it with [`Ftl::map_pinned`] (a flat
+    /// map returns [`FLAT_COPY`] instead: map it before the next
+    /// program). When
     /// `index` is true and the content has no primary copy yet, the new copy
     /// becomes the fingerprint index's primary. Also returns GC work if the
     /// plane fell below its free-block threshold.
@@ -611,6 +683,9 @@ impl Ftl {
         index: bool,
     ) -> Result<(EntryId, Ppn, Option<GcWork>), FtlError> {
         let ppn = self.alloc_page(plane)?;
+        if self.flat {
+            return self.program_flat(plane, ppn, content);
+        }
         let e = match self.free_entries.pop() {
             Some(e) => {
                 self.entries[e as usize] = Entry { ppn, refs: 1, content };
@@ -758,6 +833,8 @@ impl Ftl {
     /// Bytes the mapping structures would take on a device: 4 B per L2P
     /// entry in use, 12 B per live copy (PPN, refcount, content slot), and
     /// 16 + 4 B per fingerprint-index entry (128-bit fingerprint + entry).
+    /// A model of CAFTL's tables on the device, the same under a flat map
+    /// ([`Ftl::map_flat`]: what the simulator stores is not what it reports).
     pub fn metadata_bytes(&self) -> (u64, u64) {
         let mapping = self.logical_pages as u64 * 4 + self.live_entries * 12;
         let index = self.indexed * 20;

@@ -74,6 +74,7 @@ impl Ftl {
     /// reference count and the fingerprint index are unchanged. The caller
     /// charges the timed read of the old page and program of the new one.
     pub fn relocate(&mut self, e: EntryId, unit: u32) -> Result<(Ppn, Ppn, Option<GcWork>), FtlError> {
+        debug_assert!(!self.flat, "a flat map has no entries to relocate");
         debug_assert!(self.entries[e as usize].refs > 0, "relocating a free entry");
         let planes = self.geo.unit_planes(unit);
         let ptr = &mut self.unit_ptr[unit as usize];
@@ -95,6 +96,7 @@ impl Ftl {
     /// and GC never write there), for relocations aligned to erase blocks
     /// (Wang et al. §VI). The unit's host plane pointer does not move.
     pub fn relocate_to_block(&mut self, e: EntryId, unit: u32) -> Result<(Ppn, Ppn, Option<GcWork>), FtlError> {
+        debug_assert!(!self.flat, "a flat map has no entries to relocate");
         debug_assert!(self.entries[e as usize].refs > 0, "relocating a free entry");
         if self.reloc.block.is_empty() {
             self.reloc.block = vec![NO_BLOCK; self.planes.len()];

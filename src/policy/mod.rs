@@ -138,7 +138,10 @@ pub enum GcHint {
 pub struct Capabilities {
     /// Whether duplicates are looked up at all (false only for `native`
     /// and `die-hint`). Deduplicating policies pay the fingerprint time per
-    /// written page.
+    /// written page. A policy that does not deduplicate runs on a flat
+    /// map ([`crate::ftl::Ftl::map_flat`]: no [`crate::ftl::Entry`] per
+    /// page), so it cannot relocate copies by entry ([`Policy::idle`]):
+    /// such a policy says true.
     pub deduplicates: bool,
     /// Whether the units of this policy's programs are only a cyclic
     /// pointer with no meaning of their own (Native, Deduplication, HAR,

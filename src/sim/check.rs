@@ -34,14 +34,14 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    /// A read of LPN `l` found `content`: an error if another was last
-    /// written.
+    /// A read of mapped LPN `l` found `content` (`None`: the FTL does not
+    /// know it): an error if another was last written.
     #[inline]
-    pub(super) fn check_mapped(&self, l: u32, content: ContentId) -> Result<(), SimError> {
-        if self.opts.check && self.shadow[l as usize] != content.0 + 1 {
+    pub(super) fn check_mapped(&self, l: u32, content: Option<ContentId>) -> Result<(), SimError> {
+        if self.opts.check && content.map(|c| c.0 + 1) != Some(self.shadow[l as usize]) {
             return Err(InvariantViolation(format!(
                 "LPN {l} reads content {} but {} was last written",
-                content.0,
+                content.map_or(-1, |c| i64::from(c.0)),
                 self.shadow[l as usize] as i64 - 1
             ))
             .into());

@@ -76,6 +76,8 @@ impl<'w> Simulation<'w> {
         let mut rel = std::mem::take(&mut self.relocations);
         rel.clear();
         self.policy.idle(&self.ftl, window, &mut rel);
+        // A flat map has no entries to move (`Capabilities::deduplicates`).
+        debug_assert!(rel.is_empty() || !self.ftl.is_flat(), "policy {} relocates on a flat map", self.policy.name());
         for r in &rel {
             let ok = r.unit < self.units
                 && self

@@ -45,7 +45,7 @@ impl<'w> Simulation<'w> {
         let slot = self.open_slot(t, Op::Read, r.lpn, r.pages);
         let mut mapped = 0;
         for l in r.lpn..r.lpn + r.pages {
-            let Some(e) = self.ftl.lookup(Lpn(l)) else {
+            let Some(ppn) = self.ftl.page_of(Lpn(l)) else {
                 if let Some(m) = self.fad_ssdsim.as_deref_mut() {
                     if m.is_flagged(l) {
                         // The authors' model: a lost duplicate reads physical page 0.
@@ -66,13 +66,14 @@ impl<'w> Simulation<'w> {
                 self.metrics.counters.unmapped_read_pages += 1;
                 continue;
             };
-            let ent = *self.ftl.entry(e);
-            self.check_mapped(l, ent.content)?;
+            if self.opts.check {
+                self.check_mapped(l, self.ftl.content_at(Lpn(l)))?;
+            }
             let geo = self.ftl.geometry();
-            let chip = geo.chip_of(ent.ppn);
-            let unit = geo.unit_of(ent.ppn);
+            let chip = geo.chip_of(ppn);
+            let unit = geo.unit_of(ppn);
             self.inflight[slot as usize].remaining += 1;
-            self.timing.submit_read(chip, t, ent.ppn.0, slot);
+            self.timing.submit_read(chip, t, ppn.0, slot);
             if self.observing_ops {
                 self.observe_op(slot, chip);
             }
@@ -424,7 +425,7 @@ impl<'w> Simulation<'w> {
     /// now ([`crate::policy::PageLayout`]), for the policy's `place`.
     pub(super) fn page_layout(&mut self, hint: RequestHint) {
         self.layout.clear();
-        let unit = |ftl: &Ftl, lpn: u32| ftl.lookup(Lpn(lpn)).map(|e| ftl.geometry().unit_of(ftl.entry(e).ppn));
+        let unit = |ftl: &Ftl, lpn: u32| ftl.page_of(Lpn(lpn)).map(|p| ftl.geometry().unit_of(p));
         let hint = match hint {
             RequestHint::Absent => ExplicitHint::Absent,
             RequestHint::Unhinted => ExplicitHint::Unhinted,

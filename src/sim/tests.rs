@@ -159,8 +159,8 @@ fn static_allocation_places_every_page_by_its_lpn() {
         let geo = ftl.geometry();
         let (mut striped, mut other) = (0, 0);
         for r in &w.requests {
-            let Some(e) = ftl.lookup(Lpn(r.lpn)) else { continue };
-            let at = geo.plane_of(ftl.entry(e).ppn);
+            let Some(ppn) = ftl.page_of(Lpn(r.lpn)) else { continue };
+            let at = geo.plane_of(ppn);
             let want = geo.static_plane(r.lpn, order);
             if name == "native" {
                 assert_eq!(at, want, "{name}: LPN {} in plane {at}, not {want}", r.lpn);
@@ -175,7 +175,7 @@ fn static_allocation_places_every_page_by_its_lpn() {
             // A duplicate maps to the copy of the LPN that wrote it first.
             "dedup" => assert!(striped > 0 && other > 0, "{name}: {striped} striped, {other} elsewhere"),
             "fad" => assert!(other > 0, "FAD places its own pages"),
-            _ => {}
+            _ => assert!(striped > 0, "{name}: no page found mapped"),
         }
     }
 }
@@ -632,8 +632,8 @@ fn chips_used(cfg: &Config, policy: &str, w: &Workload, n: u32) -> Vec<u32> {
     let (_, ftl) = Simulation::new(cfg, w, p, opts).unwrap().run_keep(&mut |_, _| {}).unwrap();
     let mut used = vec![0u32; cfg.chips() as usize];
     for l in 0..n {
-        if let Some(e) = ftl.lookup(Lpn(l)) {
-            used[ftl.geometry().chip_of(ftl.entry(e).ppn) as usize] += 1;
+        if let Some(ppn) = ftl.page_of(Lpn(l)) {
+            used[ftl.geometry().chip_of(ppn) as usize] += 1;
         }
     }
     used
@@ -676,7 +676,7 @@ fn fad_ssdsim_model_placement_follows_the_seed() {
     let layout = |cfg: &Config| {
         let p = policy::build("native", cfg).unwrap();
         let (_, ftl) = Simulation::new(cfg, &w, p, RunOptions::default()).unwrap().run_keep(&mut |_, _| {}).unwrap();
-        (0..100).map(|l| ftl.entry(ftl.lookup(Lpn(l)).unwrap()).ppn).collect::<Vec<_>>()
+        (0..100).map(|l| ftl.page_of(Lpn(l)).unwrap()).collect::<Vec<_>>()
     };
     assert_eq!(layout(&cfg), layout(&cfg));
     let mut other = cfg.clone();

@@ -234,7 +234,7 @@ fn run_checked(cfg: &Config, name: &str, w: &Workload, model: &HashMap<u32, u32>
 
 fn check_final(ftl: &Ftl, model: &HashMap<u32, u32>) -> Result<(), String> {
     for l in 0..ftl.logical_pages() {
-        let got = ftl.lookup(Lpn(l)).map(|e| ftl.entry(e).content.0);
+        let got = ftl.content_at(Lpn(l)).map(|c| c.0);
         if got != model.get(&l).copied() {
             return Err(format!("LPN {l}: FTL has {got:?}, model {:?}", model.get(&l)));
         }
