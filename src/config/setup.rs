@@ -141,7 +141,10 @@ pub struct MemoryEstimate {
     /// L2P table: one 4-byte slot per logical page.
     pub l2p: u64,
     /// Mapping entries (one per live physical copy, at most one per logical
-    /// page) and their free list.
+    /// page) and their free list. A policy that does not deduplicate maps
+    /// flat and keeps entries only for writes waiting to be placed
+    /// (`src/ftl/flat.rs`), but the estimate does not know the policy and
+    /// counts them anyway: an upper bound for such runs.
     pub entries: u64,
     /// Reverse map: one 4-byte slot per physical page.
     pub reverse_map: u64,
