@@ -39,6 +39,11 @@ pub enum RunError {
     NoContents(String),
     /// The run's simulated clock reached its end (2^63 ns and beyond):
     /// times, rates and latencies would be clamped, not measured.
+    /// The caller's check of what the first pass of a streamed run
+    /// learned refused the run ([`run_streamed_drawing`]'s `scanned`):
+    /// its message, whole.
+    #[error("{0}")]
+    Refused(String),
     #[error(
         "policy {policy}: the simulated clock saturated (the run reached {span_s:.0} s, the limit of 64-bit \
          nanoseconds), so its times and latencies would be meaningless; {culprits}"
@@ -300,6 +305,9 @@ pub struct Scanned<'a> {
     /// Requests to replay, and preconditioning writes.
     pub requests: u64,
     pub precondition: u64,
+    /// The first and the last request's arrival (`None`: no request), as
+    /// the held workload's first and last timed request have them.
+    pub arrivals: Option<(Nanos, Nanos)>,
 }
 
 /// The first pass's counts (docs/streaming.md).
@@ -443,13 +451,23 @@ pub fn run_streamed(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<RunReport>, RunError> {
     let need = policy::build(policy, cfg)?.capabilities().deduplicates;
-    run_streamed_drawing(cfg, path, load, model, policy, need, opts, scanned, progress)
+    let mut scanned = |s: &Scanned<'_>| {
+        scanned(s);
+        Ok(())
+    };
+    let run =
+        run_streamed_drawing(cfg, path, load, model, policy, need, opts, Observe::default(), &mut scanned, progress);
+    run.map(|done| done.map(|(report, _)| report))
 }
 
 /// [`run_streamed`] drawing contents when `need_content` (whether any
 /// policy of the run deduplicates, [`need_content`]: a run of several
 /// policies draws them for every policy, as [`prepare_for`] does on the
-/// workload they share).
+/// workload they share), with observers ([`run_observed`]'s: the request
+/// log and the time series are written as the replay goes, so they stream
+/// too) and a `scanned` that may refuse the run once the first pass is
+/// read (an `Err` stops it before the replay: a time series too long for
+/// the trace's span, say). Returns the report and the time series.
 #[allow(clippy::too_many_arguments)]
 pub fn run_streamed_drawing(
     cfg: &Config,
@@ -459,9 +477,10 @@ pub fn run_streamed_drawing(
     policy: &str,
     need_content: bool,
     opts: &RunOptions,
-    scanned: &mut dyn FnMut(&Scanned<'_>),
+    observe: Observe<'_>,
+    scanned: &mut dyn FnMut(&Scanned<'_>) -> Result<(), RunError>,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Option<RunReport>, RunError> {
+) -> Result<Option<(RunReport, Option<TimeSeries>)>, RunError> {
     let seed = cfg.seed;
     let p = policy::build(policy, cfg)?;
     let need = need_content || p.capabilities().deduplicates;
@@ -506,7 +525,8 @@ pub fn run_streamed_drawing(
         return Ok(None);
     }
     let mut pre = Workload { requests: pre.finish_in(cfg.precondition.order), ..Workload::default() };
-    scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64 });
+    let arrivals = first.map(|f| (f, last));
+    scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64, arrivals })?;
 
     // What prepare_for decides on the whole workload.
     let drawn = need || writes_with > 0;
@@ -556,6 +576,12 @@ pub fn run_streamed_drawing(
         crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(SimError::from)?,
         opts.clone(),
     )?;
+    if let Some(sink) = observe.requests {
+        sim.observe_requests(sink);
+    }
+    if let Some(interval) = observe.series {
+        sim.record_series(interval);
+    }
     let mut pre_rate = Distinct::default();
     if drawn {
         for r in &pre.requests {
@@ -573,7 +599,8 @@ pub fn run_streamed_drawing(
     if end2.requests != timed {
         return Err(SimError::Order("the trace changed between its two passes").into());
     }
-    let out = sim.replay_end(progress)?;
+    let mut out = sim.replay_end(progress)?;
+    let series = out.series.take();
     let rate = if !drawn {
         0.0
     } else if timed_rate.pages > 0 {
@@ -583,7 +610,7 @@ pub fn run_streamed_drawing(
     };
     let mut meta = run_meta(cfg, end.provenance.clone(), content_model, rate);
     meta.precondition = precondition_description(&cfg.precondition, pre_pages, 0);
-    report_of(cfg, policy, meta, out).map(Some)
+    Ok(Some((report_of(cfg, policy, meta, out)?, series)))
 }
 
 #[cfg(test)]

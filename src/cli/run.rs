@@ -77,41 +77,72 @@ pub struct RunArgs {
 /// any trace that is a regular file, whatever its size (the streamed path
 /// costs about the held one's CPU and less wall time and memory on the
 /// 1M-request benchmark trace: BENCHMARKS.md, issue 26 round 9), files as
-/// requests, no observers; the held path otherwise (docs/streaming.md).
-/// Several policies each read the file themselves, so it must be a regular
-/// file (a pipe, `<(zcat t.gz)`, reads once: held). `--stream` changes
-/// nothing here: it is the default.
+/// requests, with or without observers (the request log and the time
+/// series are written as the replay goes); the held path otherwise
+/// (docs/streaming.md). Several policies each read the file themselves,
+/// so it must be a regular file (a pipe, `<(zcat t.gz)`, reads once:
+/// held). `--stream` changes nothing here: it is the default.
 fn streams(a: &RunArgs) -> bool {
     a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
-        && !a.observe.any()
 }
 
+/// A streamed run's reports with their time series, and the requests
+/// replayed.
+type StreamedRuns = (Vec<(RunReport, Option<TimeSeries>)>, u64);
+
 /// `run --trace FILE -p POLICIES` read as it replays, each policy reading
-/// the file on its own thread (`-j`): the reports, and the requests
-/// replayed; `None` when this trace needs the held path.
+/// the file on its own thread (`-j`), with the observers of `a` (the
+/// request log written as the replay goes, whole or not at all): the
+/// reports and time series, and the requests replayed; `None` when this
+/// trace needs the held path.
 fn run_streamed(
     a: &RunArgs,
     cfg: &Config,
     policies: &[String],
     opts: &RunOptions,
     quiet: bool,
-) -> Result<Option<(Vec<RunReport>, u64)>> {
+) -> Result<Option<StreamedRuns>> {
+    let Some(path) = a.observe.request_log.as_deref() else {
+        return stream_policies(a, cfg, policies, opts, quiet, None);
+    };
+    // One policy (`ObserveArgs::check`): its log is written as it replays.
+    let compression = dedupsim::reqlog::Compression::for_path(path);
+    output::write_file_with(path, |file| -> Result<_> {
+        let run = dedupsim::reqlog::with_request_log(file, compression, cfg.geometry.page_size, |sink| {
+            stream_policies(a, cfg, policies, opts, quiet, Some(sink))
+        })
+        .map_err(|e| output::OutputError::new(path, e))?;
+        run
+    })
+}
+
+/// [`run_streamed`]'s runs, `sink` (the request log, one policy) given to
+/// the policy that takes it first.
+fn stream_policies(
+    a: &RunArgs,
+    cfg: &Config,
+    policies: &[String],
+    opts: &RunOptions,
+    quiet: bool,
+    sink: Option<&mut dyn dedupsim::sim::RequestSink>,
+) -> Result<Option<StreamedRuns>> {
     let path = a.workload.trace.as_deref().expect("streams() checked --trace");
     let load = common::trace_load_options(&a.workload, cfg);
     // Contents are drawn for every policy if one deduplicates (the held
     // path's shared workload).
     let need = runner::need_content(cfg, policies)?;
     let bar: Mutex<Option<Progress>> = Mutex::new(None);
+    let sink = Mutex::new(sink);
     let requests = std::sync::atomic::AtomicU64::new(0);
     let threads = common::runs_at_once(a.jobs, policies.len());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
-    let results: Vec<Result<Option<RunReport>>> = pool.install(|| {
+    let results: Vec<Result<Option<(RunReport, Option<TimeSeries>)>>> = pool.install(|| {
         policies
             .par_iter()
             .map(|p| {
@@ -127,6 +158,8 @@ fn run_streamed(
                             *b = Some(Progress::new(s.requests * policies.len() as u64, "simulating", quiet));
                         }
                     }
+                    // The time series' length, as the held path checks it.
+                    a.observe.check_arrivals(cfg, s.arrivals).map_err(|e| runner::RunError::Refused(format!("{e:#}")))
                 };
                 let mut last = 0;
                 let mut progress = |done: u64, _total: u64| {
@@ -137,6 +170,8 @@ fn run_streamed(
                     }
                     last = done;
                 };
+                let requests = sink.lock().ok().and_then(|mut s| s.take());
+                let observe = runner::Observe { requests, series: a.observe.series.timeseries };
                 runner::run_streamed_drawing(
                     cfg,
                     path,
@@ -145,13 +180,15 @@ fn run_streamed(
                     p,
                     need,
                     opts,
+                    observe,
                     &mut scanned,
                     &mut progress,
                 )
                 .map_err(|e| match e {
                     // A trace's error is the file's (`file:line: reason`),
-                    // as when the trace is loaded whole: not a policy's.
-                    e @ runner::RunError::Trace(_) => anyhow::Error::new(e),
+                    // as when the trace is loaded whole: not a policy's;
+                    // a refusal is the check's, before any policy ran.
+                    e @ (runner::RunError::Trace(_) | runner::RunError::Refused(_)) => anyhow::Error::new(e),
                     e => anyhow::Error::new(e).context(format!("policy {p}")),
                 })
             })
@@ -162,14 +199,14 @@ fn run_streamed(
             b.finish();
         }
     }
-    let mut reports = Vec::with_capacity(policies.len());
+    let mut runs = Vec::with_capacity(policies.len());
     for r in results {
         match r? {
-            Some(r) => reports.push(r),
+            Some(r) => runs.push(r),
             None => return Ok(None),
         }
     }
-    Ok(Some((reports, requests.load(std::sync::atomic::Ordering::Relaxed))))
+    Ok(Some((runs, requests.load(std::sync::atomic::Ordering::Relaxed))))
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -279,7 +316,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false };
     let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
     let (reports, requests) = match streamed {
-        Some(done) => done,
+        Some((runs, requests)) => {
+            let series: Vec<(&RunReport, &TimeSeries)> =
+                runs.iter().filter_map(|(r, s)| s.as_ref().map(|s| (r, s))).collect();
+            a.observe.series.write(cfg.geometry.page_size, &series)?;
+            (runs.into_iter().map(|(r, _)| r).collect(), requests)
+        }
         None => {
             let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
             // Contents are drawn only if some policy reads them (not for `-p native`).
@@ -459,9 +501,9 @@ mod tests {
     }
 
     /// Issue 26: a trace that is a regular file streams whatever its size
-    /// (a one-line file here, far below the 32 MiB that used to decide);
-    /// `--load-whole`, an observer and a file that is not regular (read
-    /// once) take the held path.
+    /// (a one-line file here, far below the 32 MiB that used to decide),
+    /// with observers too; `--load-whole` and a file that is not regular
+    /// (read once) take the held path.
     #[test]
     fn every_regular_trace_file_streams() {
         let dir = std::env::temp_dir().join(format!("dedupsim-cli-streams-{}", std::process::id()));
@@ -472,7 +514,8 @@ mod tests {
         assert!(streams(&args(&["--trace", ts])));
         assert!(streams(&args(&["--trace", ts, "--stream"])));
         assert!(!streams(&args(&["--trace", ts, "--load-whole"])));
-        assert!(!streams(&args(&["--trace", ts, "--request-log", "r.csv"])));
+        assert!(streams(&args(&["--trace", ts, "--request-log", "r.csv"])));
+        assert!(streams(&args(&["--trace", ts, "--timeseries", "1s", "--timeseries-out", "s.csv"])));
         assert!(!streams(&args(&["--trace", "/dev/null"])));
         assert!(!streams(&args(&[])));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -230,3 +230,47 @@ fn the_cli_reports_a_streamed_traces_errors_as_loading_does() {
         assert_eq!(streamed, held);
     }
 }
+
+/// Issue 26: `--request-log` and `--timeseries` no longer need the trace
+/// held: a regular file streams with them (the observers write as the
+/// replay goes), and the request log, the series and the report are those
+/// of `--load-whole`, byte for byte; a series too long for the trace's
+/// span is refused by either path with the same message.
+#[test]
+fn the_observers_stream_and_write_what_the_held_path_writes() {
+    let d = dir("cli-observers");
+    let t = d.0.join("t.trace");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let run = |args: &[&str]| std::process::Command::new(&bin).args(args).output().unwrap();
+    let ts = t.to_str().unwrap();
+    let o = run(&["trace", "synth", "--synth", "requests=3000,read=0.5,footprint=1GiB,hot=0.4:256MiB", "-o", ts]);
+    assert!(o.status.success());
+    let mut outputs = Vec::new();
+    for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
+        let f = |name: &str| d.0.join(format!("{k}.{name}")).to_str().unwrap().to_string();
+        let (j, log, series) = (f("json"), f("log.csv"), f("series.csv"));
+        let mut args = vec!["run", "-q", "-p", "dedup", "--trace", ts, "--json", &j, "--request-log", &log];
+        args.extend(["--timeseries", "10ms", "--timeseries-out", &series]);
+        args.extend(flag);
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        outputs.push([&j, &log, &series].map(|p| std::fs::read(p).unwrap()));
+    }
+    assert_eq!(String::from_utf8_lossy(&outputs[0][1]).lines().count(), 3001, "a row per request");
+    for (what, k) in [("report", 0), ("request log", 1), ("time series", 2)] {
+        assert!(outputs[0][k] == outputs[1][k], "the {what} differs between the streamed and the held path");
+    }
+    let refused = |flag: Option<&str>| {
+        let series = d.0.join("never.csv");
+        let mut args = vec!["run", "-q", "-p", "native", "--trace", ts, "--timeseries", "1ns"];
+        args.extend(["--timeseries-out", series.to_str().unwrap()]);
+        args.extend(flag);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(!series.exists());
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let streamed = refused(None);
+    assert!(streamed.contains("more than the 1000000 a series may have"), "{streamed}");
+    assert_eq!(streamed, refused(Some("--load-whole")));
+}
