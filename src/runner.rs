@@ -15,7 +15,7 @@ use crate::report::{RunMeta, RunReport};
 use crate::series::TimeSeries;
 use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
 use crate::trace::stream::{Ahead, Carry, StreamEnd};
-use crate::trace::{LoadOptions, TraceError};
+use crate::trace::{LoadOptions, TraceError, TraceInput};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{PreconditionRule, Preconditioner, Provenance, Workload, NO_CONTENT};
 use std::path::Path;
@@ -455,8 +455,9 @@ pub fn run_streamed(
         scanned(s);
         Ok(())
     };
+    let input = TraceInput::file(path);
     let run =
-        run_streamed_drawing(cfg, path, load, model, policy, need, opts, Observe::default(), &mut scanned, progress);
+        run_streamed_drawing(cfg, &input, load, model, policy, need, opts, Observe::default(), &mut scanned, progress);
     run.map(|done| done.map(|(report, _)| report))
 }
 
@@ -471,7 +472,7 @@ pub fn run_streamed(
 #[allow(clippy::too_many_arguments)]
 pub fn run_streamed_drawing(
     cfg: &Config,
-    path: &Path,
+    input: &TraceInput,
     load: &LoadOptions,
     model: &ContentModel,
     policy: &str,
@@ -503,7 +504,7 @@ pub fn run_streamed_drawing(
     // Parsed on another thread ([`Ahead`]), scanned on this one.
     let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd), RunError> {
         let mut scan = new_scan();
-        let mut ahead = Ahead::start(path, load, carry, (), |_, _| {})?;
+        let mut ahead = Ahead::start(input, load, carry, (), |_, _| {})?;
         while let Some(b) = ahead.next_batch() {
             scan.visit(&b);
             ahead.recycle(b);
@@ -568,7 +569,7 @@ pub fn run_streamed_drawing(
     // ([`Ahead`]: the same batches in the same order), which reads its
     // first batches while the device is built and preconditioned.
     let carry = std::mem::take(&mut end.carry);
-    let mut ahead = Ahead::start(path, load, Some(carry), filler, Filler::timed)?;
+    let mut ahead = Ahead::start(input, load, Some(carry), filler, Filler::timed)?;
     let mut sim = Simulation::replaying(
         cfg,
         &plan,

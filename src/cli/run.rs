@@ -13,6 +13,7 @@ use dedupsim::runner::{self, Observe, Prepared};
 use dedupsim::series::TimeSeries;
 use dedupsim::sim::RunOptions;
 use dedupsim::synth::{self, SynthSpec};
+use dedupsim::trace::TraceInput;
 use dedupsim::units::Nanos;
 use rayon::prelude::*;
 use std::fmt::Write as _;
@@ -79,14 +80,25 @@ pub struct RunArgs {
 /// 1M-request benchmark trace: BENCHMARKS.md, issue 26 round 9), files as
 /// requests, with or without observers (the request log and the time
 /// series are written as the replay goes); the held path otherwise
-/// (docs/streaming.md). Several policies each read the file themselves,
-/// so it must be a regular file (a pipe, `<(zcat t.gz)`, reads once:
-/// held). `--stream` changes nothing here: it is the default.
+/// (docs/streaming.md). A trace that can be read only once (a pipe,
+/// `<(zcat t.gz)`, a character device) streams too, from a copy in a
+/// temporary file ([`TraceInput::spooled`]); a directory or a path that
+/// does not exist takes the held path, which reports it. `--stream`
+/// changes nothing here: it is the default.
 fn streams(a: &RunArgs) -> bool {
-    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
+    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| !m.is_dir()))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
+}
+
+/// The streamed run's input: the file itself if regular (each pass opens
+/// it again), else a copy of its bytes in an anonymous temporary file.
+fn stream_input(path: &Path) -> Result<TraceInput> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(TraceInput::file(path));
+    }
+    Ok(TraceInput::spooled(path)?)
 }
 
 /// A streamed run's reports with their time series, and the requests
@@ -100,19 +112,20 @@ type StreamedRuns = (Vec<(RunReport, Option<TimeSeries>)>, u64);
 /// trace needs the held path.
 fn run_streamed(
     a: &RunArgs,
+    input: &TraceInput,
     cfg: &Config,
     policies: &[String],
     opts: &RunOptions,
     quiet: bool,
 ) -> Result<Option<StreamedRuns>> {
     let Some(path) = a.observe.request_log.as_deref() else {
-        return stream_policies(a, cfg, policies, opts, quiet, None);
+        return stream_policies(a, input, cfg, policies, opts, quiet, None);
     };
     // One policy (`ObserveArgs::check`): its log is written as it replays.
     let compression = dedupsim::reqlog::Compression::for_path(path);
     output::write_file_with(path, |file| -> Result<_> {
         let run = dedupsim::reqlog::with_request_log(file, compression, cfg.geometry.page_size, |sink| {
-            stream_policies(a, cfg, policies, opts, quiet, Some(sink))
+            stream_policies(a, input, cfg, policies, opts, quiet, Some(sink))
         })
         .map_err(|e| output::OutputError::new(path, e))?;
         run
@@ -123,13 +136,13 @@ fn run_streamed(
 /// the policy that takes it first.
 fn stream_policies(
     a: &RunArgs,
+    input: &TraceInput,
     cfg: &Config,
     policies: &[String],
     opts: &RunOptions,
     quiet: bool,
     sink: Option<&mut dyn dedupsim::sim::RequestSink>,
 ) -> Result<Option<StreamedRuns>> {
-    let path = a.workload.trace.as_deref().expect("streams() checked --trace");
     let load = common::trace_load_options(&a.workload, cfg);
     // Contents are drawn for every policy if one deduplicates (the held
     // path's shared workload).
@@ -174,7 +187,7 @@ fn stream_policies(
                 let observe = runner::Observe { requests, series: a.observe.series.timeseries };
                 runner::run_streamed_drawing(
                     cfg,
-                    path,
+                    input,
                     &load,
                     &a.workload.content,
                     p,
@@ -314,7 +327,16 @@ pub fn run(a: RunArgs) -> Result<()> {
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false };
-    let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
+    // A trace read once is spooled here, and its copy serves the held
+    // path too if this run turns out to need it.
+    let input = match a.workload.trace.as_deref() {
+        Some(t) if streams(&a) => Some(stream_input(t)?),
+        _ => None,
+    };
+    let streamed = match &input {
+        Some(input) => run_streamed(&a, input, &cfg, &policies, &opts, a.quiet)?,
+        None => None,
+    };
     let (reports, requests) = match streamed {
         Some((runs, requests)) => {
             let series: Vec<(&RunReport, &TimeSeries)> =
@@ -323,7 +345,8 @@ pub fn run(a: RunArgs) -> Result<()> {
             (runs.into_iter().map(|(r, _)| r).collect(), requests)
         }
         None => {
-            let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
+            let spool = input.as_ref().filter(|i| i.spooled_bytes().is_some());
+            let workload = common::load_workload_from(&a.workload, &cfg, a.quiet, spool)?;
             // Contents are drawn only if some policy reads them (not for `-p native`).
             let need = runner::need_content(&cfg, &policies)?;
             let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, &cfg.precondition, need)?;
@@ -502,8 +525,8 @@ mod tests {
 
     /// Issue 26: a trace that is a regular file streams whatever its size
     /// (a one-line file here, far below the 32 MiB that used to decide),
-    /// with observers too; `--load-whole` and a file that is not regular
-    /// (read once) take the held path.
+    /// with observers too, and so does a file that can be read only once
+    /// (from a copy); `--load-whole` takes the held path.
     #[test]
     fn every_regular_trace_file_streams() {
         let dir = std::env::temp_dir().join(format!("dedupsim-cli-streams-{}", std::process::id()));
@@ -516,7 +539,10 @@ mod tests {
         assert!(!streams(&args(&["--trace", ts, "--load-whole"])));
         assert!(streams(&args(&["--trace", ts, "--request-log", "r.csv"])));
         assert!(streams(&args(&["--trace", ts, "--timeseries", "1s", "--timeseries-out", "s.csv"])));
-        assert!(!streams(&args(&["--trace", "/dev/null"])));
+        // Read once: streamed from a spooled copy; a directory: held (its
+        // error is the loader's).
+        assert!(streams(&args(&["--trace", "/dev/null"])));
+        assert!(!streams(&args(&["--trace", dir.to_str().unwrap()])));
         assert!(!streams(&args(&[])));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -24,10 +24,9 @@
 
 use super::load::{empty_error, provenance, volume_bases, Builder, RecordReader};
 use super::PageHash;
-use super::{LoadOptions, TraceError, TraceFormat};
+use super::{LoadOptions, TraceError, TraceFormat, TraceInput};
 use crate::workload::{Provenance, Workload};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Records parsed per batch.
 pub const BATCH_RECORDS: usize = 4096;
@@ -67,18 +66,19 @@ pub struct StreamEnd {
     pub carry: Carry,
 }
 
-/// Reads `path` once in batches of about [`BATCH_RECORDS`] records, calling
-/// `each` with every batch (a [`Workload`] whose `requests`, `contents` and
-/// `hints` are those of the batch; hint indices are the batch's). `carry`:
-/// from an earlier pass over the same file (module doc).
+/// Reads `input` once in batches of about [`BATCH_RECORDS`] records,
+/// calling `each` with every batch (a [`Workload`] whose `requests`,
+/// `contents` and `hints` are those of the batch; hint indices are the
+/// batch's). `carry`: from an earlier pass over the same file (module doc).
 pub fn stream<E: From<TraceError>>(
-    path: &Path,
+    input: &TraceInput,
     opts: &LoadOptions,
     carry: Option<Carry>,
     each: &mut dyn FnMut(&mut Workload) -> Result<(), E>,
 ) -> Result<StreamEnd, E> {
     opts.validate()?;
-    let reader = super::open::open(path)?;
+    let path = input.path();
+    let reader = input.open()?;
     let mut rr = RecordReader::open(reader, path, opts)?;
     let given = carry.is_some();
     let carry = carry.unwrap_or_default();
@@ -211,11 +211,11 @@ pub struct Ahead<S> {
 }
 
 impl<S: Send + 'static> Ahead<S> {
-    /// Starts reading `path` (the arguments of [`stream`]); `prepare` runs
+    /// Starts reading `input` (the arguments of [`stream`]); `prepare` runs
     /// on the reading thread, with `state`. An error only if the thread
     /// cannot be started.
     pub fn start(
-        path: &Path,
+        input: &TraceInput,
         opts: &LoadOptions,
         carry: Option<Carry>,
         mut state: S,
@@ -227,9 +227,9 @@ impl<S: Send + 'static> Ahead<S> {
             // Cannot fail: `spare` is alive.
             let _ = back.send(Workload::default());
         }
-        let (name, path, opts) = (path.to_path_buf(), path.to_path_buf(), opts.clone());
+        let (name, input, opts) = (input.path().to_path_buf(), input.clone(), opts.clone());
         let reading = move || {
-            let end = stream::<Halt>(&path, &opts, carry, &mut |b| {
+            let end = stream::<Halt>(&input, &opts, carry, &mut |b| {
                 prepare(&mut state, b);
                 let mut out = spare.recv().map_err(|_| Halt::Stopped)?;
                 // `stream` clears what it gets back before filling it.
@@ -299,6 +299,7 @@ mod tests {
     use super::*;
     use crate::units::Nanos;
     use std::io::Write;
+    use std::path::Path;
 
     /// An SSDsim ASCII trace of `n` one-page writes, line `bad` (1-based)
     /// unparsable.
@@ -329,7 +330,7 @@ mod tests {
 
     fn by_stream(path: &Path) -> Seen {
         let mut seen = Vec::new();
-        let end = stream::<TraceError>(path, &opts(), None, &mut |b| {
+        let end = stream::<TraceError>(&TraceInput::file(path), &opts(), None, &mut |b| {
             seen.push(summary(b));
             Ok(())
         });
@@ -338,7 +339,7 @@ mod tests {
 
     fn by_ahead(path: &Path) -> Seen {
         let mut seen = Vec::new();
-        let mut ahead = Ahead::start(path, &opts(), None, 0usize, |n, _| *n += 1).unwrap();
+        let mut ahead = Ahead::start(&TraceInput::file(path), &opts(), None, 0usize, |n, _| *n += 1).unwrap();
         while let Some(b) = ahead.next_batch() {
             seen.push(summary(&b));
             ahead.recycle(b);
@@ -377,7 +378,7 @@ mod tests {
     fn dropping_ahead_stops_its_thread() {
         let f = trace(20 * BATCH_RECORDS as u64, None);
         for taken in [0, 1, AHEAD_BATCHES + 1] {
-            let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+            let mut ahead = Ahead::start(&TraceInput::file(f.path()), &opts(), None, (), |_, _| {}).unwrap();
             for _ in 0..taken {
                 let b = ahead.next_batch().unwrap();
                 ahead.recycle(b);
@@ -385,7 +386,7 @@ mod tests {
             drop(ahead);
         }
         // `finish` before the end reads the rest.
-        let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+        let mut ahead = Ahead::start(&TraceInput::file(f.path()), &opts(), None, (), |_, _| {}).unwrap();
         let _kept = ahead.next_batch().unwrap();
         assert_eq!(ahead.finish().unwrap().0.requests, 20 * BATCH_RECORDS as u64);
     }

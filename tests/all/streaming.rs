@@ -274,3 +274,62 @@ fn the_observers_stream_and_write_what_the_held_path_writes() {
     assert!(streamed.contains("more than the 1000000 a series may have"), "{streamed}");
     assert_eq!(streamed, refused(Some("--load-whole")));
 }
+
+/// Issue 26: a trace that can be read only once (here standard input, a
+/// pipe) streams from a copy of its bytes in an anonymous temporary file
+/// (`TMPDIR`), and gives the report of the same pipe loaded whole; when
+/// the copy cannot be made the run stops with an error that says what to
+/// do.
+#[test]
+fn a_piped_trace_streams_from_a_spooled_copy() {
+    use std::io::Write;
+    let d = dir("cli-pipe");
+    let t = d.0.join("t.trace");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let ts = t.to_str().unwrap();
+    let o = std::process::Command::new(&bin)
+        .args(["trace", "synth", "--synth", "requests=3000,read=0.5,footprint=1GiB,hot=0.4:256MiB", "-o", ts])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let bytes = std::fs::read(&t).unwrap();
+    let piped = |extra: &[&str], tmpdir: &Path| {
+        let mut c = std::process::Command::new(&bin);
+        c.args(["run", "-q", "-p", "native,dedup", "--trace", "/dev/stdin"]).args(extra).env("TMPDIR", tmpdir);
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The whole trace fits no pipe buffer: written as the run reads.
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = {
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            })
+        };
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        o
+    };
+    let spool_dir = d.0.join("spool");
+    std::fs::create_dir_all(&spool_dir).unwrap();
+    let mut reports = Vec::new();
+    for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
+        let j = d.0.join(format!("p{k}.json"));
+        let mut args = vec!["--json", j.to_str().unwrap()];
+        args.extend(flag);
+        let o = piped(&args, &spool_dir);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        reports.push(std::fs::read(&j).unwrap());
+    }
+    assert!(reports[0] == reports[1], "the piped trace's report differs between the streamed and the held path");
+    assert_eq!(std::fs::read_dir(&spool_dir).unwrap().count(), 0, "the copy is anonymous: nothing is left");
+    let o = piped(&[], &d.0.join("missing"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.starts_with("error: /dev/stdin: cannot keep a copy of this trace"), "{err}");
+    assert!(err.contains("set TMPDIR to a directory"), "{err}");
+}
