@@ -436,9 +436,14 @@ impl Filler {
 /// give on the loaded trace, byte for byte. `scanned` sees the first
 /// pass's account (warnings) before the replay starts.
 ///
+/// A trace whose writes carry contents only in part streams too: the
+/// others get contents drawn write by write, after the trace's own ids,
+/// in the order [`prepare_for`] draws them.
+///
 /// `Ok(None)`: this trace or model needs the held path (a content model
-/// that copies earlier writes, or a trace whose writes carry contents only
-/// in part); nothing was run. docs/streaming.md lists what streams.
+/// that copies earlier writes, a trace whose reads show contents under a
+/// placement that is not round-robin); nothing was run. docs/streaming.md
+/// lists what streams.
 #[allow(clippy::too_many_arguments)]
 pub fn run_streamed(
     cfg: &Config,
@@ -517,9 +522,6 @@ pub fn run_streamed_drawing(
         (scan, end) = first_pass(Some(carry))?;
     }
     let Scan { pre, timed, first, last, read_pages, hinted, writes, writes_with, pages_without, longest_write } = scan;
-    if writes_with > 0 && pages_without > 0 {
-        return Ok(None);
-    }
     // Reads that show what their pages held: preconditioning with those
     // contents (placement not round-robin) needs the trace held whole.
     if end.reads_with_content > 0 && cfg.precondition.placement != PreconditionPlacement::RoundRobin {
