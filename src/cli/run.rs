@@ -67,9 +67,9 @@ pub struct RunArgs {
     /// replays (twice: a first pass for preconditioning and counts; docs/streaming.md).
     #[arg(long, requires = "trace")]
     load_whole: bool,
-    /// With --trace: read the trace as it replays. The default for a trace that is a regular
-    /// file whatever its size (docs/streaming.md lists what still needs it held); kept so that
-    /// scripts passing it keep working.
+    /// With --trace: read the trace as it replays. The default for a trace file whatever its
+    /// size (one that can be read only once, a pipe, from a copy in TMPDIR; docs/streaming.md
+    /// lists what still needs it held); kept so that scripts passing it keep working.
     #[arg(long, requires = "trace", conflicts_with = "load_whole")]
     stream: bool,
 }
@@ -124,11 +124,10 @@ fn run_streamed(
     // One policy (`ObserveArgs::check`): its log is written as it replays.
     let compression = dedupsim::reqlog::Compression::for_path(path);
     output::write_file_with(path, |file| -> Result<_> {
-        let run = dedupsim::reqlog::with_request_log(file, compression, cfg.geometry.page_size, |sink| {
+        dedupsim::reqlog::with_request_log(file, compression, cfg.geometry.page_size, |sink| {
             stream_policies(a, input, cfg, policies, opts, quiet, Some(sink))
         })
-        .map_err(|e| output::OutputError::new(path, e))?;
-        run
+        .map_err(|e| output::OutputError::new(path, e))?
     })
 }
 
@@ -155,7 +154,8 @@ fn stream_policies(
         .num_threads(threads)
         .build()
         .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
-    let results: Vec<Result<Option<(RunReport, Option<TimeSeries>)>>> = pool.install(|| {
+    type Run = Option<(RunReport, Option<TimeSeries>)>;
+    let results: Vec<Result<Run>> = pool.install(|| {
         policies
             .par_iter()
             .map(|p| {

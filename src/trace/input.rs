@@ -4,8 +4,8 @@
 //! a first pass for what the replay needs before its first request, then
 //! the replay (docs/streaming.md). A regular file is simply opened again.
 //! A trace that can be read only once (a pipe, a process substitution such
-//! as `<(zcat t.gz)`, a character device) is first copied, as it is read,
-//! to an anonymous temporary file ([`tempfile::tempfile`]: in `TMPDIR`,
+//! as `<(zcat t.gz)`, a character device) is first read to its end and
+//! copied to an anonymous temporary file ([`tempfile::tempfile`]: in `TMPDIR`,
 //! unlinked at once, so the system removes it when the run ends, however
 //! it ends), and every pass reads the copy: memory stays bounded (a 64 KiB
 //! buffer) and the disk holds the trace's bytes as they came (a compressed

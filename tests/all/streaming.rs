@@ -369,7 +369,7 @@ fn a_trace_with_contents_in_part_streams() {
         for policy in ["native", "dedup"] {
             let (h, s) = both(&cfg, &partial, &load, &model.parse().unwrap(), policy);
             assert!(h == s, "{policy} with {model}");
-            assert!(h.contains("from the workload") == false, "contents in part: the model's name, as held");
+            assert!(!h.contains("from the workload"), "contents in part: the model's name, as held");
         }
     }
 }
