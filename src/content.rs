@@ -668,6 +668,29 @@ impl ContentDrawer {
     pub fn space_bound(&self) -> u32 {
         (self.base + self.n.min(self.total)) as u32
     }
+
+    /// The content id space after the draws so far, as
+    /// [`try_assign_content`] leaves [`crate::workload::Workload::content_space`]
+    /// once every page is drawn: `base + N` (known before the first
+    /// draw), or, for a sparse population ([`ContentDrawer::sparse`]),
+    /// `base` + the distinct contents drawn so far (final only once every
+    /// page is drawn).
+    pub fn space_drawn(&self) -> u32 {
+        if self.total == 0 {
+            self.base as u32
+        } else if self.dense {
+            (self.base + self.n) as u32
+        } else {
+            (self.base + self.renumber.len() as u64) as u32
+        }
+    }
+
+    /// Whether the population is sparse (`N` above the pages drawn): ids
+    /// are renumbered as they are drawn, so [`ContentDrawer::space_drawn`]
+    /// grows until the last draw.
+    pub fn sparse(&self) -> bool {
+        !self.dense
+    }
 }
 
 /// How far (in dedup rate) the expected rate with the whole id space may
@@ -964,6 +987,37 @@ pub fn calibrate_zipf_n(draws: u64, a: f64, target_dedup: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`ContentDrawer`] draws [`try_assign_content`]'s ids in its order,
+    /// and once every page is drawn [`ContentDrawer::space_drawn`] is the
+    /// content space it leaves (the base here: 7 ids the workload's own
+    /// writes carry): dense, sparse and unique populations.
+    #[test]
+    fn the_drawer_draws_try_assign_contents_ids_and_space() {
+        use crate::units::Nanos;
+        use crate::workload::{Request, Workload};
+        for (model, sparse) in [("zipf:a=0.2,dedup=0.5", false), ("zipf:a=0.2,dedup=0.02", true), ("unique", false)] {
+            let model: ContentModel = model.parse().unwrap();
+            let mut w = Workload { contents: (0..7).map(ContentId).collect(), content_space: 7, ..Workload::default() };
+            let write =
+                |lpn, pages, content| Request { arrival: Nanos::ZERO, op: Op::Write, lpn, pages, content, stream: 0 };
+            w.requests.push(write(0, 7, 0));
+            for i in 0..300u32 {
+                w.requests.push(write(i * 8, 1 + i % 5, NO_CONTENT));
+            }
+            let total: u64 = w.requests[1..].iter().map(|r| u64::from(r.pages)).sum();
+            try_assign_content(&mut w, &model, 5).unwrap();
+            let mut d = ContentDrawer::new(&model, 5, 7, total).unwrap().expect("no copies");
+            assert_eq!(d.sparse(), sparse, "{model}");
+            let mut drawn = Vec::new();
+            for r in &w.requests[1..] {
+                d.draw(r.pages, &mut drawn);
+            }
+            assert_eq!(drawn, w.contents[7..], "{model}");
+            assert_eq!(d.space_drawn(), w.content_space, "{model}");
+            assert!(d.space_drawn() <= d.space_bound());
+        }
+    }
 
     fn exact_distinct(n: u64, draws: u64, a: f64) -> f64 {
         let h: f64 = (1..=n).map(|i| (i as f64).powf(-a)).sum();

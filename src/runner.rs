@@ -15,7 +15,7 @@ use crate::report::{RunMeta, RunReport};
 use crate::series::TimeSeries;
 use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
 use crate::trace::stream::{Ahead, Carry, StreamEnd};
-use crate::trace::{LoadOptions, TraceError};
+use crate::trace::{LoadOptions, TraceError, TraceInput};
 use crate::units::{ContentId, Nanos, Op};
 use crate::workload::{PreconditionRule, Preconditioner, Provenance, Workload, NO_CONTENT};
 use std::path::Path;
@@ -39,6 +39,11 @@ pub enum RunError {
     NoContents(String),
     /// The run's simulated clock reached its end (2^63 ns and beyond):
     /// times, rates and latencies would be clamped, not measured.
+    /// The caller's check of what the first pass of a streamed run
+    /// learned refused the run ([`run_streamed_drawing`]'s `scanned`):
+    /// its message, whole.
+    #[error("{0}")]
+    Refused(String),
     #[error(
         "policy {policy}: the simulated clock saturated (the run reached {span_s:.0} s, the limit of 64-bit \
          nanoseconds), so its times and latencies would be meaningless; {culprits}"
@@ -300,6 +305,9 @@ pub struct Scanned<'a> {
     /// Requests to replay, and preconditioning writes.
     pub requests: u64,
     pub precondition: u64,
+    /// The first and the last request's arrival (`None`: no request), as
+    /// the held workload's first and last timed request have them.
+    pub arrivals: Option<(Nanos, Nanos)>,
 }
 
 /// The first pass's counts (docs/streaming.md).
@@ -428,9 +436,14 @@ impl Filler {
 /// give on the loaded trace, byte for byte. `scanned` sees the first
 /// pass's account (warnings) before the replay starts.
 ///
+/// A trace whose writes carry contents only in part streams too: the
+/// others get contents drawn write by write, after the trace's own ids,
+/// in the order [`prepare_for`] draws them.
+///
 /// `Ok(None)`: this trace or model needs the held path (a content model
-/// that copies earlier writes, or a trace whose writes carry contents only
-/// in part); nothing was run. docs/streaming.md lists what streams.
+/// that copies earlier writes, a trace whose reads show contents under a
+/// placement that is not round-robin); nothing was run. docs/streaming.md
+/// lists what streams.
 #[allow(clippy::too_many_arguments)]
 pub fn run_streamed(
     cfg: &Config,
@@ -443,25 +456,37 @@ pub fn run_streamed(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<RunReport>, RunError> {
     let need = policy::build(policy, cfg)?.capabilities().deduplicates;
-    run_streamed_drawing(cfg, path, load, model, policy, need, opts, scanned, progress)
+    let mut scanned = |s: &Scanned<'_>| {
+        scanned(s);
+        Ok(())
+    };
+    let input = TraceInput::file(path);
+    let run =
+        run_streamed_drawing(cfg, &input, load, model, policy, need, opts, Observe::default(), &mut scanned, progress);
+    run.map(|done| done.map(|(report, _)| report))
 }
 
 /// [`run_streamed`] drawing contents when `need_content` (whether any
 /// policy of the run deduplicates, [`need_content`]: a run of several
 /// policies draws them for every policy, as [`prepare_for`] does on the
-/// workload they share).
+/// workload they share), with observers ([`run_observed`]'s: the request
+/// log and the time series are written as the replay goes, so they stream
+/// too) and a `scanned` that may refuse the run once the first pass is
+/// read (an `Err` stops it before the replay: a time series too long for
+/// the trace's span, say). Returns the report and the time series.
 #[allow(clippy::too_many_arguments)]
 pub fn run_streamed_drawing(
     cfg: &Config,
-    path: &Path,
+    input: &TraceInput,
     load: &LoadOptions,
     model: &ContentModel,
     policy: &str,
     need_content: bool,
     opts: &RunOptions,
-    scanned: &mut dyn FnMut(&Scanned<'_>),
+    observe: Observe<'_>,
+    scanned: &mut dyn FnMut(&Scanned<'_>) -> Result<(), RunError>,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Option<RunReport>, RunError> {
+) -> Result<Option<(RunReport, Option<TimeSeries>)>, RunError> {
     let seed = cfg.seed;
     let p = policy::build(policy, cfg)?;
     let need = need_content || p.capabilities().deduplicates;
@@ -481,10 +506,14 @@ pub fn run_streamed_drawing(
         pages_without: 0,
         longest_write: 0,
     };
+    // What the trace's reads show of pages not yet written is kept (a page
+    // bitmap and an entry per page first read with its content: bounded by
+    // the device) when preconditioning may write it ([`prepare_for`]).
+    let track_past = cfg.precondition.placement != PreconditionPlacement::RoundRobin;
     // Parsed on another thread ([`Ahead`]), scanned on this one.
     let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd), RunError> {
         let mut scan = new_scan();
-        let mut ahead = Ahead::start(path, load, carry, (), |_, _| {})?;
+        let mut ahead = Ahead::start(input, load, carry, track_past, (), |_, _| {})?;
         while let Some(b) = ahead.next_batch() {
             scan.visit(&b);
             ahead.recycle(b);
@@ -497,37 +526,63 @@ pub fn run_streamed_drawing(
         (scan, end) = first_pass(Some(carry))?;
     }
     let Scan { pre, timed, first, last, read_pages, hinted, writes, writes_with, pages_without, longest_write } = scan;
-    if writes_with > 0 && pages_without > 0 {
-        return Ok(None);
-    }
-    // Reads that show what their pages held: preconditioning with those
-    // contents (placement not round-robin) needs the trace held whole.
-    if end.reads_with_content > 0 && cfg.precondition.placement != PreconditionPlacement::RoundRobin {
-        return Ok(None);
-    }
+    // Reads that show what their pages held: the preconditioning writes
+    // take those contents ([`prepare_for`]).
+    let past = track_past && !end.past_contents.is_empty();
     let mut pre = Workload { requests: pre.finish_in(cfg.precondition.order), ..Workload::default() };
-    scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64 });
 
-    // What prepare_for decides on the whole workload.
-    let drawn = need || writes_with > 0;
+    // What prepare_for decides on the whole workload; its error is
+    // reported after the first pass's account, as the held path reports
+    // the loader's warnings before preparing.
+    let drawn = need || writes_with > 0 || past;
     let pre_pages: u64 = pre.requests.iter().map(|r| u64::from(r.pages)).sum();
-    let mut drawer = None;
-    let (content_space, content_model, longest) = if !drawn {
-        let longest = pre.requests.iter().map(|r| r.pages).max().unwrap_or(0).max(longest_write);
-        (u32::from(longest > 0), CONTENTS_NOT_DRAWN.to_string(), longest)
-    } else {
+    let decided = (|| -> Result<_, RunError> {
+        if !drawn {
+            let longest = pre.requests.iter().map(|r| r.pages).max().unwrap_or(0).max(longest_write);
+            return Ok((u32::from(longest > 0), CONTENTS_NOT_DRAWN.to_string(), longest, None));
+        }
         let had_content = writes > 0 && writes_with == writes;
         let total = pre_pages + pages_without;
         let d = crate::content::ContentDrawer::new(model, seed, end.content_space, total)?
             .expect("a model without copies draws write by write");
         let space = if total == 0 { end.content_space } else { d.space_bound() };
-        drawer = Some(d);
         let name =
             if had_content { format!("from the workload (preconditioning: {model})") } else { model.to_string() };
-        (space, name, 0)
-    };
+        Ok((space, name, 0, Some(d)))
+    })();
+    // The contents the trace's reads show get ids after the content space
+    // the model's draws leave, which a sparse population knows only once
+    // every page is drawn: before the replay only if the trace's writes
+    // all carry their own (the held path otherwise).
+    if past && pages_without > 0 && matches!(&decided, Ok((.., Some(d))) if d.sparse()) {
+        return Ok(None);
+    }
+    let arrivals = first.map(|f| (f, last));
+    scanned(&Scanned { end: &end, requests: timed, precondition: pre.requests.len() as u64, arrivals })?;
+    let (content_space, content_model, longest, drawer) = decided?;
     let mut filler = Filler { drawn, zeros: vec![ContentId(0); longest as usize], drawer, rate: Distinct::default() };
 
+    if need && !drawn {
+        return Err(RunError::NoContents(policy.to_string()));
+    }
+    filler.fill(&mut pre);
+    // The preconditioning writes' pages whose content the trace showed
+    // take it ([`Workload::apply_past_contents`], as on the held
+    // workload), after the content space the draws leave.
+    let (mut content_space, mut past_pages) = (content_space, 0);
+    if past {
+        let Some(d) = filler.drawer.as_ref() else { unreachable!("contents are drawn when the past is kept") };
+        pre.precondition = pre.requests.len() as u32;
+        pre.content_space = d.space_drawn();
+        pre.past_contents = std::mem::take(&mut end.past_contents);
+        pre.past_only = end.past_only;
+        past_pages = pre.apply_past_contents(end.content_space);
+        if past_pages > 0 {
+            content_space = pre.content_space;
+        }
+        pre.precondition = 0;
+        pre.past_contents = Vec::new();
+    }
     let plan = crate::sim::ReplayPlan {
         timed,
         first_arrival: first.unwrap_or(Nanos::ZERO),
@@ -536,19 +591,13 @@ pub fn run_streamed_drawing(
         content_space,
         read_pages,
         hinted,
-        // The trace's own contents are never streamed into preconditioning
-        // (the held path takes such a trace, above).
-        precondition_past_pages: 0,
+        precondition_past_pages: past_pages,
     };
-    if need && !drawn {
-        return Err(RunError::NoContents(policy.to_string()));
-    }
-    filler.fill(&mut pre);
     // Pass 2 begins: parsed, and given its contents, on another thread
     // ([`Ahead`]: the same batches in the same order), which reads its
     // first batches while the device is built and preconditioned.
     let carry = std::mem::take(&mut end.carry);
-    let mut ahead = Ahead::start(path, load, Some(carry), filler, Filler::timed)?;
+    let mut ahead = Ahead::start(input, load, Some(carry), false, filler, Filler::timed)?;
     let mut sim = Simulation::replaying(
         cfg,
         &plan,
@@ -556,6 +605,12 @@ pub fn run_streamed_drawing(
         crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).map_err(SimError::from)?,
         opts.clone(),
     )?;
+    if let Some(sink) = observe.requests {
+        sim.observe_requests(sink);
+    }
+    if let Some(interval) = observe.series {
+        sim.record_series(interval);
+    }
     let mut pre_rate = Distinct::default();
     if drawn {
         for r in &pre.requests {
@@ -573,7 +628,8 @@ pub fn run_streamed_drawing(
     if end2.requests != timed {
         return Err(SimError::Order("the trace changed between its two passes").into());
     }
-    let out = sim.replay_end(progress)?;
+    let mut out = sim.replay_end(progress)?;
+    let series = out.series.take();
     let rate = if !drawn {
         0.0
     } else if timed_rate.pages > 0 {
@@ -582,8 +638,8 @@ pub fn run_streamed_drawing(
         pre_rate.rate()
     };
     let mut meta = run_meta(cfg, end.provenance.clone(), content_model, rate);
-    meta.precondition = precondition_description(&cfg.precondition, pre_pages, 0);
-    report_of(cfg, policy, meta, out).map(Some)
+    meta.precondition = precondition_description(&cfg.precondition, pre_pages, past_pages);
+    Ok(Some((report_of(cfg, policy, meta, out)?, series)))
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use dedupsim::config::Config;
 use dedupsim::content::ContentModel;
 use dedupsim::runner;
 use dedupsim::sim::RunOptions;
-use dedupsim::trace::{LoadOptions, TraceFormat};
+use dedupsim::sim::{RequestRecord, RequestSink};
+use dedupsim::trace::{LoadOptions, TraceFormat, TraceInput};
+use dedupsim::units::Nanos;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::Path;
@@ -88,6 +90,15 @@ fn write_trace(path: &Path, n: u64) {
     out.flush().unwrap();
 }
 
+/// A request log that counts its records and keeps none.
+struct Count(u64);
+
+impl RequestSink for Count {
+    fn record(&mut self, _: &RequestRecord) {
+        self.0 += 1;
+    }
+}
+
 #[test]
 fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let cfg = Config::preset("tiny").unwrap();
@@ -125,8 +136,62 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
             runner::run_one(&cfg, &p, "native", &opts, &mut |_, _| {}).unwrap()
         })
     };
+    // Streamed with the observers of `run --request-log --timeseries`
+    // (issue 26): each request's record handed on as it completes, a
+    // series whose intervals (100 s: four for the short trace, 32 for the
+    // long one) are the output's, not the trace's.
+    let observed = |path: &Path| {
+        peak_of(|| {
+            let mut sink = Count(0);
+            let observe = runner::Observe { requests: Some(&mut sink), series: Some(Nanos(100_000_000_000)) };
+            let (r, series) = runner::run_streamed_drawing(
+                &cfg,
+                &TraceInput::file(path),
+                &load,
+                &model,
+                "native",
+                false,
+                &opts,
+                observe,
+                &mut |_| Ok(()),
+                &mut |_, _| {},
+            )
+            .unwrap()
+            .expect("a trace without contents streams");
+            assert_eq!(sink.0, r.summary.read.count + r.summary.write.count, "a record per request");
+            assert!(series.is_some());
+            r
+        })
+    };
     let (s_short, s_short_peak) = streamed(&short);
     let (s_long, s_long_peak) = streamed(&long);
+    // Read from a copy of its bytes in a temporary file, as a trace that
+    // can be read only once is (a pipe): the copy is on disk, not in the
+    // heap.
+    let spooled = |path: &Path| {
+        peak_of(|| {
+            let input = TraceInput::spooled(path).unwrap();
+            let (r, _) = runner::run_streamed_drawing(
+                &cfg,
+                &input,
+                &load,
+                &model,
+                "native",
+                false,
+                &opts,
+                runner::Observe::default(),
+                &mut |_| Ok(()),
+                &mut |_, _| {},
+            )
+            .unwrap()
+            .expect("a trace without contents streams");
+            r
+        })
+    };
+    let (p_short, p_short_peak) = spooled(&short);
+    let (p_long, p_long_peak) = spooled(&long);
+    let (o_short, o_short_peak) = observed(&short);
+    let (o_long, o_long_peak) = observed(&long);
     let (h_short, h_short_peak) = held(&short);
     let (h_long, h_long_peak) = held(&long);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -134,6 +199,10 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let json = |r: &dedupsim::report::RunReport| serde_json::to_string(r).unwrap();
     assert_eq!(json(&s_short), json(&h_short));
     assert_eq!(json(&s_long), json(&h_long));
+    assert_eq!(json(&o_short), json(&h_short));
+    assert_eq!(json(&p_short), json(&h_short));
+    assert_eq!(json(&p_long), json(&h_long));
+    assert_eq!(json(&o_long), json(&h_long));
     assert_eq!(s_long.summary.read.count + s_long.summary.write.count, 8 * n);
     // Held: the longer trace's 280,000 more requests are in memory (at
     // least 16 bytes each); streamed: no more than 64 KiB more (batch
@@ -147,5 +216,15 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
         s_long_peak <= s_short_peak + (64 << 10),
         "streamed peak grew with the trace: {s_short_peak} -> {s_long_peak} bytes (held: {h_short_peak} -> {h_long_peak})"
     );
+    assert!(
+        o_long_peak <= o_short_peak + (64 << 10),
+        "streamed peak with observers grew with the trace: {o_short_peak} -> {o_long_peak} bytes"
+    );
+    assert!(
+        p_long_peak <= p_short_peak + (64 << 10),
+        "streamed peak from a spooled copy grew with the trace: {p_short_peak} -> {p_long_peak} bytes"
+    );
+    eprintln!("peak heap: spooled {p_short_peak} -> {p_long_peak} B");
+    eprintln!("peak heap: observed {o_short_peak} -> {o_long_peak} B");
     eprintln!("peak heap: streamed {s_short_peak} -> {s_long_peak} B, held {h_short_peak} -> {h_long_peak} B");
 }

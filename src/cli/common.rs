@@ -430,10 +430,22 @@ impl ConfigArgs {
 /// Loads the trace or generates the synthetic workload, then applies
 /// `--files`.
 pub fn load_workload(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
+    load_workload_from(a, cfg, quiet, None)
+}
+
+/// [`load_workload`], the trace's bytes read from `input` if given (the
+/// copy of a trace that could be read only once and was spooled for a
+/// streamed run that then needed the held path).
+pub fn load_workload_from(
+    a: &WorkloadArgs,
+    cfg: &Config,
+    quiet: bool,
+    input: Option<&dedupsim::trace::TraceInput>,
+) -> Result<Workload> {
     if a.dedup_rate.is_some() && a.replica.is_none() {
         anyhow::bail!("--dedup-rate applies to Table II replicas only: use it with --replica NAME");
     }
-    let mut w = load_records(a, cfg, quiet)?;
+    let mut w = load_records(a, cfg, quiet, input)?;
     let before = w.requests.len();
     let merged = w.apply_file_rule(a.files);
     if merged > 0 && !quiet {
@@ -466,10 +478,19 @@ pub fn print_load_warnings(warnings: &[String], bad_lines: u64) {
     }
 }
 
-fn load_records(a: &WorkloadArgs, cfg: &Config, quiet: bool) -> Result<Workload> {
+fn load_records(
+    a: &WorkloadArgs,
+    cfg: &Config,
+    quiet: bool,
+    input: Option<&dedupsim::trace::TraceInput>,
+) -> Result<Workload> {
     match (&a.trace, &a.replica) {
         (Some(path), _) => {
-            let loaded = trace::load(path, &trace_load_options(a, cfg))?;
+            let opts = trace_load_options(a, cfg);
+            let loaded = match input {
+                Some(input) => trace::load_from_reader(input.open()?, path, &opts)?,
+                None => trace::load(path, &opts)?,
+            };
             if !quiet {
                 print_load_warnings(&loaded.warnings, loaded.bad_lines);
             }

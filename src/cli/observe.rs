@@ -130,12 +130,18 @@ impl ObserveArgs {
     /// spans its arrivals (scaled), and more than [`MAX_INTERVALS`]
     /// intervals is refused before simulating.
     pub fn check_span(&self, cfg: &Config, prepared: &Prepared) -> Result<()> {
+        let timed = prepared.workload.timed();
+        self.check_arrivals(cfg, timed.first().zip(timed.last()).map(|(f, l)| (f.arrival, l.arrival)))
+    }
+
+    /// [`ObserveArgs::check_span`] from the first and the last timed
+    /// arrival (a streamed run's first pass counts them).
+    pub fn check_arrivals(&self, cfg: &Config, arrivals: Option<(Nanos, Nanos)>) -> Result<()> {
         let (Some(iv), ReplayConfig::OpenLoop { time_scale }) = (self.series.timeseries, &cfg.replay) else {
             return Ok(());
         };
-        let timed = prepared.workload.timed();
-        let (Some(first), Some(last)) = (timed.first(), timed.last()) else { return Ok(()) };
-        let span = (last.arrival - first.arrival).0 as f64 * time_scale;
+        let Some((first, last)) = arrivals else { return Ok(()) };
+        let span = (last - first).0 as f64 * time_scale;
         let n = span / iv.0 as f64;
         if n > MAX_INTERVALS as f64 {
             anyhow::bail!(

@@ -13,6 +13,7 @@ use dedupsim::runner::{self, Observe, Prepared};
 use dedupsim::series::TimeSeries;
 use dedupsim::sim::RunOptions;
 use dedupsim::synth::{self, SynthSpec};
+use dedupsim::trace::TraceInput;
 use dedupsim::units::Nanos;
 use rayon::prelude::*;
 use std::fmt::Write as _;
@@ -66,9 +67,9 @@ pub struct RunArgs {
     /// replays (twice: a first pass for preconditioning and counts; docs/streaming.md).
     #[arg(long, requires = "trace")]
     load_whole: bool,
-    /// With --trace: read the trace as it replays. The default for a trace that is a regular
-    /// file whatever its size (docs/streaming.md lists what still needs it held); kept so that
-    /// scripts passing it keep working.
+    /// With --trace: read the trace as it replays. The default for a trace file whatever its
+    /// size (one that can be read only once, a pipe, from a copy in TMPDIR; docs/streaming.md
+    /// lists what still needs it held); kept so that scripts passing it keep working.
     #[arg(long, requires = "trace", conflicts_with = "load_whole")]
     stream: bool,
 }
@@ -77,41 +78,84 @@ pub struct RunArgs {
 /// any trace that is a regular file, whatever its size (the streamed path
 /// costs about the held one's CPU and less wall time and memory on the
 /// 1M-request benchmark trace: BENCHMARKS.md, issue 26 round 9), files as
-/// requests, no observers; the held path otherwise (docs/streaming.md).
-/// Several policies each read the file themselves, so it must be a regular
-/// file (a pipe, `<(zcat t.gz)`, reads once: held). `--stream` changes
-/// nothing here: it is the default.
+/// requests, with or without observers (the request log and the time
+/// series are written as the replay goes); the held path otherwise
+/// (docs/streaming.md). A trace that can be read only once (a pipe,
+/// `<(zcat t.gz)`, a character device) streams too, from a copy in a
+/// temporary file ([`TraceInput::spooled`]); a directory or a path that
+/// does not exist takes the held path, which reports it. `--stream`
+/// changes nothing here: it is the default.
 fn streams(a: &RunArgs) -> bool {
-    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()))
+    a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| !m.is_dir()))
         && !a.load_whole
         && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
-        && !a.observe.any()
 }
 
+/// The streamed run's input: the file itself if regular (each pass opens
+/// it again), else a copy of its bytes in an anonymous temporary file.
+fn stream_input(path: &Path) -> Result<TraceInput> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(TraceInput::file(path));
+    }
+    Ok(TraceInput::spooled(path)?)
+}
+
+/// A streamed run's reports with their time series, and the requests
+/// replayed.
+type StreamedRuns = (Vec<(RunReport, Option<TimeSeries>)>, u64);
+
 /// `run --trace FILE -p POLICIES` read as it replays, each policy reading
-/// the file on its own thread (`-j`): the reports, and the requests
-/// replayed; `None` when this trace needs the held path.
+/// the file on its own thread (`-j`), with the observers of `a` (the
+/// request log written as the replay goes, whole or not at all): the
+/// reports and time series, and the requests replayed; `None` when this
+/// trace needs the held path.
 fn run_streamed(
     a: &RunArgs,
+    input: &TraceInput,
     cfg: &Config,
     policies: &[String],
     opts: &RunOptions,
     quiet: bool,
-) -> Result<Option<(Vec<RunReport>, u64)>> {
-    let path = a.workload.trace.as_deref().expect("streams() checked --trace");
+) -> Result<Option<StreamedRuns>> {
+    let Some(path) = a.observe.request_log.as_deref() else {
+        return stream_policies(a, input, cfg, policies, opts, quiet, None);
+    };
+    // One policy (`ObserveArgs::check`): its log is written as it replays.
+    let compression = dedupsim::reqlog::Compression::for_path(path);
+    output::write_file_with(path, |file| -> Result<_> {
+        dedupsim::reqlog::with_request_log(file, compression, cfg.geometry.page_size, |sink| {
+            stream_policies(a, input, cfg, policies, opts, quiet, Some(sink))
+        })
+        .map_err(|e| output::OutputError::new(path, e))?
+    })
+}
+
+/// [`run_streamed`]'s runs, `sink` (the request log, one policy) given to
+/// the policy that takes it first.
+fn stream_policies(
+    a: &RunArgs,
+    input: &TraceInput,
+    cfg: &Config,
+    policies: &[String],
+    opts: &RunOptions,
+    quiet: bool,
+    sink: Option<&mut dyn dedupsim::sim::RequestSink>,
+) -> Result<Option<StreamedRuns>> {
     let load = common::trace_load_options(&a.workload, cfg);
     // Contents are drawn for every policy if one deduplicates (the held
     // path's shared workload).
     let need = runner::need_content(cfg, policies)?;
     let bar: Mutex<Option<Progress>> = Mutex::new(None);
+    let sink = Mutex::new(sink);
     let requests = std::sync::atomic::AtomicU64::new(0);
     let threads = common::runs_at_once(a.jobs, policies.len());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .with_context(|| format!("starting {threads} simulation threads (-j)"))?;
-    let results: Vec<Result<Option<RunReport>>> = pool.install(|| {
+    type Run = Option<(RunReport, Option<TimeSeries>)>;
+    let results: Vec<Result<Run>> = pool.install(|| {
         policies
             .par_iter()
             .map(|p| {
@@ -127,6 +171,8 @@ fn run_streamed(
                             *b = Some(Progress::new(s.requests * policies.len() as u64, "simulating", quiet));
                         }
                     }
+                    // The time series' length, as the held path checks it.
+                    a.observe.check_arrivals(cfg, s.arrivals).map_err(|e| runner::RunError::Refused(format!("{e:#}")))
                 };
                 let mut last = 0;
                 let mut progress = |done: u64, _total: u64| {
@@ -137,21 +183,25 @@ fn run_streamed(
                     }
                     last = done;
                 };
+                let requests = sink.lock().ok().and_then(|mut s| s.take());
+                let observe = runner::Observe { requests, series: a.observe.series.timeseries };
                 runner::run_streamed_drawing(
                     cfg,
-                    path,
+                    input,
                     &load,
                     &a.workload.content,
                     p,
                     need,
                     opts,
+                    observe,
                     &mut scanned,
                     &mut progress,
                 )
                 .map_err(|e| match e {
                     // A trace's error is the file's (`file:line: reason`),
-                    // as when the trace is loaded whole: not a policy's.
-                    e @ runner::RunError::Trace(_) => anyhow::Error::new(e),
+                    // as when the trace is loaded whole: not a policy's;
+                    // a refusal is the check's, before any policy ran.
+                    e @ (runner::RunError::Trace(_) | runner::RunError::Refused(_)) => anyhow::Error::new(e),
                     e => anyhow::Error::new(e).context(format!("policy {p}")),
                 })
             })
@@ -162,14 +212,14 @@ fn run_streamed(
             b.finish();
         }
     }
-    let mut reports = Vec::with_capacity(policies.len());
+    let mut runs = Vec::with_capacity(policies.len());
     for r in results {
         match r? {
-            Some(r) => reports.push(r),
+            Some(r) => runs.push(r),
             None => return Ok(None),
         }
     }
-    Ok(Some((reports, requests.load(std::sync::atomic::Ordering::Relaxed))))
+    Ok(Some((runs, requests.load(std::sync::atomic::Ordering::Relaxed))))
 }
 
 /// Expands `all` and checks names before any work is done.
@@ -277,11 +327,26 @@ pub fn run(a: RunArgs) -> Result<()> {
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false };
-    let streamed = if streams(&a) { run_streamed(&a, &cfg, &policies, &opts, a.quiet)? } else { None };
+    // A trace read once is spooled here, and its copy serves the held
+    // path too if this run turns out to need it.
+    let input = match a.workload.trace.as_deref() {
+        Some(t) if streams(&a) => Some(stream_input(t)?),
+        _ => None,
+    };
+    let streamed = match &input {
+        Some(input) => run_streamed(&a, input, &cfg, &policies, &opts, a.quiet)?,
+        None => None,
+    };
     let (reports, requests) = match streamed {
-        Some(done) => done,
+        Some((runs, requests)) => {
+            let series: Vec<(&RunReport, &TimeSeries)> =
+                runs.iter().filter_map(|(r, s)| s.as_ref().map(|s| (r, s))).collect();
+            a.observe.series.write(cfg.geometry.page_size, &series)?;
+            (runs.into_iter().map(|(r, _)| r).collect(), requests)
+        }
         None => {
-            let workload = common::load_workload(&a.workload, &cfg, a.quiet)?;
+            let spool = input.as_ref().filter(|i| i.spooled_bytes().is_some());
+            let workload = common::load_workload_from(&a.workload, &cfg, a.quiet, spool)?;
             // Contents are drawn only if some policy reads them (not for `-p native`).
             let need = runner::need_content(&cfg, &policies)?;
             let prepared = runner::prepare_for(workload, &a.workload.content, cfg.seed, &cfg.precondition, need)?;
@@ -459,9 +524,9 @@ mod tests {
     }
 
     /// Issue 26: a trace that is a regular file streams whatever its size
-    /// (a one-line file here, far below the 32 MiB that used to decide);
-    /// `--load-whole`, an observer and a file that is not regular (read
-    /// once) take the held path.
+    /// (a one-line file here, far below the 32 MiB that used to decide),
+    /// with observers too, and so does a file that can be read only once
+    /// (from a copy); `--load-whole` takes the held path.
     #[test]
     fn every_regular_trace_file_streams() {
         let dir = std::env::temp_dir().join(format!("dedupsim-cli-streams-{}", std::process::id()));
@@ -472,8 +537,12 @@ mod tests {
         assert!(streams(&args(&["--trace", ts])));
         assert!(streams(&args(&["--trace", ts, "--stream"])));
         assert!(!streams(&args(&["--trace", ts, "--load-whole"])));
-        assert!(!streams(&args(&["--trace", ts, "--request-log", "r.csv"])));
-        assert!(!streams(&args(&["--trace", "/dev/null"])));
+        assert!(streams(&args(&["--trace", ts, "--request-log", "r.csv"])));
+        assert!(streams(&args(&["--trace", ts, "--timeseries", "1s", "--timeseries-out", "s.csv"])));
+        // Read once: streamed from a spooled copy; a directory: held (its
+        // error is the loader's).
+        assert!(streams(&args(&["--trace", "/dev/null"])));
+        assert!(!streams(&args(&["--trace", dir.to_str().unwrap()])));
         assert!(!streams(&args(&[])));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -19,6 +19,23 @@ pub enum TraceError {
         source: io::Error,
     },
 
+    /// A trace that can be read only once (a pipe) could not be copied to
+    /// the temporary file its second pass reads ([`super::TraceInput`]).
+    #[error(
+        "{}: cannot keep a copy of this trace in a temporary file in {} ({source}): a trace that is not a \
+         regular file (a pipe, <(zcat t.gz)) is read once and copied there for the replay's second pass; \
+         set TMPDIR to a directory with room for the trace's bytes, give the trace as a regular file, \
+         or use --load-whole",
+        path.display(),
+        dir.display()
+    )]
+    Spool {
+        path: PathBuf,
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
     /// A line could not be parsed (and `skip_bad_lines` is off).
     #[error("{}:{line}: {reason}", path.display())]
     Parse { path: PathBuf, line: u64, reason: String },

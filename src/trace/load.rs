@@ -942,6 +942,9 @@ pub(super) struct Built {
     pub past_only: u32,
     pub lpn_span: u64,
     pub bases: Vec<u64>,
+    /// The content hashes interned (id by hash), for a next pass
+    /// ([`super::stream::Carry`]).
+    pub intern: HashMap<PageHash, u32>,
 }
 
 /// The per-record rules of [`build_workload`] (page alignment, volume
@@ -1328,6 +1331,7 @@ impl<'a> Builder<'a> {
             past_only,
             lpn_span: self.span,
             bases: self.bases,
+            intern: self.intern,
         }
     }
 

@@ -34,6 +34,7 @@ pub mod blkparse;
 pub mod csv;
 pub mod fio;
 pub mod fiu;
+pub mod input;
 pub mod libcachesim;
 pub mod locality;
 pub mod mqsim;
@@ -49,6 +50,7 @@ pub mod umass;
 pub use detect::detect;
 pub use error::TraceError;
 pub use format::{format_help, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
+pub use input::TraceInput;
 pub use load::{
     build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
     VolumeSelect,

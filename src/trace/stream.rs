@@ -24,10 +24,9 @@
 
 use super::load::{empty_error, provenance, volume_bases, Builder, RecordReader};
 use super::PageHash;
-use super::{LoadOptions, TraceError, TraceFormat};
+use super::{LoadOptions, TraceError, TraceFormat, TraceInput};
 use crate::workload::{Provenance, Workload};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Records parsed per batch.
 pub const BATCH_RECORDS: usize = 4096;
@@ -57,9 +56,14 @@ pub struct StreamEnd {
     pub lpn_span: u64,
     /// Distinct contents interned (content ids are below this).
     pub content_space: u32,
-    /// Read requests carrying content hashes (what the pages held: a
-    /// streamed replay does not use them, docs/streaming.md).
+    /// Read requests carrying content hashes (what the pages held).
     pub reads_with_content: u64,
+    /// [`Workload::past_contents`] and [`Workload::past_only`], as loading
+    /// the trace gives them, if the pass was asked to track them (else
+    /// empty): one entry per page whose first access is a read carrying
+    /// its content, so bounded by the device's pages, not the trace.
+    pub past_contents: Vec<(u32, crate::units::ContentId)>,
+    pub past_only: u32,
     /// `Some` when this pass could not place every volume: read the file
     /// again with this carry (module doc).
     pub rescan: Option<Carry>,
@@ -67,23 +71,29 @@ pub struct StreamEnd {
     pub carry: Carry,
 }
 
-/// Reads `path` once in batches of about [`BATCH_RECORDS`] records, calling
-/// `each` with every batch (a [`Workload`] whose `requests`, `contents` and
-/// `hints` are those of the batch; hint indices are the batch's). `carry`:
-/// from an earlier pass over the same file (module doc).
+/// Reads `input` once in batches of about [`BATCH_RECORDS`] records,
+/// calling `each` with every batch (a [`Workload`] whose `requests`,
+/// `contents` and `hints` are those of the batch; hint indices are the
+/// batch's). `carry`: from an earlier pass over the same file (module doc).
+/// `track_past`: gather [`StreamEnd::past_contents`] (what the trace's
+/// reads show of pages not yet written: a bitmap of the pages touched and
+/// an entry per page first read with its content).
 pub fn stream<E: From<TraceError>>(
-    path: &Path,
+    input: &TraceInput,
     opts: &LoadOptions,
     carry: Option<Carry>,
+    track_past: bool,
     each: &mut dyn FnMut(&mut Workload) -> Result<(), E>,
 ) -> Result<StreamEnd, E> {
     opts.validate()?;
-    let reader = super::open::open(path)?;
+    let path = input.path();
+    let reader = input.open()?;
     let mut rr = RecordReader::open(reader, path, opts)?;
     let given = carry.is_some();
     let carry = carry.unwrap_or_default();
     let mut b = Builder::new(rr.format(), path, opts, carry.bases);
     b.intern = carry.intern;
+    b.track_past = track_past;
     let mut batch = Workload::default();
     // The first rule a record broke (reported at the end), or a volume
     // that could not be placed: nothing more is built then.
@@ -138,6 +148,8 @@ pub fn stream<E: From<TraceError>>(
             lpn_span: 0,
             content_space: 0,
             reads_with_content: 0,
+            past_contents: Vec::new(),
+            past_only: 0,
             rescan,
             carry: Carry::default(),
         };
@@ -148,8 +160,10 @@ pub fn stream<E: From<TraceError>>(
     }
     let made = b.made();
     let reads_with_content = b.reads_with_content;
-    let intern = std::mem::take(&mut b.intern);
-    let built = b.finish(&mut parsed.warnings);
+    // Interned whole before `finish`: it tells which contents a read
+    // shows that some write carries (its `past_contents`).
+    let mut built = b.finish(&mut parsed.warnings);
+    let intern = std::mem::take(&mut built.intern);
     let volumes = table.iter().zip(&built.bases).map(|(&(v, _, _), &b)| (v, b)).collect();
     Ok(StreamEnd {
         format: parsed.format,
@@ -161,6 +175,8 @@ pub fn stream<E: From<TraceError>>(
         lpn_span: built.lpn_span,
         content_space: built.content_space.max(intern.len() as u32),
         reads_with_content,
+        past_contents: built.past_contents,
+        past_only: built.past_only,
         rescan: None,
         carry: Carry { bases: built.bases, intern },
     })
@@ -211,13 +227,14 @@ pub struct Ahead<S> {
 }
 
 impl<S: Send + 'static> Ahead<S> {
-    /// Starts reading `path` (the arguments of [`stream`]); `prepare` runs
+    /// Starts reading `input` (the arguments of [`stream`]); `prepare` runs
     /// on the reading thread, with `state`. An error only if the thread
     /// cannot be started.
     pub fn start(
-        path: &Path,
+        input: &TraceInput,
         opts: &LoadOptions,
         carry: Option<Carry>,
+        track_past: bool,
         mut state: S,
         prepare: fn(&mut S, &mut Workload),
     ) -> Result<Ahead<S>, TraceError> {
@@ -227,9 +244,9 @@ impl<S: Send + 'static> Ahead<S> {
             // Cannot fail: `spare` is alive.
             let _ = back.send(Workload::default());
         }
-        let (name, path, opts) = (path.to_path_buf(), path.to_path_buf(), opts.clone());
+        let (name, input, opts) = (input.path().to_path_buf(), input.clone(), opts.clone());
         let reading = move || {
-            let end = stream::<Halt>(&path, &opts, carry, &mut |b| {
+            let end = stream::<Halt>(&input, &opts, carry, track_past, &mut |b| {
                 prepare(&mut state, b);
                 let mut out = spare.recv().map_err(|_| Halt::Stopped)?;
                 // `stream` clears what it gets back before filling it.
@@ -299,6 +316,7 @@ mod tests {
     use super::*;
     use crate::units::Nanos;
     use std::io::Write;
+    use std::path::Path;
 
     /// An SSDsim ASCII trace of `n` one-page writes, line `bad` (1-based)
     /// unparsable.
@@ -329,7 +347,7 @@ mod tests {
 
     fn by_stream(path: &Path) -> Seen {
         let mut seen = Vec::new();
-        let end = stream::<TraceError>(path, &opts(), None, &mut |b| {
+        let end = stream::<TraceError>(&TraceInput::file(path), &opts(), None, false, &mut |b| {
             seen.push(summary(b));
             Ok(())
         });
@@ -338,7 +356,7 @@ mod tests {
 
     fn by_ahead(path: &Path) -> Seen {
         let mut seen = Vec::new();
-        let mut ahead = Ahead::start(path, &opts(), None, 0usize, |n, _| *n += 1).unwrap();
+        let mut ahead = Ahead::start(&TraceInput::file(path), &opts(), None, false, 0usize, |n, _| *n += 1).unwrap();
         while let Some(b) = ahead.next_batch() {
             seen.push(summary(&b));
             ahead.recycle(b);
@@ -377,7 +395,7 @@ mod tests {
     fn dropping_ahead_stops_its_thread() {
         let f = trace(20 * BATCH_RECORDS as u64, None);
         for taken in [0, 1, AHEAD_BATCHES + 1] {
-            let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+            let mut ahead = Ahead::start(&TraceInput::file(f.path()), &opts(), None, false, (), |_, _| {}).unwrap();
             for _ in 0..taken {
                 let b = ahead.next_batch().unwrap();
                 ahead.recycle(b);
@@ -385,7 +403,7 @@ mod tests {
             drop(ahead);
         }
         // `finish` before the end reads the rest.
-        let mut ahead = Ahead::start(f.path(), &opts(), None, (), |_, _| {}).unwrap();
+        let mut ahead = Ahead::start(&TraceInput::file(f.path()), &opts(), None, false, (), |_, _| {}).unwrap();
         let _kept = ahead.next_batch().unwrap();
         assert_eq!(ahead.finish().unwrap().0.requests, 20 * BATCH_RECORDS as u64);
     }

@@ -104,10 +104,12 @@ fn auto_is_round_robin_without_the_traces_contents() {
     assert!(e.iter().enumerate().all(|(i, x)| !e[..i].contains(x)), "{e:?}");
 }
 
-/// A streamed replay leaves such a trace to the held path unless
-/// preconditioning is round-robin, where both give the same report.
+/// A streamed replay of such a trace gives the held report whatever the
+/// placement (issue 26: its first pass keeps what the reads show of pages
+/// not yet written): with `auto` the preconditioned pages take the
+/// trace's contents, with round-robin they do not.
 #[test]
-fn a_trace_showing_past_contents_streams_only_round_robin() {
+fn a_trace_showing_past_contents_streams() {
     let dir = std::env::temp_dir().join(format!("dedupsim-precondition-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("pre.blkparse");
@@ -118,13 +120,14 @@ fn a_trace_showing_past_contents_streams_only_round_robin() {
         runner::run_streamed(cfg, &path, &load, &model, "dedup", &RunOptions::default(), &mut |_| {}, &mut |_, _| {})
             .unwrap()
     };
-    let (cfg, _) = prepared(PreconditionPlacement::Auto);
-    assert!(stream(&cfg).is_none());
-    let (cfg, _) = prepared(PreconditionPlacement::RoundRobin);
-    let streamed = stream(&cfg).expect("round-robin streams");
-    let loaded = dedupsim::trace::load(&path, &load).unwrap();
-    let p = runner::prepare(loaded.workload, &model, cfg.seed, &cfg.precondition).unwrap();
-    let held = runner::run_one(&cfg, &p, "dedup", &RunOptions::default(), &mut |_, _| {}).unwrap();
+    for (placement, past) in [(PreconditionPlacement::Auto, true), (PreconditionPlacement::RoundRobin, false)] {
+        let (cfg, _) = prepared(placement);
+        let streamed = stream(&cfg).expect("streams");
+        let loaded = dedupsim::trace::load(&path, &load).unwrap();
+        let p = runner::prepare(loaded.workload, &model, cfg.seed, &cfg.precondition).unwrap();
+        let held = runner::run_one(&cfg, &p, "dedup", &RunOptions::default(), &mut |_, _| {}).unwrap();
+        assert_eq!(serde_json::to_string(&held).unwrap(), serde_json::to_string(&streamed).unwrap(), "{placement:?}");
+        assert_eq!(streamed.precondition.contains("with the trace's content"), past, "{}", streamed.precondition);
+    }
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(serde_json::to_string(&held).unwrap(), serde_json::to_string(&streamed).unwrap());
 }

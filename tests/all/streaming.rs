@@ -230,3 +230,231 @@ fn the_cli_reports_a_streamed_traces_errors_as_loading_does() {
         assert_eq!(streamed, held);
     }
 }
+
+/// Issue 26: `--request-log` and `--timeseries` no longer need the trace
+/// held: a regular file streams with them (the observers write as the
+/// replay goes), and the request log, the series and the report are those
+/// of `--load-whole`, byte for byte; a series too long for the trace's
+/// span is refused by either path with the same message.
+#[test]
+fn the_observers_stream_and_write_what_the_held_path_writes() {
+    let d = dir("cli-observers");
+    let t = d.0.join("t.trace");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let run = |args: &[&str]| std::process::Command::new(&bin).args(args).output().unwrap();
+    let ts = t.to_str().unwrap();
+    let o = run(&["trace", "synth", "--synth", "requests=3000,read=0.5,footprint=1GiB,hot=0.4:256MiB", "-o", ts]);
+    assert!(o.status.success());
+    let mut outputs = Vec::new();
+    for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
+        let f = |name: &str| d.0.join(format!("{k}.{name}")).to_str().unwrap().to_string();
+        let (j, log, series) = (f("json"), f("log.csv"), f("series.csv"));
+        let mut args = vec!["run", "-q", "-p", "dedup", "--trace", ts, "--json", &j, "--request-log", &log];
+        args.extend(["--timeseries", "10ms", "--timeseries-out", &series]);
+        args.extend(flag);
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        outputs.push([&j, &log, &series].map(|p| std::fs::read(p).unwrap()));
+    }
+    assert_eq!(String::from_utf8_lossy(&outputs[0][1]).lines().count(), 3001, "a row per request");
+    for (what, k) in [("report", 0), ("request log", 1), ("time series", 2)] {
+        assert!(outputs[0][k] == outputs[1][k], "the {what} differs between the streamed and the held path");
+    }
+    let refused = |flag: Option<&str>| {
+        let series = d.0.join("never.csv");
+        let mut args = vec!["run", "-q", "-p", "native", "--trace", ts, "--timeseries", "1ns"];
+        args.extend(["--timeseries-out", series.to_str().unwrap()]);
+        args.extend(flag);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(!series.exists());
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let streamed = refused(None);
+    assert!(streamed.contains("more than the 1000000 a series may have"), "{streamed}");
+    assert_eq!(streamed, refused(Some("--load-whole")));
+}
+
+/// Issue 26: a trace that can be read only once (here standard input, a
+/// pipe) streams from a copy of its bytes in an anonymous temporary file
+/// (`TMPDIR`), and gives the report of the same pipe loaded whole; when
+/// the copy cannot be made the run stops with an error that says what to
+/// do.
+#[test]
+fn a_piped_trace_streams_from_a_spooled_copy() {
+    use std::io::Write;
+    let d = dir("cli-pipe");
+    let t = d.0.join("t.trace");
+    let bin = crate::support::cargo_bin("dedupsim");
+    let ts = t.to_str().unwrap();
+    let o = std::process::Command::new(&bin)
+        .args(["trace", "synth", "--synth", "requests=3000,read=0.5,footprint=1GiB,hot=0.4:256MiB", "-o", ts])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let bytes = std::fs::read(&t).unwrap();
+    let piped = |extra: &[&str], tmpdir: &Path| {
+        let mut c = std::process::Command::new(&bin);
+        c.args(["run", "-q", "-p", "native,dedup", "--trace", "/dev/stdin"]).args(extra).env("TMPDIR", tmpdir);
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The whole trace fits no pipe buffer: written as the run reads.
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = {
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            })
+        };
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        o
+    };
+    let spool_dir = d.0.join("spool");
+    std::fs::create_dir_all(&spool_dir).unwrap();
+    let mut reports = Vec::new();
+    for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
+        let j = d.0.join(format!("p{k}.json"));
+        let mut args = vec!["--json", j.to_str().unwrap()];
+        args.extend(flag);
+        let o = piped(&args, &spool_dir);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        reports.push(std::fs::read(&j).unwrap());
+    }
+    assert!(reports[0] == reports[1], "the piped trace's report differs between the streamed and the held path");
+    assert_eq!(std::fs::read_dir(&spool_dir).unwrap().count(), 0, "the copy is anonymous: nothing is left");
+    let o = piped(&[], &d.0.join("missing"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.starts_with("error: /dev/stdin: cannot keep a copy of this trace"), "{err}");
+    assert!(err.contains("set TMPDIR to a directory"), "{err}");
+}
+
+/// Issue 26: a trace whose writes carry contents only in part (every third
+/// write here has none) streams: those writes get contents drawn write by
+/// write after the trace's own ids, as preparing the loaded trace draws
+/// them; dense, sparse and unique populations, with and without a policy
+/// that deduplicates.
+#[test]
+fn a_trace_with_contents_in_part_streams() {
+    let d = dir("partial");
+    let cfg = Config::preset("tiny").unwrap();
+    let (with, partial) = (d.0.join("content.trace"), d.0.join("partial.trace"));
+    synth_trace(&cfg, &with, "requests=9000,read=0.5,footprint=600KiB,hot=0.3:64KiB,size=inv:8,iat=exp:400us", true);
+    let mut writes = 0;
+    let text: String = std::fs::read_to_string(&with)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let strip = f.get(1) == Some(&"W") && f.len() == 6 && {
+                writes += 1;
+                writes % 3 == 0
+            };
+            if strip {
+                format!("{}\n", f[..5].join(" "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert!(writes > 1000, "{writes} writes");
+    std::fs::write(&partial, text).unwrap();
+    let load = load_opts(&cfg);
+    for model in ["zipf:a=0.2,dedup=0.5", "zipf:a=0.2,dedup=0.05", "unique"] {
+        for policy in ["native", "dedup"] {
+            let (h, s) = both(&cfg, &partial, &load, &model.parse().unwrap(), policy);
+            assert!(h == s, "{policy} with {model}");
+            assert!(!h.contains("from the workload"), "contents in part: the model's name, as held");
+        }
+    }
+}
+
+/// A native trace whose reads carry contents (FIU hashes the data it
+/// reads): a read of a page not written yet shows what it held (ids from
+/// 5000 up, some shared with the writes' ids below 400), so preconditioning
+/// writes it with that content under `placement = "auto"` or `"policy"`.
+fn fiu_like_trace(path: &Path, n: u64, strip_every: u64) {
+    let mut text = String::from("# dedupsim-trace v1\n");
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut written = std::collections::HashMap::new();
+    let mut writes = 0;
+    for i in 0..n {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let pages = 1 + (x >> 60) % 4;
+        let lpn = (x >> 20) % (150 - pages);
+        let ids: Vec<u64> = if (x >> 40) & 1 == 0 {
+            writes += 1;
+            (0..pages).map(|k| *written.entry(lpn + k).insert_entry((x >> 8) % 400 + k).get()).collect()
+        } else {
+            (0..pages)
+                .map(|k| {
+                    written.get(&(lpn + k)).copied().unwrap_or(if (lpn + k) % 5 == 0 {
+                        (lpn + k) % 400
+                    } else {
+                        5000 + (lpn + k) % 300
+                    })
+                })
+                .collect()
+        };
+        let op = if (x >> 40) & 1 == 0 { "W" } else { "R" };
+        let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+        let content = if op == "W" && strip_every > 0 && writes % strip_every == 0 {
+            String::new()
+        } else {
+            format!(" {}", ids.join(","))
+        };
+        text.push_str(&format!("{} {op} {} {} 0{content}\n", i * 400_000, lpn * 4096, pages * 4096));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Issue 26: a trace whose reads carry contents streams under
+/// `precondition.placement = "auto"` and `"policy"`: its first pass keeps
+/// what they show of pages not yet written (one entry per page, bounded
+/// by the device), and the preconditioning writes take it, as on the held
+/// workload. With writes without contents too and a sparse population
+/// (whose id space is known only after the replay's draws) it is left to
+/// the held path.
+#[test]
+fn a_trace_whose_reads_carry_contents_streams() {
+    use dedupsim::config::PreconditionPlacement;
+    let d = dir("fiu-like");
+    let mut cfg = Config::preset("tiny").unwrap();
+    let (full, partial) = (d.0.join("fiu.trace"), d.0.join("partial.trace"));
+    fiu_like_trace(&full, 6000, 0);
+    fiu_like_trace(&partial, 6000, 4);
+    let load = load_opts(&cfg);
+    let dense: ContentModel = "zipf:a=0.2,dedup=0.5".parse().unwrap();
+    for placement in [PreconditionPlacement::Auto, PreconditionPlacement::Policy, PreconditionPlacement::RoundRobin] {
+        cfg.precondition.placement = placement;
+        for policy in ["native", "dedup", "fad"] {
+            for path in [&full, &partial] {
+                let (h, s) = both(&cfg, path, &load, &dense, policy);
+                assert!(h == s, "{policy} under {placement:?} on {}", path.display());
+                if placement != PreconditionPlacement::RoundRobin {
+                    assert!(h.contains("with the trace's content"), "the trace's contents are preconditioned: {h}");
+                }
+            }
+        }
+    }
+    cfg.precondition.placement = PreconditionPlacement::Auto;
+    let sparse: ContentModel = "zipf:a=0.2,dedup=0.02".parse().unwrap();
+    let (h, s) = both(&cfg, &full, &load, &sparse, "dedup");
+    assert!(h == s, "a sparse population whose pages are all preconditioning's");
+    let r = runner::run_streamed(
+        &cfg,
+        &partial,
+        &load,
+        &sparse,
+        "dedup",
+        &RunOptions::default(),
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    assert!(r.unwrap().is_none(), "sparse, with writes to draw during the replay: held");
+}
