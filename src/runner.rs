@@ -37,13 +37,13 @@ pub enum RunError {
     /// ([`prepare_for`] with `need_content = false`).
     #[error("policy {0} deduplicates, but the workload was prepared without page contents")]
     NoContents(String),
-    /// The run's simulated clock reached its end (2^63 ns and beyond):
-    /// times, rates and latencies would be clamped, not measured.
     /// The caller's check of what the first pass of a streamed run
     /// learned refused the run ([`run_streamed_drawing`]'s `scanned`):
     /// its message, whole.
     #[error("{0}")]
     Refused(String),
+    /// The run's simulated clock reached its end (2^63 ns and beyond):
+    /// times, rates and latencies would be clamped, not measured.
     #[error(
         "policy {policy}: the simulated clock saturated (the run reached {span_s:.0} s, the limit of 64-bit \
          nanoseconds), so its times and latencies would be meaningless; {culprits}"

@@ -34,11 +34,12 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    /// A read of mapped LPN `l` found `content` (`None`: the FTL does not
+    /// Under `--check` (the caller tests it, sparing the lookup otherwise):
+    /// a read of mapped LPN `l` found `content` (`None`: the FTL does not
     /// know it): an error if another was last written.
     #[inline]
     pub(super) fn check_mapped(&self, l: u32, content: Option<ContentId>) -> Result<(), SimError> {
-        if self.opts.check && content.map(|c| c.0 + 1) != Some(self.shadow[l as usize]) {
+        if content.map(|c| c.0 + 1) != Some(self.shadow[l as usize]) {
             return Err(InvariantViolation(format!(
                 "LPN {l} reads content {} but {} was last written",
                 content.map_or(-1, |c| i64::from(c.0)),

@@ -274,15 +274,6 @@ impl<'w> Simulation<'w> {
         // FAD-SSDsim model places the others', as under every allocation
         // ([`Allocators::choose`]).
         let content_space = plan.map_or(0, |p| p.content_space);
-        if !caps.deduplicates {
-            // No page is ever shared: LPNs map straight to pages (no entry
-            // per page; `ftl` module doc, "Flat mapping"). The shadow model
-            // of `--check` compares contents, which the flat map then keeps.
-            ftl.map_flat();
-            if opts.check {
-                ftl.keep_contents();
-            }
-        }
         if caps.deduplicates {
             if ftl_index {
                 ftl.reserve_index(content_space);
@@ -291,6 +282,14 @@ impl<'w> Simulation<'w> {
                 if engine.wants_derefs() {
                     ftl.track_derefs();
                 }
+            }
+        } else {
+            // No page is ever shared: LPNs map straight to pages (no entry
+            // per page; `ftl` module doc, "Flat mapping"). The shadow model
+            // of `--check` compares contents, which the flat map then keeps.
+            ftl.map_flat();
+            if opts.check {
+                ftl.keep_contents();
             }
         }
         if let Some(plan) = plan {
