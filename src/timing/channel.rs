@@ -54,6 +54,18 @@ pub(super) struct Chip {
     pub(super) reads: VecDeque<Queued>,
     /// Programs and GC work, in arrival order.
     pub(super) writes: VecDeque<Queued>,
+    /// Global chip number (`chip * channels + channel`), for the rare
+    /// per-chip tables kept outside ([`GcWaits`]).
+    pub(super) global: u32,
+    /// This chip's accounting, kept with its state (one line touched per
+    /// decision, no table lookups): busy and wait times
+    /// ([`Timing::chip_busy`], [`Timing::chip_wait`]), busy time for
+    /// reads (sense start to transfer end) and pages read
+    /// ([`Timing::resources`]).
+    pub(super) busy: Nanos,
+    pub(super) wait: Nanos,
+    pub(super) read_busy: Nanos,
+    pub(super) pages_read: u64,
 }
 
 impl Chip {
@@ -66,6 +78,11 @@ impl Chip {
             ppn: 0,
             reads: VecDeque::new(),
             writes: VecDeque::new(),
+            global: 0,
+            busy: Nanos::ZERO,
+            wait: Nanos::ZERO,
+            read_busy: Nanos::ZERO,
+            pages_read: 0,
         }
     }
 }
@@ -90,6 +107,10 @@ pub(super) struct Channel {
     /// on this channel (queued or sensing, data not yet going out), and
     /// how many.
     pub(super) waiting_reads: HashMap<u32, u32>,
+    /// Bus time of transfers out (reads) and in (programs)
+    /// ([`Timing::resources`]).
+    pub(super) bus_read: Nanos,
+    pub(super) bus_write: Nanos,
 }
 
 /// Durations and rules shared by every channel.
@@ -106,18 +127,10 @@ pub(super) struct Rules {
     pub(super) late: bool,
 }
 
-/// Per-chip accounting, indexed by global chip number.
+/// The accounting asked for on top of the chips' own counts (kept in
+/// [`Chip`] and [`Channel`]).
 #[derive(Clone, Debug)]
 pub(super) struct Accounting {
-    pub(super) busy: Vec<Nanos>,
-    pub(super) wait: Vec<Nanos>,
-    /// Per chip: busy time for reads (sense start to transfer end) and
-    /// pages read ([`Timing::resources`]).
-    pub(super) read_busy: Vec<Nanos>,
-    pub(super) reads: Vec<u64>,
-    /// Per channel: bus time of transfers out (reads) and in (programs).
-    pub(super) bus_read: Vec<Nanos>,
-    pub(super) bus_write: Vec<Nanos>,
     /// Busy time per interval of simulated time, host and background
     /// ([`Timing::record_busy`]); `None` unless asked for.
     pub(super) series: Option<Box<BusyByInterval>>,
@@ -159,33 +172,33 @@ impl GcWaits {
 }
 
 impl Accounting {
-    /// An operation that arrived at `chip` at `arrival` starts there at
+    /// An operation that arrived at chip `c` at `arrival` starts there at
     /// `now`: its wait is charged, and with [`GcWaits`] tracked, a tagged
     /// one that arrived before the chip's latest GC phase ended is marked.
     #[inline(always)]
-    fn started(&mut self, chip: usize, arrival: Nanos, now: Nanos, tag: u32) {
-        self.wait[chip] += now - arrival;
+    fn started(&mut self, c: &mut Chip, arrival: Nanos, now: Nanos, tag: u32) {
+        c.wait += now - arrival;
         if let Some(g) = self.gc_waits.as_deref_mut() {
-            if arrival < g.gc_end[chip] && tag != NO_TAG {
+            if arrival < g.gc_end[c.global as usize] && tag != NO_TAG {
                 g.mark(tag);
             }
         }
     }
 
-    /// GC work starts on `chip`, lasting until `until`.
+    /// GC work starts on chip `c`, lasting until `until`.
     #[inline(always)]
-    fn gc_started(&mut self, chip: usize, until: Nanos) {
+    fn gc_started(&mut self, c: &Chip, until: Nanos) {
         if let Some(g) = self.gc_waits.as_deref_mut() {
-            g.gc_end[chip] = until;
+            g.gc_end[c.global as usize] = until;
         }
     }
 
-    /// Chip `chip` works for `dur` from `start`; `host`: for a request
+    /// Chip `c` works for `dur` from `start`; `host`: for a request
     /// (a tagged operation), else background work (GC, relocation, a
     /// dedup engine's own operations).
-    #[inline]
-    fn charge(&mut self, chip: usize, start: Nanos, dur: Nanos, host: bool) {
-        self.busy[chip] += dur;
+    #[inline(always)]
+    fn charge(&mut self, c: &mut Chip, start: Nanos, dur: Nanos, host: bool) {
+        c.busy += dur;
         if self.series.is_some() {
             self.charge_series(start, dur, host);
         }
@@ -223,12 +236,35 @@ impl Channel {
         acct: &mut Accounting,
         done: &mut Vec<(u32, Nanos)>,
     ) {
+        if !self.dirty && self.next >= until {
+            return;
+        }
+        // One loop per reporting mode, each with its mode's settle inlined.
+        // `h` and `n` name the channel (unused since the accounting moved
+        // into the chips; kept for the callers).
+        let _ = (h, n);
+        if r.late {
+            self.advance_in::<true>(until, r, acct, done);
+        } else {
+            self.advance_in::<false>(until, r, acct, done);
+        }
+    }
+
+    /// [`Channel::advance`] in one reporting mode (`LATE`: [`Rules::late`]).
+    #[inline(never)]
+    fn advance_in<const LATE: bool>(
+        &mut self,
+        until: Nanos,
+        r: &Rules,
+        acct: &mut Accounting,
+        done: &mut Vec<(u32, Nanos)>,
+    ) {
         if self.dirty {
-            self.settle_due(h, n, r, acct, done);
+            self.settle::<LATE>(r, acct, done);
         }
         while self.next < until {
             self.now = self.next;
-            self.settle_due(h, n, r, acct, done);
+            self.settle::<LATE>(r, acct, done);
         }
     }
 
@@ -250,7 +286,7 @@ impl Channel {
     /// decision before it was made when it fell due), so the arriving
     /// operation is the only one that can start now. Returns false, having
     /// changed nothing, when the general path (queue, then settle) must
-    /// decide.
+    /// decide. Not when completions are reported late (the caller's test).
     ///
     /// * a read or a program on a chip that is busy (or holds read data):
     ///   it waits in its queue; the chip's phase end becomes an event;
@@ -259,14 +295,11 @@ impl Channel {
     ///   free (no one else can want it: a waiting chip would have had it),
     ///   else waits for it (the bus freeing becomes an event).
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn arrive(
         &mut self,
         i: usize,
         read: bool,
         q: Queued,
-        h: u32,
-        n: u32,
         r: &Rules,
         acct: &mut Accounting,
         done: &mut Vec<(u32, Nanos)>,
@@ -288,7 +321,7 @@ impl Channel {
             }
             self.queued += 1;
             if read {
-                chain_read(c, r, acct, (i as u32 * n + h) as usize, &mut self.queued);
+                chain_read::<false>(c, r, acct, &mut self.queued);
             }
             if c.phase != Phase::Held {
                 self.next = self.next.min(c.until);
@@ -304,18 +337,17 @@ impl Channel {
             c.tag = q.tag;
             c.arrival = q.arrival;
             c.ppn = q.ppn;
-            acct.started((i as u32 * n + h) as usize, q.arrival, now, q.tag);
+            acct.started(c, q.arrival, now, q.tag);
             self.next = self.next.min(c.until);
         } else if self.bus_free <= now {
-            let chip = (i as u32 * n + h) as usize;
-            acct.started(chip, q.arrival, now, q.tag);
-            acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
-            acct.bus_write[h as usize] += r.t_xfer;
+            acct.started(c, q.arrival, now, q.tag);
+            acct.charge(c, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+            self.bus_write += r.t_xfer;
             self.bus_free = now + r.t_xfer;
             c.phase = Phase::Program;
             c.tag = q.tag;
             c.until = self.bus_free + r.t_prog;
-            report_program(r, q.tag, self.bus_free, c.until, done);
+            report_program::<false>(r, q.tag, self.bus_free, c.until, done);
         } else {
             c.phase = Phase::Idle;
             c.writes.push_back(q);
@@ -326,14 +358,19 @@ impl Channel {
     }
 
     /// Ends the phases due by `now` and makes every decision due at `now`.
-    pub(super) fn settle_due(
-        &mut self,
-        h: u32,
-        n: u32,
-        r: &Rules,
-        acct: &mut Accounting,
-        done: &mut Vec<(u32, Nanos)>,
-    ) {
+    pub(super) fn settle_due(&mut self, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
+        if r.late {
+            self.settle::<true>(r, acct, done);
+        } else {
+            self.settle::<false>(r, acct, done);
+        }
+    }
+
+    /// [`Channel::settle_due`] in one reporting mode (`LATE`:
+    /// [`Rules::late`], a constant here so that each mode's tests fold
+    /// away).
+    #[inline(always)]
+    fn settle<const LATE: bool>(&mut self, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
         let now = self.now;
         self.dirty = false;
         // One pass suffices: phase ends (1) only make chips held or idle;
@@ -341,7 +378,7 @@ impl Channel {
         // idle chips and leaves the bus busy; and no phase lasts 0 ns, so
         // nothing decided now ends now. (1) and (2) concern one chip each,
         // so they share a loop; (3) and the next event (4) share another.
-        for (i, c) in self.chips.iter_mut().enumerate() {
+        for c in self.chips.iter_mut() {
             // 1. A phase ended by now. Only a sense's end is a decision (its
             //    data wants the bus); the others' completions were reported
             //    when they started (unless reported late), so they end here
@@ -352,7 +389,7 @@ impl Channel {
                     self.held += 1;
                     continue;
                 }
-                if r.late && c.tag != NO_TAG {
+                if LATE && c.tag != NO_TAG {
                     report_end(r, c.phase, c.tag, c.until, done);
                 }
                 c.phase = Phase::Idle;
@@ -361,7 +398,6 @@ impl Channel {
             if c.phase != Phase::Idle || self.queued == 0 {
                 continue;
             }
-            let chip = (i as u32 * n + h) as usize;
             let take_read = match (c.reads.front(), c.writes.front()) {
                 (Some(_), None) => true,
                 (Some(rd), Some(wr)) => r.scheduling == Scheduling::ReadPriority || rd.arrival < wr.arrival,
@@ -370,7 +406,7 @@ impl Channel {
             if take_read {
                 let q = c.reads.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
-                acct.started(chip, q.arrival, now, q.tag);
+                acct.started(c, q.arrival, now, q.tag);
                 c.phase = Phase::Sense;
                 c.until = now + r.t_read;
                 c.tag = q.tag;
@@ -379,9 +415,9 @@ impl Channel {
             } else if let Some(q) = c.writes.front().copied().filter(|q| q.gc > Nanos::ZERO) {
                 c.writes.pop_front();
                 self.queued -= 1;
-                acct.wait[chip] += now - q.arrival;
-                acct.charge(chip, now, q.gc, false);
-                acct.gc_started(chip, now + q.gc);
+                c.wait += now - q.arrival;
+                acct.charge(c, now, q.gc, false);
+                acct.gc_started(c, now + q.gc);
                 c.phase = Phase::Gc;
                 c.until = now + q.gc;
                 c.tag = NO_TAG;
@@ -401,8 +437,8 @@ impl Channel {
                     continue;
                 }
                 Phase::Out | Phase::Program | Phase::Gc => {
-                    chain_read(c, r, acct, (i as u32 * n + h) as usize, &mut self.queued);
-                    if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
+                    chain_read::<LATE>(c, r, acct, &mut self.queued);
+                    if LATE || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                         next = next.min(c.until);
                     }
                     continue;
@@ -429,15 +465,15 @@ impl Channel {
         if let Some((_, _, i)) = best {
             waiters -= 1;
             let c = &mut self.chips[i];
-            let chip = (i as u32 * n + h) as usize;
             self.bus_free = now + r.t_xfer;
             if c.phase == Phase::Held {
                 // Held since `until`; busy from sense start to transfer end.
                 let start = c.until - r.t_read;
-                acct.charge(chip, start, self.bus_free - start, c.tag != NO_TAG);
-                acct.read_busy[chip] += self.bus_free - start;
-                acct.reads[chip] += 1;
-                acct.bus_read[h as usize] += r.t_xfer;
+                let host = c.tag != NO_TAG;
+                acct.charge(c, start, self.bus_free - start, host);
+                c.read_busy += self.bus_free - start;
+                c.pages_read += 1;
+                self.bus_read += r.t_xfer;
                 c.phase = Phase::Out;
                 self.held -= 1;
                 if r.shortcut {
@@ -450,29 +486,29 @@ impl Channel {
                 }
                 // Untagged reads (a dedup engine's background or metadata
                 // reads) report nothing.
-                if c.tag != NO_TAG && !r.late {
+                if c.tag != NO_TAG && !LATE {
                     done.push((c.tag, self.bus_free));
                 }
                 c.until = self.bus_free;
             } else {
                 let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
-                acct.started(chip, q.arrival, now, q.tag);
-                acct.charge(chip, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
-                acct.bus_write[h as usize] += r.t_xfer;
+                acct.started(c, q.arrival, now, q.tag);
+                acct.charge(c, now, r.t_xfer + r.t_prog, q.tag != NO_TAG);
+                self.bus_write += r.t_xfer;
                 c.phase = Phase::Program;
                 c.tag = q.tag;
                 c.until = self.bus_free + r.t_prog;
-                report_program(r, q.tag, self.bus_free, c.until, done);
+                report_program::<LATE>(r, q.tag, self.bus_free, c.until, done);
             }
-            chain_read(c, r, acct, chip, &mut self.queued);
-            if r.late || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
+            chain_read::<LATE>(c, r, acct, &mut self.queued);
+            if LATE || c.phase == Phase::Sense || !c.reads.is_empty() || !c.writes.is_empty() {
                 next = next.min(c.until);
             }
         }
         // The bus freeing is an event only if a chip waits for it (when
         // completions are reported late: if anything is queued or held).
-        let waiting = if r.late { self.queued > 0 || self.held > 0 } else { waiters > 0 };
+        let waiting = if LATE { self.queued > 0 || self.held > 0 } else { waiters > 0 };
         if waiting && self.bus_free > now {
             next = next.min(self.bus_free);
         }
@@ -488,18 +524,17 @@ impl Channel {
 /// reads), so the read's sense is scheduled at once, from the phase's end,
 /// and that end is no event. A read taken from the queue leaves the
 /// channel's `queued` count, and its wait (arrival to the phase's end) is
-/// added to `wait`. Not when completions are reported late: that mode
-/// keeps one event per phase end.
+/// added to the chip's. Not when completions are reported late (`LATE`):
+/// that mode keeps one event per phase end.
 #[inline(always)]
-fn chain_read(c: &mut Chip, r: &Rules, acct: &mut Accounting, chip: usize, queued: &mut u32) {
-    if r.late || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc)
-    {
+fn chain_read<const LATE: bool>(c: &mut Chip, r: &Rules, acct: &mut Accounting, queued: &mut u32) {
+    if LATE || r.scheduling != Scheduling::ReadPriority || !matches!(c.phase, Phase::Out | Phase::Program | Phase::Gc) {
         return;
     }
     let Some(q) = c.reads.pop_front() else { return };
     *queued -= 1;
     let start = c.until;
-    acct.started(chip, q.arrival, start, q.tag);
+    acct.started(c, q.arrival, start, q.tag);
     c.phase = Phase::Sense;
     c.until = start + r.t_read;
     c.tag = q.tag;
@@ -508,14 +543,20 @@ fn chain_read(c: &mut Chip, r: &Rules, acct: &mut Accounting, chip: usize, queue
 }
 
 /// Reports a program's completion when its bus grant fixes it: the
-/// transfer's end (`transfer`) or, unless reported late, the program's
-/// (`program`).
-#[inline]
-fn report_program(r: &Rules, tag: u32, transfer_end: Nanos, program_end: Nanos, done: &mut Vec<(u32, Nanos)>) {
+/// transfer's end (`transfer`) or, unless reported late (`LATE`), the
+/// program's (`program`).
+#[inline(always)]
+fn report_program<const LATE: bool>(
+    r: &Rules,
+    tag: u32,
+    transfer_end: Nanos,
+    program_end: Nanos,
+    done: &mut Vec<(u32, Nanos)>,
+) {
     if tag != NO_TAG {
         if r.completion == WriteCompletion::Transfer {
             done.push((tag, transfer_end));
-        } else if !r.late {
+        } else if !LATE {
             done.push((tag, program_end));
         }
     }

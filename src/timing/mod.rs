@@ -221,7 +221,15 @@ impl Timing {
             next: NEVER,
             dirty: false,
             waiting_reads: HashMap::new(),
+            bus_read: Nanos::ZERO,
+            bus_write: Nanos::ZERO,
         };
+        let mut channels = vec![channel; g.channels as usize];
+        for (h, ch) in channels.iter_mut().enumerate() {
+            for (i, c) in ch.chips.iter_mut().enumerate() {
+                c.global = i as u32 * g.channels + h as u32;
+            }
+        }
         Timing {
             rules,
             t_erase: p.timing.erase,
@@ -229,21 +237,12 @@ impl Timing {
             hash_unit: p.hash.unit,
             hash_overlap: p.hash.overlap,
             copyback: p.copyback,
-            channels: vec![channel; g.channels as usize],
+            channels,
             n_channels: g.channels,
             loc: (0..chips as u32).map(|c| (c % g.channels, c / g.channels)).collect(),
             hash_free: vec![Nanos::ZERO; p.hash.engines.max(1) as usize],
             hash: HashLoad { engines: p.hash.engines.max(1), ..HashLoad::default() },
-            acct: Accounting {
-                busy: vec![Nanos::ZERO; chips],
-                wait: vec![Nanos::ZERO; chips],
-                read_busy: vec![Nanos::ZERO; chips],
-                reads: vec![0; chips],
-                bus_read: vec![Nanos::ZERO; g.channels as usize],
-                bus_write: vec![Nanos::ZERO; g.channels as usize],
-                series: None,
-                gc_waits: None,
-            },
+            acct: Accounting { series: None, gc_waits: None },
             done: Vec::new(),
             shortcuts: 0,
             events: EventQueue::default(),
@@ -387,8 +386,8 @@ impl Timing {
             OpKind::Read | OpKind::Program => Queued { arrival: at, tag, ppn, gc: Nanos::ZERO },
             OpKind::Gc(d) => Queued { arrival: at, tag, ppn, gc: d.max(Nanos(1)) },
         };
-        let (n, read) = (self.n_channels, kind == OpKind::Read);
-        if !self.rules.late && ch.arrive(local as usize, read, q, h, n, &self.rules, &mut self.acct, &mut self.done) {
+        let read = kind == OpKind::Read;
+        if !self.rules.late && ch.arrive(local as usize, read, q, &self.rules, &mut self.acct, &mut self.done) {
             return;
         }
         ch.now = ch.now.max(at);
@@ -397,7 +396,7 @@ impl Timing {
             // Decided at the next settle, as the event-per-phase model did.
             ch.dirty = true;
         } else {
-            ch.settle_due(h, n, &self.rules, &mut self.acct, &mut self.done);
+            ch.settle_due(&self.rules, &mut self.acct, &mut self.done);
         }
     }
 
@@ -425,9 +424,9 @@ impl Timing {
     /// Earliest time at which any channel has something to do, if any.
     pub fn next_event(&mut self) -> Option<Nanos> {
         let mut best: Option<Nanos> = None;
-        for (h, ch) in self.channels.iter_mut().enumerate() {
+        for ch in self.channels.iter_mut() {
             if ch.dirty {
-                ch.settle_due(h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
+                ch.settle_due(&self.rules, &mut self.acct, &mut self.done);
             }
             if let Some(t) = ch.next_end() {
                 best = Some(best.map_or(t, |b: Nanos| b.min(t)));
@@ -454,8 +453,21 @@ impl Timing {
     }
 
     /// Per chip: total time busy (sense/program/erase/transfer/holding data).
-    pub fn chip_busy(&self) -> &[Nanos] {
-        &self.acct.busy
+    pub fn chip_busy(&self) -> Vec<Nanos> {
+        self.per_chip(|c| c.busy)
+    }
+
+    /// Chips in global order ([`Resources`]: chip `g` is chip `g /
+    /// channels` of channel `g % channels`).
+    fn chips(&self) -> impl Iterator<Item = &Chip> {
+        let n = self.channels.len();
+        let per = self.channels.first().map_or(0, |c| c.chips.len());
+        (0..n * per).map(move |g| &self.channels[g % n].chips[g / n])
+    }
+
+    /// One value per chip, in global order.
+    fn per_chip<T>(&self, f: impl Fn(&Chip) -> T) -> Vec<T> {
+        self.chips().map(f).collect()
     }
 
     /// Also charges every chip's busy time to intervals of `interval` of
@@ -469,7 +481,7 @@ impl Timing {
     /// started after it): read back per tag with [`Timing::took_gc_wait`]
     /// (`run --request-log`'s `gc_wait` column).
     pub fn track_gc_waits(&mut self) {
-        let chips = self.acct.busy.len();
+        let chips = self.chips().count();
         self.acct.gc_waits = Some(Box::new(GcWaits { gc_end: vec![Nanos::ZERO; chips], tags: Vec::new() }));
     }
 
@@ -489,10 +501,10 @@ impl Timing {
     /// die collision told from a channel collision).
     pub fn resources(&self) -> Resources {
         Resources {
-            chip_read_busy: self.acct.read_busy.clone(),
-            chip_reads: self.acct.reads.clone(),
-            channel_read: self.acct.bus_read.clone(),
-            channel_write: self.acct.bus_write.clone(),
+            chip_read_busy: self.per_chip(|c| c.read_busy),
+            chip_reads: self.per_chip(|c| c.pages_read),
+            channel_read: self.channels.iter().map(|c| c.bus_read).collect(),
+            channel_write: self.channels.iter().map(|c| c.bus_write).collect(),
             t_read: self.rules.t_read,
             t_xfer: self.rules.t_xfer,
         }
@@ -500,8 +512,8 @@ impl Timing {
 
     /// Per chip: total time operations waited between arriving at the chip
     /// and starting.
-    pub fn chip_wait(&self) -> &[Nanos] {
-        &self.acct.wait
+    pub fn chip_wait(&self) -> Vec<Nanos> {
+        self.per_chip(|c| c.wait)
     }
 
     /// Reads completed by the duplicate-read shortcut.
