@@ -440,10 +440,15 @@ impl Timing {
         self.advance_all(Nanos(u64::MAX));
     }
 
-    /// Completions since the last call: `(tag, time)`, not sorted.
+    /// Completions since the last call: `(tag, time)`, not sorted,
+    /// appended to `out` (an empty `out` trades buffers instead of copying).
     #[inline]
     pub fn take_completions(&mut self, out: &mut Vec<(u32, Nanos)>) {
-        out.append(&mut self.done);
+        if out.is_empty() {
+            std::mem::swap(out, &mut self.done);
+        } else {
+            out.append(&mut self.done);
+        }
     }
 
     /// Whether completions are waiting to be taken.
