@@ -275,9 +275,13 @@ impl<'w> Simulation<'w> {
         }
         let unit = self.ftl.geometry().unit_of_plane(plane);
         self.unit_placed(page.write, unit);
-        if let Some(files) = self.unplaced_refs.remove(&page.copy) {
-            for f in files {
-                self.unit_placed(f, unit);
+        // Only duplicates written while a copy waits reference it: most
+        // runs never do, and an empty map is not worth hashing the key.
+        if !self.unplaced_refs.is_empty() {
+            if let Some(files) = self.unplaced_refs.remove(&page.copy) {
+                for f in files {
+                    self.unit_placed(f, unit);
+                }
             }
         }
         self.apply_completions();
@@ -293,8 +297,9 @@ impl<'w> Simulation<'w> {
     /// placed, in write order.
     pub(super) fn count_placed_files(&mut self) {
         while let Some(n) = self.unplaced_files.oldest_complete() {
-            for k in 0..n as usize {
-                let u = self.unplaced_files.units[k];
+            // Its units leave the ring as they are counted.
+            for _ in 0..n {
+                let u = self.unplaced_files.pop_unit();
                 self.count_unit(u);
             }
             self.unplaced_files.pop(n);
@@ -339,7 +344,7 @@ pub(super) struct UnplacedFiles {
     /// Id of the oldest request (ids count the timed writes).
     first: u64,
     /// The slots of every request in `files`, in order.
-    pub(super) units: VecDeque<u32>,
+    units: VecDeque<u32>,
     /// Absolute position of `units`' front.
     base: u64,
 }
@@ -368,16 +373,25 @@ impl UnplacedFiles {
     }
 
     /// The pages of the oldest request, if all are placed (its units are
-    /// `units[..n]` until [`UnplacedFiles::pop`]).
+    /// the next `n` [`UnplacedFiles::pop_unit`] takes).
     pub(super) fn oldest_complete(&self) -> Option<u32> {
         self.files.front().filter(|f| f.1 == f.0).map(|f| f.0)
     }
 
-    /// Drops the oldest request, of `n` pages.
+    /// Takes the next unit of the oldest request, once it is complete
+    /// ([`UnplacedFiles::oldest_complete`]): one at a time, cheaper than
+    /// indexing the ring and then draining it.
+    #[inline]
+    pub(super) fn pop_unit(&mut self) -> u32 {
+        self.base += 1;
+        self.units.pop_front().unwrap_or(0)
+    }
+
+    /// Drops the oldest request, of `n` pages, whose units were all taken
+    /// with [`UnplacedFiles::pop_unit`].
     pub(super) fn pop(&mut self, n: u32) {
+        debug_assert_eq!(self.base, self.files.front().map_or(self.base, |f| f.2 + u64::from(n)));
         self.files.pop_front();
-        self.units.drain(..n as usize);
-        self.base += u64::from(n);
         self.first += 1;
     }
 }

@@ -37,7 +37,7 @@ impl Timing {
     /// had been programmed (SSDsim counts every page its pre-processing
     /// maps, one per page of every read request in the trace).
     pub fn set_programs_before(&mut self, programs: u64) {
-        self.placed = programs;
+        self.start = (programs % u64::from(self.n_channels)) as u32;
     }
 
     /// Sets dynamic allocation's chip tokens: channel `h` tries chip
@@ -94,7 +94,7 @@ impl Timing {
         let &w = self.unplaced.front()?;
         let arrival = w.at;
         let n = self.n_channels;
-        let mut h = (self.placed % u64::from(n)) as u32;
+        let mut h = self.start;
         let mut best: Option<(Nanos, u32, u32)> = None;
         for _ in 0..n {
             // Only an earlier slot than the best so far can win.
@@ -114,8 +114,8 @@ impl Timing {
         let (t, h, i) = best?;
         self.unplaced.pop_front();
         let chips = self.channels[h as usize].chips.len() as u32;
-        self.token[h as usize] = (i + 1) % chips;
-        self.placed += 1;
+        self.token[h as usize] = if i + 1 == chips { 0 } else { i + 1 };
+        self.start = if self.start + 1 == n { 0 } else { self.start + 1 };
         let chip = i * n + h;
         self.submit_op(chip, t, OpKind::Program, w.tag, 0);
         Some(Placed { write: w, chip, at: t })
@@ -158,6 +158,9 @@ impl Timing {
         let n = self.n_channels;
         let token = self.token[h as usize] as usize;
         let ch = &mut self.channels[h as usize];
+        let k = ch.chips.len();
+        // Tokens stay below the chips (a division per step otherwise).
+        let token = if token < k { token } else { token % k };
         let mut t = from.max(ch.now);
         while t < limit {
             // No slot while the bus is busy, and the bus never frees
@@ -171,8 +174,7 @@ impl Timing {
             // Every decision due by `t` made, those at `t` included.
             ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
             if ch.bus_free <= t && ch.held == 0 {
-                let k = ch.chips.len();
-                let mut i = token % k;
+                let mut i = token;
                 for _ in 0..k {
                     let c = &ch.chips[i];
                     let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);

@@ -192,8 +192,11 @@ pub struct Timing {
     unplaced: VecDeque<UnplacedWrite>,
     /// Per channel: dynamic allocation's chip token (the chip tried first).
     token: Vec<u32>,
-    /// Writes placed so far by dynamic allocation (its rotating start).
-    placed: u64,
+    /// Dynamic allocation's rotating start: the channel tried first, the
+    /// writes placed so far (pages programmed, SSDsim's `program_count`)
+    /// modulo the channels, kept as such (a division per placement
+    /// otherwise).
+    start: u32,
     /// Per channel: what its last write-slot search learnt, kept until an
     /// operation arrives on the channel ([`dynamic::SlotMemo`]).
     slot_memo: Vec<dynamic::SlotMemo>,
@@ -248,7 +251,7 @@ impl Timing {
             events: EventQueue::default(),
             unplaced: VecDeque::new(),
             token: vec![0; g.channels as usize],
-            placed: 0,
+            start: 0,
             slot_memo: vec![dynamic::SlotMemo::UNKNOWN; g.channels as usize],
         }
     }

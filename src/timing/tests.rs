@@ -115,6 +115,31 @@ fn dynamic_allocation_serves_writes_where_a_channel_is_free() {
     assert_eq!(run(&mut t), vec![2 * TX, TX]);
 }
 
+/// Dynamic allocation's rotation and chip tokens, kept as counters that
+/// wrap (not divisions): on 3 channels x 2 chips, with the rotation
+/// started as if 5 pages had been programmed (channel 5 % 3 = 2 first),
+/// writes arriving one at a time on an idle device go to channels 2, 0,
+/// 1, 2, 0, ... and on each channel to chips 0, 1, 0, ... (the token
+/// moves past the chip chosen and wraps).
+#[test]
+fn dynamic_allocation_rotates_channels_and_chip_tokens() {
+    let mut t = Timing::new(&Config::small_for_tests(3, 2, 16, 4).timing_params());
+    t.set_programs_before(5);
+    let mut got = Vec::new();
+    for k in 0..9u64 {
+        // Far enough apart that every chip is idle again.
+        let at = Nanos(k * 1_000_000);
+        t.submit_unplaced(UnplacedWrite { at, tag: k as u32, copy: 0, write: 0 });
+        let p = t.place_next(Nanos(u64::MAX)).expect("an idle device serves at once");
+        assert_eq!(p.at, at);
+        got.push(p.chip);
+    }
+    // Chip g is on channel g % 3, its chip g / 3 there.
+    let want: Vec<u32> = (0..9u32).map(|k| ((k + 2) % 3) + 3 * ((k / 3) % 2)).collect();
+    assert_eq!(got, want);
+    assert_eq!(got, [2, 0, 1, 5, 3, 4, 2, 0, 1]);
+}
+
 #[test]
 fn program_transfers_then_programs() {
     let mut t = rp();
@@ -363,20 +388,41 @@ mod slot_memo {
     /// 1 program, 2 GC, 3 a waiting write) `dt` after the previous step on
     /// `chip`, then placing the waiting writes served before `dt + reach`.
     fn step() -> impl Strategy<Value = (u8, u32, u64, u64)> {
-        (0u8..4, 0u32..4, 0u64..150_000, 0u64..400_000)
+        (0u8..4, 0u32..12, 0u64..150_000, 0u64..400_000)
+    }
+
+    /// Completions reported so far, in the order reported.
+    fn drain(t: &mut Timing) -> Vec<(u32, Nanos)> {
+        let mut out = Vec::new();
+        t.take_completions(&mut out);
+        out
     }
 
     proptest! {
         /// What a channel's write-slot search remembers only saves work:
-        /// placing with the memo gives the placements (and, in the end,
-        /// the completions) of searching afresh every time.
+        /// placing with the memo gives the placements, and the
+        /// completions in the order they are reported at each step (a
+        /// search runs the same events), of searching afresh every time,
+        /// on 2 channels x 2 chips, 3 x 3 and 4 x 1, the rotation started
+        /// anywhere.
         #[test]
-        fn memo_places_as_a_fresh_search(steps in proptest::collection::vec(step(), 1..120)) {
-            let (mut a, mut b) = (rp(), rp());
+        fn memo_places_as_a_fresh_search(
+            steps in proptest::collection::vec(step(), 1..120),
+            geo in 0usize..3,
+            before in 0u64..12,
+        ) {
+            let (channels, chips) = [(2, 2), (3, 3), (4, 1)][geo];
+            let new = || {
+                let mut t = Timing::new(&Config::small_for_tests(channels, chips, 16, 4).timing_params());
+                t.set_programs_before(before);
+                t
+            };
+            let (mut a, mut b) = (new(), new());
             let mut now = 0u64;
             for (tag, &(kind, chip, dt, reach)) in steps.iter().enumerate() {
                 now += dt;
                 let (at, tag) = (Nanos(now), tag as u32);
+                let chip = chip % (channels * chips);
                 for t in [&mut a, &mut b] {
                     match kind {
                         0 => t.submit(chip, at, OpKind::Read, tag),
@@ -385,10 +431,12 @@ mod slot_memo {
                         _ => t.submit_unplaced(UnplacedWrite { at, tag, copy: 0, write: 0 }),
                     }
                 }
+                prop_assert_eq!(drain(&mut a), drain(&mut b));
                 loop {
                     b.forget_slots();
                     let (pa, pb) = (a.place_next(Nanos(now + reach)), b.place_next(Nanos(now + reach)));
                     prop_assert_eq!(pa, pb);
+                    prop_assert_eq!(drain(&mut a), drain(&mut b));
                     if pa.is_none() {
                         break;
                     }
@@ -398,6 +446,7 @@ mod slot_memo {
                 b.forget_slots();
                 let (pa, pb) = (a.place_next(Nanos(u64::MAX)), b.place_next(Nanos(u64::MAX)));
                 prop_assert_eq!(pa, pb);
+                prop_assert_eq!(drain(&mut a), drain(&mut b));
                 if pa.is_none() {
                     break;
                 }
