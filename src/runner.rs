@@ -547,7 +547,7 @@ pub fn run_streamed_drawing(
     // once), scanned on this one.
     let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd, Option<BatchReader>), RunError> {
         let mut scan = new_scan();
-        let mut ahead = Ahead::start(input, load, carry, track_past, BatchWriter::new(), BatchWriter::keep)?;
+        let mut ahead = Ahead::start(input, load, carry, track_past, BatchWriter::create(), BatchWriter::keep)?;
         while let Some(b) = ahead.next_batch() {
             scan.visit(&b);
             ahead.recycle(b);

@@ -51,7 +51,7 @@ pub struct BatchWriter {
 impl BatchWriter {
     /// A writer on a new temporary file; a disabled one (keeping nothing)
     /// if the file cannot be made.
-    pub fn new() -> BatchWriter {
+    pub fn create() -> BatchWriter {
         let out = tempfile::tempfile().ok().map(|f| BufWriter::with_capacity(1 << 16, f));
         BatchWriter { out, buf: Vec::new(), prev: 0, requests: 0 }
     }
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn batches_read_back_as_kept() {
         let kept: Vec<Workload> = (0..5).map(batch).collect();
-        let mut w = BatchWriter::new();
+        let mut w = BatchWriter::create();
         for b in &kept {
             w.keep(&mut b.clone());
         }

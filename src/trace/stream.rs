@@ -448,7 +448,7 @@ mod tests {
         let f = trace(n, None);
         let path = f.path().to_path_buf();
         let input = TraceInput::file(&path);
-        let writer = super::super::spool::BatchWriter::new();
+        let writer = super::super::spool::BatchWriter::create();
         let mut ahead =
             Ahead::start(&input, &opts(), None, false, writer, super::super::spool::BatchWriter::keep).unwrap();
         let mut first = Vec::new();
