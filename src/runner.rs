@@ -14,6 +14,7 @@ use crate::policy::{self, PolicyError};
 use crate::report::{RunMeta, RunReport};
 use crate::series::TimeSeries;
 use crate::sim::{RequestSink, RunOptions, SimError, Simulation};
+use crate::trace::spool::{BatchReader, BatchWriter};
 use crate::trace::stream::{Ahead, Carry, StreamEnd};
 use crate::trace::{LoadOptions, TraceError, TraceInput};
 use crate::units::{ContentId, Nanos, Op};
@@ -424,6 +425,37 @@ impl Filler {
     }
 }
 
+/// A streamed run's second pass: the first pass's batches read back, or
+/// the trace parsed again.
+enum Second {
+    ReadBack(Ahead<Filler, u64>),
+    Parsed(Ahead<Filler>),
+}
+
+impl Second {
+    fn next_batch(&mut self) -> Option<Workload> {
+        match self {
+            Second::ReadBack(a) => a.next_batch(),
+            Second::Parsed(a) => a.next_batch(),
+        }
+    }
+
+    fn recycle(&mut self, b: Workload) {
+        match self {
+            Second::ReadBack(a) => a.recycle(b),
+            Second::Parsed(a) => a.recycle(b),
+        }
+    }
+
+    /// The requests the pass made, and the filler back.
+    fn finish(self) -> Result<(u64, Filler), crate::trace::TraceError> {
+        match self {
+            Second::ReadBack(a) => a.finish(),
+            Second::Parsed(a) => a.finish().map(|(end, f)| (end.requests, f)),
+        }
+    }
+}
+
 /// `run --trace FILE -p POLICY` without holding the trace (a run of several
 /// policies calls [`run_streamed_drawing`] once per policy): the file is
 /// read twice, in batches ([`crate::trace::stream`]). The first pass
@@ -510,20 +542,24 @@ pub fn run_streamed_drawing(
     // bitmap and an entry per page first read with its content: bounded by
     // the device) when preconditioning may write it ([`prepare_for`]).
     let track_past = cfg.precondition.placement != PreconditionPlacement::RoundRobin;
-    // Parsed on another thread ([`Ahead`]), scanned on this one.
-    let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd), RunError> {
+    // Parsed on another thread ([`Ahead`]), which also keeps the batches
+    // for the second pass ([`crate::trace::spool`]: the text is parsed
+    // once), scanned on this one.
+    let first_pass = |carry: Option<Carry>| -> Result<(Scan, StreamEnd, Option<BatchReader>), RunError> {
         let mut scan = new_scan();
-        let mut ahead = Ahead::start(input, load, carry, track_past, (), |_, _| {})?;
+        let mut ahead = Ahead::start(input, load, carry, track_past, BatchWriter::create(), BatchWriter::keep)?;
         while let Some(b) = ahead.next_batch() {
             scan.visit(&b);
             ahead.recycle(b);
         }
-        let (end, ()) = ahead.finish()?;
-        Ok((scan, end))
+        let (end, kept) = ahead.finish()?;
+        // A pass that could not place every volume made no batches to keep.
+        let kept = if end.rescan.is_some() { None } else { kept.finish(input.path()) };
+        Ok((scan, end, kept))
     };
-    let (mut scan, mut end) = first_pass(None)?;
+    let (mut scan, mut end, mut kept) = first_pass(None)?;
     if let Some(carry) = end.rescan.take() {
-        (scan, end) = first_pass(Some(carry))?;
+        (scan, end, kept) = first_pass(Some(carry))?;
     }
     let Scan { pre, timed, first, last, read_pages, hinted, writes, writes_with, pages_without, longest_write } = scan;
     // Reads that show what their pages held: the preconditioning writes
@@ -593,11 +629,17 @@ pub fn run_streamed_drawing(
         hinted,
         precondition_past_pages: past_pages,
     };
-    // Pass 2 begins: parsed, and given its contents, on another thread
-    // ([`Ahead`]: the same batches in the same order), which reads its
-    // first batches while the device is built and preconditioned.
-    let carry = std::mem::take(&mut end.carry);
-    let mut ahead = Ahead::start(input, load, Some(carry), false, filler, Filler::timed)?;
+    // Pass 2 begins: read back from what the first pass kept (or, if it
+    // could keep nothing, parsed again), and given its contents, on another
+    // thread ([`Ahead`]: the same batches in the same order), which reads
+    // its first batches while the device is built and preconditioned.
+    let mut ahead = match kept {
+        Some(kept) => Second::ReadBack(Ahead::read_back(kept, filler, Filler::timed)?),
+        None => {
+            let carry = std::mem::take(&mut end.carry);
+            Second::Parsed(Ahead::start(input, load, Some(carry), false, filler, Filler::timed)?)
+        }
+    };
     let mut sim = Simulation::replaying(
         cfg,
         &plan,
@@ -624,8 +666,8 @@ pub fn run_streamed_drawing(
         sim.replay_batch(&b, progress)?;
         ahead.recycle(b);
     }
-    let (end2, Filler { rate: timed_rate, .. }) = ahead.finish()?;
-    if end2.requests != timed {
+    let (requests, Filler { rate: timed_rate, .. }) = ahead.finish()?;
+    if requests != timed {
         return Err(SimError::Order("the trace changed between its two passes").into());
     }
     let mut out = sim.replay_end(progress)?;

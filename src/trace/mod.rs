@@ -28,6 +28,7 @@ mod error;
 mod format;
 mod load;
 mod parse;
+pub mod spool;
 pub mod stream;
 
 pub mod blkparse;

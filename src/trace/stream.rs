@@ -23,6 +23,7 @@
 //! [`super::load`] parses everything before it builds.
 
 use super::load::{empty_error, provenance, volume_bases, Builder, RecordReader};
+use super::spool::BatchReader;
 use super::PageHash;
 use super::{LoadOptions, TraceError, TraceFormat, TraceInput};
 use crate::workload::{Provenance, Workload};
@@ -30,6 +31,11 @@ use std::collections::HashMap;
 
 /// Records parsed per batch.
 pub const BATCH_RECORDS: usize = 4096;
+
+/// How many records ahead [`stream`] prefetches the pages-touched bitmap
+/// ([`Builder::prefetch_touched`]): a few hundred nanoseconds of
+/// [`Builder::add`], about one memory latency.
+const TOUCHED_AHEAD: usize = 16;
 
 /// What a second pass needs from the first: each volume's first logical
 /// page, and the content hashes already interned (so that ids agree).
@@ -104,7 +110,10 @@ pub fn stream<E: From<TraceError>>(
         let (recs, extras) = rr.take();
         if refused.is_none() && !unplaced {
             let mut extras = extras.into_iter();
-            for r in &recs {
+            for (k, r) in recs.iter().enumerate() {
+                if let Some(next) = recs.get(k + TOUCHED_AHEAD) {
+                    b.prefetch_touched(next);
+                }
                 let extra = if r.extra { extras.next() } else { None };
                 if b.base(r.slot).is_none() {
                     debug_assert!(!given, "a carry places every volume");
@@ -202,9 +211,10 @@ impl From<TraceError> for Halt {
     }
 }
 
-/// What the parsing thread returns: the pass's account and the caller's
-/// state, with whatever `prepare` gathered in it.
-type Joined<S> = Result<(StreamEnd, S), Halt>;
+/// What the parsing thread returns: the pass's account (`E`: a
+/// [`StreamEnd`], or the requests read back by [`Ahead::read_back`]) and
+/// the caller's state, with whatever `prepare` gathered in it.
+type Joined<S, E> = Result<(E, S), Halt>;
 
 /// [`stream`] on a thread of its own, a few batches ahead of the caller
 /// (issue 26: the replay parses its trace on the machine's other core).
@@ -220,10 +230,61 @@ type Joined<S> = Result<(StreamEnd, S), Halt>;
 /// [`Ahead::finish`] after every batch before it has been handed over, as
 /// [`stream`] reports it after calling its `each` on them. Dropping an
 /// `Ahead` early stops the thread at its next batch and waits for it.
-pub struct Ahead<S> {
+pub struct Ahead<S, E = StreamEnd> {
     rx: Option<std::sync::mpsc::Receiver<Workload>>,
     back: Option<std::sync::mpsc::Sender<Workload>>,
-    thread: Option<std::thread::JoinHandle<Joined<S>>>,
+    thread: Option<std::thread::JoinHandle<Joined<S, E>>>,
+}
+
+/// The two channels of an [`Ahead`]: batches handed over (bounded) and
+/// batches given back, the latter primed with the pool.
+type Channels = (
+    std::sync::mpsc::SyncSender<Workload>,
+    std::sync::mpsc::Receiver<Workload>,
+    std::sync::mpsc::Sender<Workload>,
+    std::sync::mpsc::Receiver<Workload>,
+);
+
+fn channels() -> Channels {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Workload>(AHEAD_BATCHES);
+    let (back, spare) = std::sync::mpsc::channel::<Workload>();
+    for _ in 0..AHEAD_BATCHES {
+        // Cannot fail: `spare` is alive.
+        let _ = back.send(Workload::default());
+    }
+    (tx, rx, back, spare)
+}
+
+impl<S: Send + 'static> Ahead<S, u64> {
+    /// The batches a first pass kept ([`super::spool`]), read back on a
+    /// thread of their own instead of parsing the trace again: the same
+    /// batches in the same order as [`Ahead::start`] with that pass's
+    /// carry would give; `prepare` and the pool as there. Its account
+    /// ([`Ahead::finish`]) is the requests read back.
+    pub fn read_back(
+        mut spool: BatchReader,
+        mut state: S,
+        prepare: fn(&mut S, &mut Workload),
+    ) -> Result<Ahead<S, u64>, TraceError> {
+        let (tx, rx, back, spare) = channels();
+        let name = spool.path().to_path_buf();
+        let reading = move || {
+            loop {
+                let mut out = spare.recv().map_err(|_| Halt::Stopped)?;
+                if !spool.next_into(&mut out)? {
+                    break;
+                }
+                prepare(&mut state, &mut out);
+                tx.send(out).map_err(|_| Halt::Stopped)?;
+            }
+            Ok((spool.requests(), state))
+        };
+        let thread = std::thread::Builder::new()
+            .name("trace reader".into())
+            .spawn(reading)
+            .map_err(|source| TraceError::Io { path: name, source })?;
+        Ok(Ahead { rx: Some(rx), back: Some(back), thread: Some(thread) })
+    }
 }
 
 impl<S: Send + 'static> Ahead<S> {
@@ -238,12 +299,7 @@ impl<S: Send + 'static> Ahead<S> {
         mut state: S,
         prepare: fn(&mut S, &mut Workload),
     ) -> Result<Ahead<S>, TraceError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Workload>(AHEAD_BATCHES);
-        let (back, spare) = std::sync::mpsc::channel::<Workload>();
-        for _ in 0..AHEAD_BATCHES {
-            // Cannot fail: `spare` is alive.
-            let _ = back.send(Workload::default());
-        }
+        let (tx, rx, back, spare) = channels();
         let (name, input, opts) = (input.path().to_path_buf(), input.clone(), opts.clone());
         let reading = move || {
             let end = stream::<Halt>(&input, &opts, carry, track_past, &mut |b| {
@@ -263,7 +319,9 @@ impl<S: Send + 'static> Ahead<S> {
             .map_err(|source| TraceError::Io { path: name, source })?;
         Ok(Ahead { rx: Some(rx), back: Some(back), thread: Some(thread) })
     }
+}
 
+impl<S, E> Ahead<S, E> {
     /// The next batch, `None` after the last one. An error of the trace
     /// comes from [`Ahead::finish`].
     pub fn next_batch(&mut self) -> Option<Workload> {
@@ -281,7 +339,7 @@ impl<S: Send + 'static> Ahead<S> {
     /// The pass's account and the state back, or the trace's error: after
     /// [`Ahead::next_batch`] said `None` (batches not taken yet are read and
     /// dropped first).
-    pub fn finish(mut self) -> Result<(StreamEnd, S), TraceError> {
+    pub fn finish(mut self) -> Result<(E, S), TraceError> {
         while let Some(b) = self.next_batch() {
             self.recycle(b);
         }
@@ -296,11 +354,11 @@ impl<S: Send + 'static> Ahead<S> {
 }
 
 /// Waits for the reading thread; its panic is the caller's.
-fn join<S>(h: std::thread::JoinHandle<Joined<S>>) -> Joined<S> {
+fn join<S, E>(h: std::thread::JoinHandle<Joined<S, E>>) -> Joined<S, E> {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-impl<S> Drop for Ahead<S> {
+impl<S, E> Drop for Ahead<S, E> {
     fn drop(&mut self) {
         // Both channels closed: the thread stops at its next send or wait.
         (self.rx, self.back) = (None, None);
@@ -386,6 +444,41 @@ mod tests {
         let msg = end.as_ref().unwrap_err();
         assert!(msg.starts_with(&format!("{}:{line}: ", bad.path().display())), "{msg}");
         assert_eq!((batches, end), by_stream(bad.path()));
+    }
+
+    /// What a first pass keeps ([`crate::trace::spool`]) is read back by
+    /// [`Ahead::read_back`] as the very batches the pass made, request for
+    /// request and in the same boundaries, with `prepare` run on each, and
+    /// without the trace: the file is gone before the second pass begins.
+    #[test]
+    fn read_back_gives_the_first_pass_batches_without_the_file() {
+        let n = 5 * BATCH_RECORDS as u64 + 17;
+        let f = trace(n, None);
+        let path = f.path().to_path_buf();
+        let input = TraceInput::file(&path);
+        let writer = super::super::spool::BatchWriter::create();
+        let mut ahead =
+            Ahead::start(&input, &opts(), None, false, writer, super::super::spool::BatchWriter::keep).unwrap();
+        let mut first = Vec::new();
+        while let Some(b) = ahead.next_batch() {
+            first.push(b.requests.clone());
+            ahead.recycle(b);
+        }
+        let (end, writer) = ahead.finish().unwrap();
+        assert_eq!(end.requests, n);
+        let kept = writer.finish(&path).expect("TMPDIR is writable");
+        drop(f);
+        assert!(!path.exists());
+        let mut again = Ahead::read_back(kept, 0usize, |k, _| *k += 1).unwrap();
+        let mut second = Vec::new();
+        while let Some(b) = again.next_batch() {
+            second.push(b.requests.clone());
+            again.recycle(b);
+        }
+        let (requests, prepared) = again.finish().unwrap();
+        assert_eq!((requests, prepared), (n, first.len()));
+        assert_eq!(first.len(), 6);
+        assert!(first == second, "the same batches");
     }
 
     /// A caller that stops early (an error of its own) drops the `Ahead`:
