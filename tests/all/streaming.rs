@@ -489,8 +489,7 @@ fn merged_files_stream_across_batch_boundaries() {
     let mut seen = Vec::new();
     for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
         let j = d.0.join(format!("r{k}.json"));
-        let mut args =
-            vec!["run", "-p", "native,fad", "--files", "merged", "--trace", t.to_str().unwrap(), "--json"];
+        let mut args = vec!["run", "-p", "native,fad", "--files", "merged", "--trace", t.to_str().unwrap(), "--json"];
         args.push(j.to_str().unwrap());
         args.extend(flag);
         let o = std::process::Command::new(&bin).args(&args).output().unwrap();
