@@ -697,6 +697,45 @@ mod tests {
             contents.extend((0..r.pages).map(|i| ContentId(100 * r.lpn + i)));
         }
         w.contents = contents;
+        w.hints = vec![(1, Hint::Append { after: 11 }), (2, Hint::Overwrite)];
+        // A streamed trace's batches, split anywhere: the same files.
+        let files = |w: &Workload, hint_base: &mut u32, out: &mut Vec<(Request, Vec<ContentId>, Option<Hint>)>| {
+            for (k, r) in w.requests.iter().enumerate() {
+                let hint = w.hints.iter().find(|&&(i, _)| i as usize == k).map(|&(_, h)| h);
+                out.push((Request { content: 0, ..*r }, w.content_of(r).to_vec(), hint));
+            }
+            *hint_base += w.requests.len() as u32;
+        };
+        let mut whole = w.clone();
+        whole.apply_file_rule(FileRule::Merged);
+        let mut expected = Vec::new();
+        files(&whole, &mut 0, &mut expected);
+        for cut in 0..=w.requests.len() {
+            let mut j = FileJoiner::default();
+            let mut got = Vec::new();
+            let mut base = 0;
+            for (from, to) in [(0, cut), (cut, w.requests.len())] {
+                let batch = Workload {
+                    requests: w.requests[from..to].to_vec(),
+                    contents: w.contents.clone(),
+                    hints: w
+                        .hints
+                        .iter()
+                        .filter(|&&(i, _)| (from..to).contains(&(i as usize)))
+                        .map(|&(i, h)| (i - from as u32, h))
+                        .collect(),
+                    ..Workload::default()
+                };
+                let mut out = Workload::default();
+                j.join(&batch, &mut out);
+                files(&out, &mut base, &mut got);
+            }
+            let mut last = Workload::default();
+            j.flush(&mut last);
+            files(&last, &mut base, &mut got);
+            assert_eq!(got, expected, "split after {cut} requests");
+            assert_eq!(j.merged, 2);
+        }
         let mut request = w.clone();
         assert_eq!(request.apply_file_rule(FileRule::Request), 0);
         assert_eq!(request.requests, w.requests);
