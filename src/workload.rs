@@ -317,6 +317,88 @@ impl Preconditioner {
     }
 }
 
+/// [`FileRule::Merged`] applied to a workload given in batches (a streamed
+/// trace, `trace::stream`), the same requests as
+/// [`Workload::apply_file_rule`] on the whole: the last request made so far
+/// is held back (with its contents and hint) until the next record shows
+/// whether it continues it, across batch boundaries too, so it needs one
+/// pending request whatever the trace's length.
+#[derive(Debug, Default)]
+pub struct FileJoiner {
+    /// The request not handed over yet (`content`: [`NO_CONTENT`] or 0),
+    /// its pages' contents and its hint.
+    pending: Option<(Request, Option<Hint>)>,
+    pending_contents: Vec<ContentId>,
+    /// Records merged away so far.
+    pub merged: u64,
+}
+
+impl FileJoiner {
+    /// Appends to `out` the requests of `batch` (its `requests`,
+    /// `contents` and `hints`, hint indices the batch's) merged with the
+    /// pending request and each other, every one but the last, which stays
+    /// pending; `out`'s hint indices are its own.
+    pub fn join(&mut self, batch: &Workload, out: &mut Workload) {
+        let mut hints = batch.hints.iter().peekable();
+        for (i, r) in batch.requests.iter().enumerate() {
+            let hint = hints.next_if(|&&(k, _)| k as usize == i).map(|&(_, h)| h);
+            let merge = match &self.pending {
+                Some((p, _)) => {
+                    p.op == r.op
+                        && matches!(r.op, Op::Read | Op::Write)
+                        && p.lpn as u64 + p.pages as u64 == r.lpn as u64
+                        && (p.pages as u64 + r.pages as u64) <= u32::MAX as u64
+                        && (p.content == NO_CONTENT) == (r.content == NO_CONTENT)
+                        // A record's explicit hint must agree with the
+                        // merge: only an append continuing the previous
+                        // record joins it (an overwrite starts its own
+                        // file, its hint kept).
+                        && match hint {
+                            None => true,
+                            Some(Hint::Append { after }) => after as u64 + 1 == p.lpn as u64 + p.pages as u64,
+                            Some(Hint::Overwrite) => false,
+                        }
+                }
+                None => false,
+            };
+            if merge {
+                // A merged request keeps the hint of its first record.
+                if let Some((p, _)) = self.pending.as_mut() {
+                    p.pages += r.pages;
+                }
+                self.merged += 1;
+            } else {
+                self.flush(out);
+                let mut n = *r;
+                if n.content != NO_CONTENT {
+                    n.content = 0;
+                }
+                self.pending = Some((n, hint));
+            }
+            if r.content != NO_CONTENT {
+                let s = r.content as usize;
+                self.pending_contents.extend_from_slice(&batch.contents[s..s + r.pages as usize]);
+            }
+        }
+    }
+
+    /// Appends the pending request, if any, to `out`: after the last
+    /// batch.
+    pub fn flush(&mut self, out: &mut Workload) {
+        if let Some((mut p, hint)) = self.pending.take() {
+            if p.content != NO_CONTENT {
+                p.content = out.contents.len() as u32;
+                out.contents.extend_from_slice(&self.pending_contents);
+            }
+            self.pending_contents.clear();
+            if let Some(h) = hint {
+                out.hints.push((out.requests.len() as u32, h));
+            }
+            out.requests.push(p);
+        }
+    }
+}
+
 impl Workload {
     /// Builds a workload with no content from requests; computes the span.
     pub fn from_requests(provenance: Provenance, requests: Vec<Request>) -> Self {
@@ -400,68 +482,25 @@ impl Workload {
     /// consecutive reads (or writes) whose addresses continue each other
     /// becomes one request arriving at the run's first arrival, its pages'
     /// contents (if any) in order. Returns how many records were merged
-    /// away. Must run before preconditioning is added.
+    /// away. Must run before preconditioning is added. The rule is
+    /// [`FileJoiner`]'s, which a streamed trace applies batch by batch.
     pub fn apply_file_rule(&mut self, rule: FileRule) -> u64 {
         if rule == FileRule::Request || self.requests.is_empty() {
             return 0;
         }
         debug_assert_eq!(self.precondition, 0, "files are merged before preconditioning");
-        let with_content = !self.contents.is_empty();
-        let mut hints = self.hints.iter().peekable();
-        let mut kept_hints = Vec::new();
-        let mut out: Vec<Request> = Vec::with_capacity(self.requests.len());
-        let mut contents = Vec::with_capacity(if with_content { self.contents.len() } else { 0 });
-        for (i, r) in self.requests.iter().enumerate() {
-            let hint = hints.next_if(|&&(k, _)| k as usize == i).map(|&(_, h)| h);
-            let merge = match out.last() {
-                Some(p) => {
-                    p.op == r.op
-                        && matches!(r.op, Op::Read | Op::Write)
-                        && p.lpn as u64 + p.pages as u64 == r.lpn as u64
-                        && (p.pages as u64 + r.pages as u64) <= u32::MAX as u64
-                        && (p.content == NO_CONTENT) == (r.content == NO_CONTENT)
-                        // A record's explicit hint must agree with the
-                        // merge: only an append continuing the previous
-                        // record joins it (an overwrite starts its own
-                        // file, its hint kept).
-                        && match hint {
-                            None => true,
-                            Some(Hint::Append { after }) => after as u64 + 1 == p.lpn as u64 + p.pages as u64,
-                            Some(Hint::Overwrite) => false,
-                        }
-                }
-                None => false,
-            };
-            let src = if with_content && r.content != NO_CONTENT {
-                let s = r.content as usize;
-                Some(s..s + r.pages as usize)
-            } else {
-                None
-            };
-            if merge {
-                // A merged request keeps the hint of its first record.
-                out.last_mut().expect("a previous request").pages += r.pages;
-            } else {
-                let mut n = *r;
-                if src.is_some() {
-                    n.content = contents.len() as u32;
-                }
-                if let Some(h) = hint {
-                    kept_hints.push((out.len() as u32, h));
-                }
-                out.push(n);
-            }
-            if let Some(range) = src {
-                contents.extend_from_slice(&self.contents[range]);
-            }
+        let mut j = FileJoiner::default();
+        let mut out = Workload::default();
+        out.requests.reserve(self.requests.len());
+        out.contents.reserve(self.contents.len());
+        j.join(self, &mut out);
+        j.flush(&mut out);
+        self.requests = out.requests;
+        self.hints = out.hints;
+        if !self.contents.is_empty() {
+            self.contents = out.contents;
         }
-        let merged = (self.requests.len() - out.len()) as u64;
-        self.requests = out;
-        self.hints = kept_hints;
-        if with_content {
-            self.contents = contents;
-        }
-        merged
+        j.merged
     }
 
     /// Preconditioning with the pages-read-before-written rule
@@ -658,6 +697,45 @@ mod tests {
             contents.extend((0..r.pages).map(|i| ContentId(100 * r.lpn + i)));
         }
         w.contents = contents;
+        w.hints = vec![(1, Hint::Append { after: 11 }), (2, Hint::Overwrite)];
+        // A streamed trace's batches, split anywhere: the same files.
+        let files = |w: &Workload, hint_base: &mut u32, out: &mut Vec<(Request, Vec<ContentId>, Option<Hint>)>| {
+            for (k, r) in w.requests.iter().enumerate() {
+                let hint = w.hints.iter().find(|&&(i, _)| i as usize == k).map(|&(_, h)| h);
+                out.push((Request { content: 0, ..*r }, w.content_of(r).to_vec(), hint));
+            }
+            *hint_base += w.requests.len() as u32;
+        };
+        let mut whole = w.clone();
+        whole.apply_file_rule(FileRule::Merged);
+        let mut expected = Vec::new();
+        files(&whole, &mut 0, &mut expected);
+        for cut in 0..=w.requests.len() {
+            let mut j = FileJoiner::default();
+            let mut got = Vec::new();
+            let mut base = 0;
+            for (from, to) in [(0, cut), (cut, w.requests.len())] {
+                let batch = Workload {
+                    requests: w.requests[from..to].to_vec(),
+                    contents: w.contents.clone(),
+                    hints: w
+                        .hints
+                        .iter()
+                        .filter(|&&(i, _)| (from..to).contains(&(i as usize)))
+                        .map(|&(i, h)| (i - from as u32, h))
+                        .collect(),
+                    ..Workload::default()
+                };
+                let mut out = Workload::default();
+                j.join(&batch, &mut out);
+                files(&out, &mut base, &mut got);
+            }
+            let mut last = Workload::default();
+            j.flush(&mut last);
+            files(&last, &mut base, &mut got);
+            assert_eq!(got, expected, "split after {cut} requests");
+            assert_eq!(j.merged, 2);
+        }
         let mut request = w.clone();
         assert_eq!(request.apply_file_rule(FileRule::Request), 0);
         assert_eq!(request.requests, w.requests);

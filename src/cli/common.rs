@@ -448,10 +448,18 @@ pub fn load_workload_from(
     let mut w = load_records(a, cfg, quiet, input)?;
     let before = w.requests.len();
     let merged = w.apply_file_rule(a.files);
-    if merged > 0 && !quiet {
-        eprintln!("--files merged: {before} requests joined into {} files ({merged} merged away)", w.requests.len());
+    if !quiet {
+        print_files_joined(before as u64, merged);
     }
     Ok(w)
+}
+
+/// `--files merged`'s account on standard error, if it merged anything:
+/// `before` requests, `merged` of them merged away.
+pub fn print_files_joined(before: u64, merged: u64) {
+    if merged > 0 {
+        eprintln!("--files merged: {before} requests joined into {} files ({merged} merged away)", before - merged);
+    }
 }
 
 /// How `--trace` is read for a device configured by `cfg`.

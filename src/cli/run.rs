@@ -79,7 +79,9 @@ pub struct RunArgs {
 /// costs about the held one's CPU and less wall time and memory on the
 /// 1M-request benchmark trace: BENCHMARKS.md, issue 26 round 9), files as
 /// requests, with or without observers (the request log and the time
-/// series are written as the replay goes); the held path otherwise
+/// series are written as the replay goes), files as requests or merged
+/// (`--files merged`: both passes merge as they read, one request held
+/// back across batches); the held path otherwise
 /// (docs/streaming.md). A trace that can be read only once (a pipe,
 /// `<(zcat t.gz)`, a character device) streams too, from a copy in a
 /// temporary file ([`TraceInput::spooled`]); a directory or a path that
@@ -88,7 +90,6 @@ pub struct RunArgs {
 fn streams(a: &RunArgs) -> bool {
     a.workload.trace.as_deref().is_some_and(|t| std::fs::metadata(t).is_ok_and(|m| !m.is_dir()))
         && !a.load_whole
-        && a.workload.files == dedupsim::workload::FileRule::Request
         && a.workload.dedup_rate.is_none()
 }
 
@@ -142,7 +143,8 @@ fn stream_policies(
     quiet: bool,
     sink: Option<&mut dyn dedupsim::sim::RequestSink>,
 ) -> Result<Option<StreamedRuns>> {
-    let load = common::trace_load_options(&a.workload, cfg);
+    // `--files merged`: both passes merge the batches as they make them.
+    let load = dedupsim::trace::LoadOptions { files: a.workload.files, ..common::trace_load_options(&a.workload, cfg) };
     // Contents are drawn for every policy if one deduplicates (the held
     // path's shared workload).
     let need = runner::need_content(cfg, policies)?;
@@ -166,6 +168,7 @@ fn stream_policies(
                         if b.is_none() {
                             if !quiet {
                                 common::print_load_warnings(&s.end.warnings, s.end.bad_lines);
+                                common::print_files_joined(s.end.requests + s.end.joined, s.end.joined);
                             }
                             requests.store(s.requests, std::sync::atomic::Ordering::Relaxed);
                             *b = Some(Progress::new(s.requests * policies.len() as u64, "simulating", quiet));

@@ -13,7 +13,7 @@ use super::parse::{
 use super::{native, open};
 use super::{PageHash, TraceError, TraceFormat, TraceHint, TraceRecord};
 use crate::units::{ContentId, Nanos, Op};
-use crate::workload::{mark_bits, Hint, Provenance, Request, Workload, NO_CONTENT};
+use crate::workload::{mark_bits, FileRule, Hint, Provenance, Request, Workload, NO_CONTENT};
 use md5::{Digest, Md5};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -109,6 +109,11 @@ pub struct LoadOptions {
     pub max_requests: Option<u64>,
     /// Drop content hashes even if the trace has them.
     pub ignore_content: bool,
+    /// What a file is (`--files`): [`super::stream`] applies
+    /// [`FileRule::Merged`] to its batches as it makes them
+    /// ([`crate::workload::FileJoiner`]); [`load`] leaves it to its
+    /// caller ([`crate::workload::Workload::apply_file_rule`]).
+    pub files: FileRule,
 }
 
 impl Default for LoadOptions {
@@ -123,6 +128,7 @@ impl Default for LoadOptions {
             fiu_merge_gap: Nanos::from_ms(10),
             max_requests: None,
             ignore_content: false,
+            files: FileRule::Request,
         }
     }
 }

@@ -26,7 +26,7 @@ use super::load::{empty_error, provenance, volume_bases, Builder, RecordReader};
 use super::spool::BatchReader;
 use super::PageHash;
 use super::{LoadOptions, TraceError, TraceFormat, TraceInput};
-use crate::workload::{Provenance, Workload};
+use crate::workload::{FileJoiner, FileRule, Provenance, Workload};
 use std::collections::HashMap;
 
 /// Records parsed per batch.
@@ -56,8 +56,10 @@ pub struct StreamEnd {
     pub warnings: Vec<String>,
     /// Each kept volume with its first logical page.
     pub volumes: Vec<(u32, u64)>,
-    /// Requests made.
+    /// Requests made (with `--files merged`, after merging).
     pub requests: u64,
+    /// Records merged away by [`LoadOptions::files`] (`--files merged`).
+    pub joined: u64,
     /// Logical pages addressed (`max lpn + pages`).
     pub lpn_span: u64,
     /// Distinct contents interned (content ids are below this).
@@ -101,6 +103,9 @@ pub fn stream<E: From<TraceError>>(
     b.intern = carry.intern;
     b.track_past = track_past;
     let mut batch = Workload::default();
+    // `--files merged`: the records as built, and the request held back
+    // until the next record shows whether it continues it.
+    let mut joiner = (opts.files == FileRule::Merged).then(|| (FileJoiner::default(), Workload::default()));
     // The first rule a record broke (reported at the end), or a volume
     // that could not be placed: nothing more is built then.
     let mut refused: Option<TraceError> = None;
@@ -129,15 +134,41 @@ pub fn stream<E: From<TraceError>>(
                 batch.requests.clear();
                 batch.contents.clear();
                 batch.hints.clear();
-                std::mem::swap(&mut batch.requests, &mut b.requests);
-                std::mem::swap(&mut batch.contents, &mut b.contents);
-                std::mem::swap(&mut batch.hints, &mut b.hints);
-                each(&mut batch)?;
+                let made = match joiner.as_mut() {
+                    Some((_, raw)) => raw,
+                    None => &mut batch,
+                };
+                std::mem::swap(&mut made.requests, &mut b.requests);
+                std::mem::swap(&mut made.contents, &mut b.contents);
+                std::mem::swap(&mut made.hints, &mut b.hints);
+                if let Some((j, raw)) = joiner.as_mut() {
+                    j.join(raw, &mut batch);
+                    raw.requests.clear();
+                    raw.contents.clear();
+                    raw.hints.clear();
+                }
+                if !batch.requests.is_empty() {
+                    each(&mut batch)?;
+                }
             }
         }
         if !more {
             break;
         }
+    }
+    // The last request held back, in a batch of its own.
+    let mut joined = 0;
+    if let Some((mut j, _)) = joiner {
+        if refused.is_none() && !unplaced {
+            batch.requests.clear();
+            batch.contents.clear();
+            batch.hints.clear();
+            j.flush(&mut batch);
+            if !batch.requests.is_empty() {
+                each(&mut batch)?;
+            }
+        }
+        joined = j.merged;
     }
     let table = rr.volume_table().to_vec();
     let (mut parsed, _) = rr.finish();
@@ -154,6 +185,7 @@ pub fn stream<E: From<TraceError>>(
             warnings: Vec::new(),
             volumes: Vec::new(),
             requests: 0,
+            joined: 0,
             lpn_span: 0,
             content_space: 0,
             reads_with_content: 0,
@@ -180,7 +212,8 @@ pub fn stream<E: From<TraceError>>(
         bad_lines: parsed.bad_lines,
         warnings: parsed.warnings,
         volumes,
-        requests: made,
+        requests: made - joined,
+        joined,
         lpn_span: built.lpn_span,
         content_space: built.content_space.max(intern.len() as u32),
         reads_with_content,

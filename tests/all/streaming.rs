@@ -7,7 +7,7 @@ use dedupsim::content::ContentModel;
 use dedupsim::runner;
 use dedupsim::sim::RunOptions;
 use dedupsim::trace::{LoadOptions, VolumeSelect};
-use dedupsim::workload::PreconditionRule;
+use dedupsim::workload::{FileRule, PreconditionRule};
 use std::path::{Path, PathBuf};
 
 struct Dir(PathBuf);
@@ -457,4 +457,90 @@ fn a_trace_whose_reads_carry_contents_streams() {
         &mut |_, _| {},
     );
     assert!(r.unwrap().is_none(), "sparse, with writes to draw during the replay: held");
+}
+
+/// An SSDsim ASCII trace of `n` one-page requests at scattered addresses,
+/// except that each record of `continues` continues the record before it
+/// (the same operation, the next address): `--files merged` joins them.
+fn mergeable_trace(path: &Path, n: u64, continues: &[u64]) {
+    let mut text = String::new();
+    let (mut end, mut op) = (0, 0);
+    for i in 0..n {
+        let (lsn, o) = if continues.contains(&i) { (end, op) } else { ((i * 97 % 5000) * 64, (i / 3) % 2) };
+        text.push_str(&format!("{} 0 {lsn} 8 {o}\n", (i + 1) * 1000));
+        (end, op) = (lsn + 8, o);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Issue 26: `--files merged` streams: both passes merge the batches as
+/// they make them, the request that ends a batch held back until the next
+/// batch's first record shows whether it continues it (the batches are
+/// 4,096 records: records 4,095 and 4,096 straddle the first boundary,
+/// 8,191 and 8,192 the second, 9,999 is the trace's last). The report and
+/// the `--files merged: N requests joined` line are `--load-whole`'s.
+#[test]
+fn merged_files_stream_across_batch_boundaries() {
+    let d = dir("files-merged");
+    let t = d.0.join("t.ascii");
+    let joins = [4094, 4095, 4096, 4097, 8192, 9999];
+    mergeable_trace(&t, 10_000, &joins);
+    let bin = crate::support::cargo_bin("dedupsim");
+    let mut seen = Vec::new();
+    for (k, flag) in [None, Some("--load-whole")].into_iter().enumerate() {
+        let j = d.0.join(format!("r{k}.json"));
+        let mut args = vec!["run", "-p", "native,fad", "--files", "merged", "--trace", t.to_str().unwrap(), "--json"];
+        args.push(j.to_str().unwrap());
+        args.extend(flag);
+        let o = std::process::Command::new(&bin).args(&args).output().unwrap();
+        let stderr = String::from_utf8(o.stderr).unwrap();
+        assert!(o.status.success(), "{args:?}: {stderr}");
+        let line = stderr.lines().find(|l| l.starts_with("--files merged:")).map(str::to_string);
+        seen.push((std::fs::read(&j).unwrap(), line));
+    }
+    let joined = format!("--files merged: 10000 requests joined into {} files ({} merged away)", 10_000 - 6, 6);
+    assert_eq!(seen[1].1.as_deref(), Some(joined.as_str()), "the held path");
+    assert_eq!(seen[0].1, seen[1].1, "the joined line");
+    assert!(seen[0].0 == seen[1].0, "the streamed report is the held one");
+
+    // The library's streamed run, a trace whose writes and reads carry
+    // contents (merged with their requests), against the held workload
+    // merged whole.
+    let cfg = Config::preset("tiny").unwrap();
+    let fiu = d.0.join("fiu.trace");
+    fiu_like_trace(&fiu, 6000, 4);
+    let model: ContentModel = "zipf:a=0.2,dedup=0.5".parse().unwrap();
+    for path in [&fiu, &t] {
+        // The ASCII trace's addresses folded onto the tiny device.
+        let wrap = Some(cfg.logical_pages());
+        let load = LoadOptions { files: FileRule::Merged, wrap_to_pages: wrap, ..load_opts(&cfg) };
+        let opts = RunOptions { check: true, check_every: 997, resources: false };
+        let mut w = dedupsim::trace::load(path, &load).unwrap().workload;
+        let merged = w.apply_file_rule(FileRule::Merged);
+        assert!(merged > 0, "{}: requests to merge", path.display());
+        for policy in ["native", "dedup"] {
+            let need = runner::need_content(&cfg, &[policy.to_string()]).unwrap();
+            let prepared = runner::prepare_for(w.clone(), &model, cfg.seed, &cfg.precondition, need).unwrap();
+            let held = runner::run_one(&cfg, &prepared, policy, &opts, &mut |_, _| {}).unwrap();
+            let mut counted = (0, 0);
+            let streamed = runner::run_streamed(
+                &cfg,
+                path,
+                &load,
+                &model,
+                policy,
+                &opts,
+                &mut |s| counted = (s.requests, s.end.joined),
+                &mut |_, _| {},
+            )
+            .unwrap()
+            .expect("merged files stream");
+            assert_eq!(counted, (w.requests.len() as u64, merged), "{}: the first pass's counts", path.display());
+            assert!(
+                serde_json::to_string(&held).unwrap() == serde_json::to_string(&streamed).unwrap(),
+                "{policy} on {}",
+                path.display()
+            );
+        }
+    }
 }
