@@ -309,26 +309,10 @@ impl Channel {
         let c = &mut self.chips[i];
         self.dirty = false;
         self.bus_free = now + r.t_xfer;
-        // Held from `until` (= now); busy from sense start to transfer end.
-        let start = c.until - r.t_read;
-        let host = c.tag != NO_TAG;
-        acct.charge(c, start, self.bus_free - start, host);
-        c.read_busy += self.bus_free - start;
-        c.pages_read += 1;
-        self.bus_read += r.t_xfer;
-        c.phase = Phase::Out;
-        if r.shortcut {
-            if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
-                *n -= 1;
-                if *n == 0 {
-                    self.waiting_reads.remove(&c.ppn);
-                }
-            }
-        }
-        if host {
+        // Held from `until` (= now).
+        if start_read_out(c, self.bus_free, r, acct, &mut self.waiting_reads, &mut self.bus_read) {
             done.push((c.tag, self.bus_free));
         }
-        c.until = self.bus_free;
         // Nothing queued behind the transfer, no one waiting for the bus:
         // the next event is another chip's sense end, if any.
         self.next = next;
@@ -534,29 +518,13 @@ impl Channel {
             let c = &mut self.chips[i];
             self.bus_free = now + r.t_xfer;
             if c.phase == Phase::Held {
-                // Held since `until`; busy from sense start to transfer end.
-                let start = c.until - r.t_read;
-                let host = c.tag != NO_TAG;
-                acct.charge(c, start, self.bus_free - start, host);
-                c.read_busy += self.bus_free - start;
-                c.pages_read += 1;
-                self.bus_read += r.t_xfer;
-                c.phase = Phase::Out;
+                // Held since `until`.
                 self.held -= 1;
-                if r.shortcut {
-                    if let Some(n) = self.waiting_reads.get_mut(&c.ppn) {
-                        *n -= 1;
-                        if *n == 0 {
-                            self.waiting_reads.remove(&c.ppn);
-                        }
-                    }
-                }
                 // Untagged reads (a dedup engine's background or metadata
                 // reads) report nothing.
-                if c.tag != NO_TAG && !LATE {
+                if start_read_out(c, self.bus_free, r, acct, &mut self.waiting_reads, &mut self.bus_read) && !LATE {
                     done.push((c.tag, self.bus_free));
                 }
-                c.until = self.bus_free;
             } else {
                 let q = c.writes.pop_front().unwrap_or(Queued { arrival: now, tag: NO_TAG, ppn: 0, gc: Nanos::ZERO });
                 self.queued -= 1;
@@ -607,6 +575,38 @@ fn chain_read<const LATE: bool>(c: &mut Chip, r: &Rules, acct: &mut Accounting, 
     c.tag = q.tag;
     c.arrival = q.arrival;
     c.ppn = q.ppn;
+}
+
+/// Puts chip `c`'s sensed read data on the bus, which frees at `bus_free`
+/// (the transfer's end): the chip is busy from its sense's start to then,
+/// counted a page read, and its page leaves the reads waiting for the
+/// shortcut. Returns whether the read is tagged (a completion to report).
+#[inline(always)]
+fn start_read_out(
+    c: &mut Chip,
+    bus_free: Nanos,
+    r: &Rules,
+    acct: &mut Accounting,
+    waiting_reads: &mut HashMap<u32, u32>,
+    bus_read: &mut Nanos,
+) -> bool {
+    let start = c.until - r.t_read;
+    let host = c.tag != NO_TAG;
+    acct.charge(c, start, bus_free - start, host);
+    c.read_busy += bus_free - start;
+    c.pages_read += 1;
+    *bus_read += r.t_xfer;
+    c.phase = Phase::Out;
+    if r.shortcut {
+        if let Some(n) = waiting_reads.get_mut(&c.ppn) {
+            *n -= 1;
+            if *n == 0 {
+                waiting_reads.remove(&c.ppn);
+            }
+        }
+    }
+    c.until = bus_free;
+    host
 }
 
 /// Reports a program's completion when its bus grant fixes it: the
