@@ -472,6 +472,9 @@ pub fn trace_load_options(a: &WorkloadArgs, cfg: &Config) -> LoadOptions {
         wrap_to_pages: a.wrap.then(|| cfg.logical_pages()),
         capacity_pages: Some(cfg.logical_pages()),
         max_requests: a.max_requests,
+        // A streamed trace merges as it reads; the held path's loader
+        // leaves it to `Workload::apply_file_rule` (`load_workload_from`).
+        files: a.files,
         ..LoadOptions::default()
     }
 }

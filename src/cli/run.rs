@@ -143,8 +143,7 @@ fn stream_policies(
     quiet: bool,
     sink: Option<&mut dyn dedupsim::sim::RequestSink>,
 ) -> Result<Option<StreamedRuns>> {
-    // `--files merged`: both passes merge the batches as they make them.
-    let load = dedupsim::trace::LoadOptions { files: a.workload.files, ..common::trace_load_options(&a.workload, cfg) };
+    let load = common::trace_load_options(&a.workload, cfg);
     // Contents are drawn for every policy if one deduplicates (the held
     // path's shared workload).
     let need = runner::need_content(cfg, policies)?;
