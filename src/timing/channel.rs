@@ -1,6 +1,7 @@
 //! One channel: its chips' queues and phases and its bus, run on their
 //! own clock (see the module doc of [`crate::timing`]).
 
+use super::dynamic::SlotMemo;
 use super::{Scheduling, WriteCompletion, NO_TAG};
 use crate::series::BusyByInterval;
 use crate::units::Nanos;
@@ -111,6 +112,13 @@ pub(super) struct Channel {
     /// ([`Timing::resources`]).
     pub(super) bus_read: Nanos,
     pub(super) bus_write: Nanos,
+    /// Dynamic allocation (`timing/dynamic.rs`): what the channel's last
+    /// write-slot search learnt, void once an operation arrives
+    /// ([`SlotMemo`]), and the chip token (the chip tried first). Kept
+    /// here, beside `now`, so that a visit of the allocation's rotation
+    /// reads one record.
+    pub(super) slot: SlotMemo,
+    pub(super) token: u32,
 }
 
 /// Durations and rules shared by every channel.
@@ -227,22 +235,11 @@ impl Channel {
     /// has been made (a channel is settled at each event and at each
     /// arrival), so only events remain.
     #[inline]
-    pub(super) fn advance(
-        &mut self,
-        until: Nanos,
-        h: u32,
-        n: u32,
-        r: &Rules,
-        acct: &mut Accounting,
-        done: &mut Vec<(u32, Nanos)>,
-    ) {
+    pub(super) fn advance(&mut self, until: Nanos, r: &Rules, acct: &mut Accounting, done: &mut Vec<(u32, Nanos)>) {
         if !self.dirty && self.next >= until {
             return;
         }
         // One loop per reporting mode, each with its mode's settle inlined.
-        // `h` and `n` name the channel (unused since the accounting moved
-        // into the chips; kept for the callers).
-        let _ = (h, n);
         if r.late {
             self.advance_in::<true>(until, r, acct, done);
         } else {

@@ -1,7 +1,7 @@
 //! SSDsim 2.1's fully dynamic allocation (`allocation = "dynamic"`): page
 //! writes wait unplaced until a channel can serve them.
 
-use super::channel::{Phase, NEVER};
+use super::channel::{Accounting, Channel, Phase, Rules, NEVER};
 use super::{OpKind, Timing};
 use crate::units::Nanos;
 
@@ -44,11 +44,13 @@ impl Timing {
     /// `tokens[h]` first (SSDsim's pre-processing leaves each channel's
     /// token at its pages mapped modulo its chips).
     pub fn set_chip_tokens(&mut self, tokens: impl IntoIterator<Item = u32>) {
-        for (t, v) in self.token.iter_mut().zip(tokens) {
-            *t = v;
+        for (ch, v) in self.channels.iter_mut().zip(tokens) {
+            ch.token = v;
         }
         // A found slot names the chip the old token chose.
-        self.slot_memo.fill(SlotMemo::UNKNOWN);
+        for ch in &mut self.channels {
+            ch.slot = SlotMemo::UNKNOWN;
+        }
     }
 
     /// The bound before which a driver that hands out completions
@@ -73,7 +75,9 @@ impl Timing {
     /// that searches afresh every time).
     #[cfg(test)]
     pub(super) fn forget_slots(&mut self) {
-        self.slot_memo.fill(SlotMemo::UNKNOWN);
+        for ch in &mut self.channels {
+            ch.slot = SlotMemo::UNKNOWN;
+        }
     }
 
     /// Whether page writes wait unplaced.
@@ -95,12 +99,15 @@ impl Timing {
         let arrival = w.at;
         let n = self.n_channels;
         let mut h = self.start;
-        let mut best: Option<(Nanos, u32, u32)> = None;
+        // The best slot so far, (`limit`, channel `best`, chip `chip`):
+        // only an earlier slot can win, so it bounds the searches after it
+        // (`best == n`: none found, `limit` is `until`). Plain values, not
+        // an `Option`, kept in registers across the rotation.
+        let mut limit = until;
+        let (mut best, mut chip) = (n, 0u32);
         for _ in 0..n {
-            // Only an earlier slot than the best so far can win.
-            let limit = best.map_or(until, |b| b.0);
             if let Some((t, i)) = self.write_slot(h, arrival, limit) {
-                best = Some((t, h, i));
+                (limit, best, chip) = (t, h, i);
                 if t <= arrival {
                     // No channel serves before the write arrives.
                     break;
@@ -111,10 +118,14 @@ impl Timing {
                 h = 0;
             }
         }
-        let (t, h, i) = best?;
+        if best == n {
+            return None;
+        }
+        let (t, h, i) = (limit, best, chip);
         self.unplaced.pop_front();
-        let chips = self.channels[h as usize].chips.len() as u32;
-        self.token[h as usize] = if i + 1 == chips { 0 } else { i + 1 };
+        let ch = &mut self.channels[h as usize];
+        let chips = ch.chips.len() as u32;
+        ch.token = if i + 1 == chips { 0 } else { i + 1 };
         self.start = if self.start + 1 == n { 0 } else { self.start + 1 };
         let chip = i * n + h;
         self.submit_op(chip, t, OpKind::Program, w.tag, 0);
@@ -123,11 +134,14 @@ impl Timing {
 
     /// The first instant in `[from, limit)` at which channel `h` can serve
     /// an unplaced write (see [`Timing::place_next`]), and the chip;
-    /// answered from the channel's [`SlotMemo`] when it already knows.
-    #[inline]
+    /// answered from the channel's [`SlotMemo`] when it already knows. The
+    /// memo lives in the [`Channel`], beside its clock: a visit the memo
+    /// answers reads one channel's record, with one bounds check.
+    #[inline(always)]
     fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, u32)> {
-        let m = self.slot_memo[h as usize];
-        let s = from.max(self.channels[h as usize].now);
+        let ch = &mut self.channels[h as usize];
+        let m = ch.slot;
+        let s = from.max(ch.now);
         let mut start = s;
         if m.from <= s && s <= m.to {
             if m.chip != SlotMemo::NONE {
@@ -139,72 +153,77 @@ impl Timing {
             start = m.to;
         } else {
             // What is known does not cover `s`: learn afresh from there.
-            self.slot_memo[h as usize] = SlotMemo { from: s, to: s, chip: SlotMemo::NONE };
+            ch.slot = SlotMemo { from: s, to: s, chip: SlotMemo::NONE };
         }
-        let (to, found) = self.search_slot(h, start, limit);
-        let m = &mut self.slot_memo[h as usize];
-        m.to = to;
-        m.chip = found.unwrap_or(SlotMemo::NONE);
+        let (to, found) = search_slot(ch, start, limit, &self.rules, &mut self.acct, &mut self.done);
+        ch.slot.to = to;
+        ch.slot.chip = found.unwrap_or(SlotMemo::NONE);
         found.map(|i| (to, i))
     }
+}
 
-    /// Searches channel `h` from `from` for the first instant before
-    /// `limit` at which it can serve an unplaced write; returns that
-    /// instant and the chip, or, if none, an instant `>= limit` before
-    /// which there is none ([`Nanos`]`::MAX`: none until an operation
-    /// arrives). Runs the channel's events up to the instant found, which
-    /// is safe: nothing arrives on the channel before `limit`.
-    fn search_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> (Nanos, Option<u32>) {
-        let n = self.n_channels;
-        let token = self.token[h as usize] as usize;
-        let ch = &mut self.channels[h as usize];
-        let k = ch.chips.len();
-        // Tokens stay below the chips (a division per step otherwise).
-        let token = if token < k { token } else { token % k };
-        let mut t = from.max(ch.now);
-        while t < limit {
-            // No slot while the bus is busy, and the bus never frees
-            // earlier than it says (it is only ever taken when free, until
-            // a later time): go straight to that instant, deciding what is
-            // due on the way in one step instead of one per event.
-            if ch.bus_free > t {
-                t = ch.bus_free;
-                continue;
-            }
-            // Every decision due by `t` made, those at `t` included.
-            ch.advance(t + Nanos(1), h, n, &self.rules, &mut self.acct, &mut self.done);
-            if ch.bus_free <= t && ch.held == 0 {
-                let mut i = token;
-                for _ in 0..k {
-                    let c = &ch.chips[i];
-                    let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
-                    if idle && c.reads.is_empty() && c.writes.is_empty() {
-                        return (t, Some(i as u32));
-                    }
-                    i += 1;
-                    if i == k {
-                        i = 0;
-                    }
-                }
-            }
-            // The next instant the answer can change: an event, the bus
-            // freeing, a phase ending.
-            let mut next = ch.next;
-            if ch.bus_free > t {
-                next = next.min(ch.bus_free);
-            }
-            for c in &ch.chips {
-                if !matches!(c.phase, Phase::Idle | Phase::Held) && c.until > t {
-                    next = next.min(c.until);
-                }
-            }
-            if next == NEVER {
-                return (Nanos(u64::MAX), None);
-            }
-            t = next.max(t + Nanos(1));
+/// Searches channel `ch` from `from` for the first instant before `limit`
+/// at which it can serve an unplaced write; returns that instant and the
+/// chip, or, if none, an instant `>= limit` before which there is none
+/// ([`Nanos`]`::MAX`: none until an operation arrives). Runs the channel's
+/// events up to the instant found, which is safe: nothing arrives on the
+/// channel before `limit`.
+#[inline(always)]
+fn search_slot(
+    ch: &mut Channel,
+    from: Nanos,
+    limit: Nanos,
+    rules: &Rules,
+    acct: &mut Accounting,
+    done: &mut Vec<(u32, Nanos)>,
+) -> (Nanos, Option<u32>) {
+    let k = ch.chips.len();
+    let token = ch.token as usize;
+    // Tokens stay below the chips (a division per step otherwise).
+    let token = if token < k { token } else { token % k };
+    let mut t = from.max(ch.now);
+    while t < limit {
+        // No slot while the bus is busy, and the bus never frees
+        // earlier than it says (it is only ever taken when free, until
+        // a later time): go straight to that instant, deciding what is
+        // due on the way in one step instead of one per event.
+        if ch.bus_free > t {
+            t = ch.bus_free;
+            continue;
         }
-        (t, None)
+        // Every decision due by `t` made, those at `t` included.
+        ch.advance(t + Nanos(1), rules, acct, done);
+        if ch.bus_free <= t && ch.held == 0 {
+            let mut i = token;
+            for _ in 0..k {
+                let c = &ch.chips[i];
+                let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
+                if idle && c.reads.is_empty() && c.writes.is_empty() {
+                    return (t, Some(i as u32));
+                }
+                i += 1;
+                if i == k {
+                    i = 0;
+                }
+            }
+        }
+        // The next instant the answer can change: an event, the bus
+        // freeing, a phase ending.
+        let mut next = ch.next;
+        if ch.bus_free > t {
+            next = next.min(ch.bus_free);
+        }
+        for c in &ch.chips {
+            if !matches!(c.phase, Phase::Idle | Phase::Held) && c.until > t {
+                next = next.min(c.until);
+            }
+        }
+        if next == NEVER {
+            return (Nanos(u64::MAX), None);
+        }
+        t = next.max(t + Nanos(1));
     }
+    (t, None)
 }
 
 /// What a channel's last write-slot search learnt ([`Timing::place_next`]),

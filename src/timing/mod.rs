@@ -190,16 +190,11 @@ pub struct Timing {
     /// Page writes not placed yet (`allocation = "dynamic"`), oldest
     /// first ([`Timing::place_next`]).
     unplaced: VecDeque<UnplacedWrite>,
-    /// Per channel: dynamic allocation's chip token (the chip tried first).
-    token: Vec<u32>,
     /// Dynamic allocation's rotating start: the channel tried first, the
     /// writes placed so far (pages programmed, SSDsim's `program_count`)
     /// modulo the channels, kept as such (a division per placement
     /// otherwise).
     start: u32,
-    /// Per channel: what its last write-slot search learnt, kept until an
-    /// operation arrives on the channel ([`dynamic::SlotMemo`]).
-    slot_memo: Vec<dynamic::SlotMemo>,
 }
 
 impl Timing {
@@ -226,6 +221,8 @@ impl Timing {
             waiting_reads: HashMap::new(),
             bus_read: Nanos::ZERO,
             bus_write: Nanos::ZERO,
+            slot: dynamic::SlotMemo::UNKNOWN,
+            token: 0,
         };
         let mut channels = vec![channel; g.channels as usize];
         for (h, ch) in channels.iter_mut().enumerate() {
@@ -250,9 +247,7 @@ impl Timing {
             shortcuts: 0,
             events: EventQueue::default(),
             unplaced: VecDeque::new(),
-            token: vec![0; g.channels as usize],
             start: 0,
-            slot_memo: vec![dynamic::SlotMemo::UNKNOWN; g.channels as usize],
         }
     }
 
@@ -275,7 +270,7 @@ impl Timing {
         if self.rules.shortcut {
             let h = self.loc[chip as usize].0 as usize;
             let ch = &mut self.channels[h];
-            ch.advance(at, h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
+            ch.advance(at, &self.rules, &mut self.acct, &mut self.done);
             if ch.waiting_reads.get(&ppn).is_some_and(|&n| n > 0) {
                 self.done.push((tag, at + SHORTCUT));
                 self.shortcuts += 1;
@@ -381,10 +376,10 @@ impl Timing {
     #[inline]
     pub(super) fn submit_op(&mut self, chip: u32, at: Nanos, kind: OpKind, tag: u32, ppn: u32) {
         let (h, local) = self.loc[chip as usize];
-        // New work on the channel: what a write-slot search learnt is void.
-        self.slot_memo[h as usize] = dynamic::SlotMemo::UNKNOWN;
         let ch = &mut self.channels[h as usize];
-        ch.advance(at, h, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
+        // New work on the channel: what a write-slot search learnt is void.
+        ch.slot = dynamic::SlotMemo::UNKNOWN;
+        ch.advance(at, &self.rules, &mut self.acct, &mut self.done);
         let q = match kind {
             OpKind::Read | OpKind::Program => Queued { arrival: at, tag, ppn, gc: Nanos::ZERO },
             OpKind::Gc(d) => Queued { arrival: at, tag, ppn, gc: d.max(Nanos(1)) },
@@ -419,8 +414,8 @@ impl Timing {
 
     /// Runs every channel up to (not including) `t`.
     pub fn advance_all(&mut self, t: Nanos) {
-        for (h, ch) in self.channels.iter_mut().enumerate() {
-            ch.advance(t, h as u32, self.n_channels, &self.rules, &mut self.acct, &mut self.done);
+        for ch in self.channels.iter_mut() {
+            ch.advance(t, &self.rules, &mut self.acct, &mut self.done);
         }
     }
 
