@@ -98,24 +98,26 @@ impl Timing {
         let &w = self.unplaced.front()?;
         let arrival = w.at;
         let n = self.n_channels;
-        let mut h = self.start;
+        let start = self.start as usize;
         // The best slot so far, (`limit`, channel `best`, chip `chip`):
         // only an earlier slot can win, so it bounds the searches after it
         // (`best == n`: none found, `limit` is `until`). Plain values, not
         // an `Option`, kept in registers across the rotation.
         let mut limit = until;
         let (mut best, mut chip) = (n, 0u32);
-        for _ in 0..n {
-            if let Some((t, i)) = self.write_slot(h, arrival, limit) {
-                (limit, best, chip) = (t, h, i);
-                if t <= arrival {
-                    // No channel serves before the write arrives.
-                    break;
+        let Timing { channels, rules, acct, done, .. } = self;
+        // The rotation, channels `start..` then `..start`, each half by an
+        // iterator: no channel number to bound-check or wrap per visit.
+        let (low, high) = channels.split_at_mut(start);
+        'rotation: for (half, first) in [(high, start), (low, 0)] {
+            for (j, ch) in half.iter_mut().enumerate() {
+                if let Some((t, i)) = write_slot(ch, arrival, limit, rules, acct, done) {
+                    (limit, best, chip) = (t, (first + j) as u32, i);
+                    if t <= arrival {
+                        // No channel serves before the write arrives.
+                        break 'rotation;
+                    }
                 }
-            }
-            h += 1;
-            if h == n {
-                h = 0;
             }
         }
         if best == n {
@@ -131,35 +133,41 @@ impl Timing {
         self.submit_op(chip, t, OpKind::Program, w.tag, 0);
         Some(Placed { write: w, chip, at: t })
     }
+}
 
-    /// The first instant in `[from, limit)` at which channel `h` can serve
-    /// an unplaced write (see [`Timing::place_next`]), and the chip;
-    /// answered from the channel's [`SlotMemo`] when it already knows. The
-    /// memo lives in the [`Channel`], beside its clock: a visit the memo
-    /// answers reads one channel's record, with one bounds check.
-    #[inline(always)]
-    fn write_slot(&mut self, h: u32, from: Nanos, limit: Nanos) -> Option<(Nanos, u32)> {
-        let ch = &mut self.channels[h as usize];
-        let m = ch.slot;
-        let s = from.max(ch.now);
-        let mut start = s;
-        if m.from <= s && s <= m.to {
-            if m.chip != SlotMemo::NONE {
-                return (m.to < limit).then_some((m.to, m.chip));
-            }
-            if m.to >= limit {
-                return None;
-            }
-            start = m.to;
-        } else {
-            // What is known does not cover `s`: learn afresh from there.
-            ch.slot = SlotMemo { from: s, to: s, chip: SlotMemo::NONE };
+/// The first instant in `[from, limit)` at which channel `ch` can serve an
+/// unplaced write (see [`Timing::place_next`]), and the chip; answered
+/// from the channel's [`SlotMemo`] when it already knows. The memo lives
+/// in the [`Channel`], beside its clock: a visit the memo answers reads
+/// one channel's record.
+#[inline(always)]
+fn write_slot(
+    ch: &mut Channel,
+    from: Nanos,
+    limit: Nanos,
+    rules: &Rules,
+    acct: &mut Accounting,
+    done: &mut Vec<(u32, Nanos)>,
+) -> Option<(Nanos, u32)> {
+    let m = ch.slot;
+    let s = from.max(ch.now);
+    let mut start = s;
+    if m.from <= s && s <= m.to {
+        if m.chip != SlotMemo::NONE {
+            return (m.to < limit).then_some((m.to, m.chip));
         }
-        let (to, found) = search_slot(ch, start, limit, &self.rules, &mut self.acct, &mut self.done);
-        ch.slot.to = to;
-        ch.slot.chip = found.unwrap_or(SlotMemo::NONE);
-        found.map(|i| (to, i))
+        if m.to >= limit {
+            return None;
+        }
+        start = m.to;
+    } else {
+        // What is known does not cover `s`: learn afresh from there.
+        ch.slot = SlotMemo { from: s, to: s, chip: SlotMemo::NONE };
     }
+    let (to, found) = search_slot(ch, start, limit, rules, acct, done);
+    ch.slot.to = to;
+    ch.slot.chip = found.unwrap_or(SlotMemo::NONE);
+    found.map(|i| (to, i))
 }
 
 /// Searches channel `ch` from `from` for the first instant before `limit`
