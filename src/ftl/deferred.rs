@@ -215,6 +215,24 @@ impl Ftl {
     /// duplicates written meanwhile reference it. Fails when more copies
     /// wait than page numbers remain above the device's pages.
     pub fn reserve(&mut self, content: ContentId, index: bool) -> Result<EntryId, FtlError> {
+        self.reserve_slot(content, index).map(|(e, _)| e)
+    }
+
+    /// [`Ftl::reserve`] and [`Ftl::map_pinned_when_placed`] of `lpn` in
+    /// one call: a written page's new copy, which its own LPN waits for
+    /// (the write path's case; it skips finding the fresh entry's slot).
+    pub fn reserve_for(&mut self, lpn: Lpn, content: ContentId, index: bool) -> Result<EntryId, FtlError> {
+        let (e, slot) = self.reserve_slot(content, index)?;
+        let s = self.deferred.wait(lpn, self.logical_pages);
+        let w = &mut self.deferred.slots[slot as usize];
+        w.first = (lpn, s);
+        w.n = 1;
+        Ok(e)
+    }
+
+    /// [`Ftl::reserve`], returning the entry and its slot.
+    #[inline]
+    fn reserve_slot(&mut self, content: ContentId, index: bool) -> Result<(EntryId, u32), FtlError> {
         let d = &mut self.deferred;
         let slot = match d.free.pop() {
             Some(s) => s,
@@ -246,7 +264,7 @@ impl Ftl {
         if index {
             self.index_copy(content, e);
         }
-        Ok(e)
+        Ok((e, slot))
     }
 
     /// Whether entry `e` has a physical page (not a copy [`Ftl::reserve`]d
@@ -358,8 +376,14 @@ mod tests {
                         want[lpn.0 as usize] = (write, Some(c));
                     }
                     3..=5 => {
-                        let e = ftl.reserve(c, false).unwrap();
-                        ftl.map_pinned_when_placed(lpn, e);
+                        // Both ways of reserving a copy its LPN waits for.
+                        let e = if step % 2 == 0 {
+                            ftl.reserve_for(lpn, c, false).unwrap()
+                        } else {
+                            let e = ftl.reserve(c, false).unwrap();
+                            ftl.map_pinned_when_placed(lpn, e);
+                            e
+                        };
                         write += 1;
                         waiting.push((e, c, vec![(lpn, write)]));
                     }
