@@ -428,3 +428,70 @@ fn max_hits(units: &[u32], hits: &mut [u32], touched: &mut Vec<u32>) -> u32 {
     touched.clear();
     max
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// The unplaced writes against a trivial reference (per write, the
+    /// units of its pages placed so far, in a queue): random writes of one
+    /// to six pages, some placed at once, the rest placed later in random
+    /// order across writes; each complete oldest write is counted in write
+    /// order with the units of exactly its pages and their most pages on
+    /// one unit, through many compactions. A slot written to the wrong
+    /// write, a compaction that dropped a live write's units, or a max
+    /// miscounted fails here.
+    #[test]
+    fn unplaced_writes_are_counted_in_order_with_their_units() {
+        let mut seed = 0x853c_49e6_748f_ea9b_u64;
+        let mut next = |m: u32| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) % u64::from(m)) as u32
+        };
+        let mut files = UnplacedFiles::default();
+        let (mut hits, mut touched) = (vec![0u32; 8], Vec::new());
+        // Reference: per write (oldest first) its pages and units placed.
+        let mut want: VecDeque<(u64, u32, Vec<u32>)> = VecDeque::new();
+        let mut waiting: Vec<u64> = Vec::new();
+        let (mut counted, mut multi) = (0u64, 0);
+        for step in 0..5000u32 {
+            if waiting.is_empty() || next(3) == 0 {
+                let id = files.next_id();
+                let n = 1 + next(6);
+                let mut now = Vec::new();
+                for _ in 0..n {
+                    if next(3) == 0 {
+                        now.push(next(8));
+                    }
+                }
+                files.push(n, now.iter().copied());
+                waiting.extend(std::iter::repeat_n(id, (n as usize) - now.len()));
+                want.push_back((id, n, now));
+            } else {
+                let id = waiting.swap_remove(next(waiting.len() as u32) as usize);
+                let unit = next(8);
+                files.placed(id, unit);
+                let w = want.iter_mut().find(|w| w.0 == id).expect("a waiting write is listed");
+                w.2.push(unit);
+            }
+            while let Some(units) = files.oldest_complete() {
+                let (id, n, mut placed) = want.pop_front().expect("a counted write is listed");
+                assert_eq!(placed.len(), n as usize, "step {step}: write {id} counted before its last page");
+                let mut got = units.to_vec();
+                let max = max_hits(units, &mut hits, &mut touched);
+                got.sort_unstable();
+                placed.sort_unstable();
+                assert_eq!(got, placed, "step {step}: write {id}'s units");
+                let want_max = (0..8).map(|u| placed.iter().filter(|&&x| x == u).count() as u32).max().unwrap();
+                assert_eq!(max, want_max, "step {step}: write {id}");
+                assert!(hits.iter().all(|&h| h == 0) && touched.is_empty());
+                multi += usize::from(max > 1);
+                files.pop();
+                counted += 1;
+            }
+            assert!(want.front().is_none_or(|w| w.2.len() < w.1 as usize), "step {step}: a complete write not counted");
+        }
+        assert!(counted > 500 && multi > 100, "{counted} writes counted, {multi} with a unit hit twice");
+    }
+}
