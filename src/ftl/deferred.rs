@@ -21,21 +21,25 @@
 //! immediate references (to copies already placed) interleave.
 
 use super::{Entry, EntryId, Ftl, FtlError, GcWork};
+use crate::fastmap::FastMap;
 use crate::units::{ContentId, Lpn, Ppn};
-use std::collections::HashMap;
+use std::collections::{hash_map, HashMap};
 
 /// The waiting maps (see the module doc). Empty unless dynamic allocation
 /// reserves copies. A reserved entry's waiting maps sit in a slab, in the
 /// slot its `ppn` names (`u32::MAX - slot`, above every page of the
-/// device: [`Ftl::is_unplaced`]), so finding them hashes nothing. The
-/// per-LPN state (how many maps wait, and the write the current mapping
-/// reflects) sits in a second slab, found through a dense per-LPN index:
-/// one array read per mapping change of a waiting LPN instead of a hash
-/// probe (a hash map cost about a hundred instructions per waiting map,
-/// 4% of a dynamic-allocation run). The index is allocated zeroed the
-/// first time a map waits (the OS maps its pages as LPNs touch them: 4
-/// bytes per written LPN, like the L2P table's). Nothing iterates them in
-/// an order that reaches a result (the invariant check only counts).
+/// device: [`Ftl::is_unplaced`]), so finding them hashes nothing; the
+/// per-LPN state is a hash map keyed with [`FastMap`]'s multiply-fold
+/// hasher, probed once per mapping change of a waiting LPN. Both are as
+/// large as the backlog of waiting writes, which on a device that falls
+/// behind reaches hundreds of thousands (a probe is then a cache miss).
+/// A dense per-LPN index instead of the hash map (Round 13b in
+/// BENCHMARKS.md) saved 1.7% of the instructions of a dynamic-allocation
+/// run but touched 4 bytes for every LPN of the device (writes spread
+/// over the whole logical space make every page of the index resident:
+/// +52 MB peak RSS on the benchmark trace), so the map stays.
+/// Nothing iterates them in an order that reaches a result (the
+/// invariant check only counts).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Deferred {
     /// Per slot: the waiting maps of the reserved entry using it, or a free
@@ -43,27 +47,10 @@ pub(super) struct Deferred {
     slots: Vec<Waits>,
     /// Free slots, the last freed first.
     free: Vec<u32>,
-    /// Per LPN: 0, or 1 + the index in `states` of its state while maps
-    /// of it wait. Empty until a map first waits.
-    lpn_state: Vec<u32>,
-    /// The states of the LPNs with waiting maps, and free ones (`n` 0).
-    states: Vec<LpnWaits>,
-    /// Free indices of `states`, the last freed first.
-    free_states: Vec<u32>,
-    /// LPNs with waiting maps (live `states`).
-    waiting_lpns: u32,
+    /// Per LPN with waiting maps: how many, and the number of the write
+    /// its current mapping reflects (0: one older than every waiting map).
+    lpns: FastMap<u32, (u32, u64)>,
     /// Write numbers handed out so far.
-    seq: u64,
-}
-
-/// The state of an LPN with waiting maps.
-#[derive(Copy, Clone, Debug)]
-struct LpnWaits {
-    lpn: Lpn,
-    /// How many maps of it wait.
-    n: u32,
-    /// The number of the write its current mapping reflects (0: one older
-    /// than every waiting map).
     seq: u64,
 }
 
@@ -95,41 +82,20 @@ impl Deferred {
     /// an unmap): waiting maps of `lpn` issued before it become stale.
     #[inline]
     pub(super) fn now(&mut self, lpn: Lpn) {
-        if self.waiting_lpns == 0 {
+        if self.lpns.is_empty() {
             return;
         }
-        if let Some(&i) = self.lpn_state.get(lpn.0 as usize) {
-            if i != 0 {
-                self.seq += 1;
-                self.states[i as usize - 1].seq = self.seq;
-            }
+        if let Some(st) = self.lpns.get_mut(&lpn.0) {
+            self.seq += 1;
+            st.1 = self.seq;
         }
     }
 
-    /// Registers a waiting map of `lpn` (of a device of `logical_pages`)
-    /// and returns its write number.
+    /// Registers a waiting map of `lpn` and returns its write number.
     #[inline]
-    fn wait(&mut self, lpn: Lpn, logical_pages: u32) -> u64 {
-        if self.lpn_state.is_empty() {
-            self.lpn_state = vec![0; logical_pages as usize];
-        }
+    fn wait(&mut self, lpn: Lpn) -> u64 {
         self.seq += 1;
-        let i = &mut self.lpn_state[lpn.0 as usize];
-        if *i == 0 {
-            let st = LpnWaits { lpn, n: 0, seq: 0 };
-            *i = 1 + match self.free_states.pop() {
-                Some(k) => {
-                    self.states[k as usize] = st;
-                    k
-                }
-                None => {
-                    self.states.push(st);
-                    (self.states.len() - 1) as u32
-                }
-            };
-            self.waiting_lpns += 1;
-        }
-        self.states[*i as usize - 1].n += 1;
+        self.lpns.entry(lpn.0).or_insert((0, 0)).0 += 1;
         self.seq
     }
 
@@ -142,13 +108,7 @@ impl Deferred {
                 *per_lpn.entry(lpn.0).or_default() += 1;
             }
         }
-        let live = self.states.iter().filter(|st| st.n > 0).count();
-        per_lpn.len() == self.waiting_lpns as usize
-            && live == per_lpn.len()
-            && per_lpn.iter().all(|(&l, &n)| {
-                let i = self.lpn_state.get(l as usize).copied().unwrap_or(0);
-                i != 0 && self.states.get(i as usize - 1).is_some_and(|st| st.lpn.0 == l && st.n == n)
-            })
+        per_lpn.len() == self.lpns.len() && per_lpn.iter().all(|(l, &n)| self.lpns.get(l).map(|s| s.0) == Some(n))
     }
 
     /// The reserved entries with their slots and how many maps wait for
@@ -159,23 +119,21 @@ impl Deferred {
 
     /// Settles waiting map `(lpn, s)` (write number `s`) as its copy is
     /// placed: whether it is current (no later mapping change of `lpn` took
-    /// effect first; then it is the LPN's latest). The LPN's state is
-    /// freed with its last waiting map.
+    /// effect first; then it is the LPN's latest). One probe of the per-LPN
+    /// table for the update and the removal.
     #[inline]
     pub(super) fn settle(&mut self, lpn: Lpn, s: u64) -> bool {
-        let slot = &mut self.lpn_state[lpn.0 as usize];
-        let i = *slot as usize;
-        debug_assert!(i != 0, "a waiting LPN is counted");
-        let st = &mut self.states[i - 1];
-        st.n -= 1;
-        let current = s > st.seq;
+        let hash_map::Entry::Occupied(mut o) = self.lpns.entry(lpn.0) else {
+            unreachable!("a waiting LPN is counted");
+        };
+        let st = o.get_mut();
+        st.0 -= 1;
+        let current = s > st.1;
         if current {
-            st.seq = s;
+            st.1 = s;
         }
-        if st.n == 0 {
-            *slot = 0;
-            self.free_states.push(i as u32 - 1);
-            self.waiting_lpns -= 1;
+        if st.0 == 0 {
+            o.remove();
         }
         current
     }
@@ -223,7 +181,7 @@ impl Ftl {
     /// (the write path's case; it skips finding the fresh entry's slot).
     pub fn reserve_for(&mut self, lpn: Lpn, content: ContentId, index: bool) -> Result<EntryId, FtlError> {
         let (e, slot) = self.reserve_slot(content, index)?;
-        let s = self.deferred.wait(lpn, self.logical_pages);
+        let s = self.deferred.wait(lpn);
         let w = &mut self.deferred.slots[slot as usize];
         w.first = (lpn, s);
         w.n = 1;
@@ -280,7 +238,7 @@ impl Ftl {
     pub fn map_pinned_when_placed(&mut self, lpn: Lpn, e: EntryId) {
         debug_assert!(!self.is_placed(e), "entry {e} is placed already: map it now");
         let slot = u32::MAX - self.entries[e as usize].ppn.0;
-        let s = self.deferred.wait(lpn, self.logical_pages);
+        let s = self.deferred.wait(lpn);
         let w = &mut self.deferred.slots[slot as usize];
         if w.n == 0 {
             w.first = (lpn, s);
