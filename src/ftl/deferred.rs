@@ -290,6 +290,10 @@ mod tests {
     use crate::config::Config;
     use crate::ftl::GcRule;
 
+    /// A copy waiting in the reference: its entry, content and waiting
+    /// (LPN, write number)s.
+    type WaitingCopy = (EntryId, ContentId, Vec<(Lpn, u64)>);
+
     /// The waiting maps against a trivial reference (each LPN reads the
     /// latest write, in processing order, that has taken effect), on a
     /// shared and a flat map: random reserved copies with one or several
@@ -321,7 +325,7 @@ mod tests {
             // write in effect; per waiting copy its content and its
             // waiting (LPN, write number)s.
             let mut want: Vec<(u64, Option<ContentId>)> = vec![(0, None); lpns as usize];
-            let mut waiting: Vec<(EntryId, ContentId, Vec<(Lpn, u64)>)> = Vec::new();
+            let mut waiting: Vec<WaitingCopy> = Vec::new();
             let (mut write, mut stale, mut applied) = (0u64, 0, 0);
             for step in 0..4000u32 {
                 let lpn = Lpn(next(lpns));
