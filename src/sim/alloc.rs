@@ -15,7 +15,6 @@ use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
 use crate::workload::{Request, NO_CONTENT};
-use std::collections::VecDeque;
 
 /// The allocators of a run: one for the programs the policy places (host
 /// writes, and preconditioning writes with `placement = "policy"`), one
@@ -296,14 +295,10 @@ impl<'w> Simulation<'w> {
     /// Counts the write DOF of the oldest writes whose pages are all
     /// placed, in write order.
     pub(super) fn count_placed_files(&mut self) {
-        while let Some(n) = self.unplaced_files.oldest_complete() {
-            // Its units leave the ring as they are counted.
-            for _ in 0..n {
-                let u = self.unplaced_files.pop_unit();
-                self.count_unit(u);
-            }
-            self.unplaced_files.pop(n);
-            let max = self.drain_units();
+        while let Some(units) = self.unplaced_files.oldest_complete() {
+            let n = units.len() as u32;
+            let max = max_hits(units, &mut self.unit_hits, &mut self.touched);
+            self.unplaced_files.pop();
             self.metrics.dof.write_sum += dof(n, max, self.units);
             self.metrics.dof.write_count += 1;
         }
@@ -334,64 +329,169 @@ impl<'w> Simulation<'w> {
 /// The written requests not fully placed yet (`allocation = "dynamic"`),
 /// oldest first, with the units of their pages placed so far (their write
 /// DOF is counted once all are placed, in write order). Each request
-/// reserves one slot per page in one ring of units, filled as its pages
-/// are placed, instead of a vector of its own.
+/// reserves one slot per page in one array of units, filled as its pages
+/// are placed, instead of a vector of its own. Both arrays are plain
+/// vectors read from a head index (counted requests are dropped in bulk,
+/// once they are half of a vector), so that a placement indexes without
+/// a ring's wrap-around and a counted request's units are one slice.
 #[derive(Debug, Default)]
 pub(super) struct UnplacedFiles {
-    /// Per request, oldest first: (pages, slots filled, first slot as an
-    /// absolute position in the ring).
-    files: VecDeque<(u32, u32, u64)>,
-    /// Id of the oldest request (ids count the timed writes).
+    /// Per request, oldest first from `head`: (pages, slots filled, first
+    /// slot as an absolute position in `units`).
+    files: Vec<(u32, u32, u64)>,
+    /// Index in `files` of the oldest request not counted.
+    head: usize,
+    /// Id of the oldest request not counted (ids count the timed writes).
     first: u64,
     /// The slots of every request in `files`, in order.
-    units: VecDeque<u32>,
-    /// Absolute position of `units`' front.
+    units: Vec<u32>,
+    /// Absolute position of `units[0]`.
     base: u64,
 }
 
 impl UnplacedFiles {
     /// The id the next request will get.
     pub(super) fn next_id(&self) -> u64 {
-        self.first + self.files.len() as u64
+        self.first + (self.files.len() - self.head) as u64
     }
 
     /// A request of `n` pages whose pages already placed are on `placed`.
     pub(super) fn push(&mut self, n: u32, placed: impl Iterator<Item = u32>) {
+        if self.head >= 64 && self.head * 2 >= self.files.len() {
+            self.compact();
+        }
         let start = self.base + self.units.len() as u64;
         let before = self.units.len();
         self.units.extend(placed);
         let filled = (self.units.len() - before) as u32;
         self.units.resize(before + n as usize, 0);
-        self.files.push_back((n, filled, start));
+        self.files.push((n, filled, start));
+    }
+
+    /// Drops the counted requests and their units.
+    #[cold]
+    fn compact(&mut self) {
+        let cut = self.files.get(self.head).map_or(self.units.len(), |f| (f.2 - self.base) as usize);
+        self.units.drain(..cut);
+        self.base += cut as u64;
+        self.files.drain(..self.head);
+        self.head = 0;
     }
 
     /// A page of request `file` is on `unit`.
+    #[inline]
     pub(super) fn placed(&mut self, file: u64, unit: u32) {
-        let f = &mut self.files[(file - self.first) as usize];
+        let f = &mut self.files[self.head + (file - self.first) as usize];
         self.units[(f.2 - self.base) as usize + f.1 as usize] = unit;
         f.1 += 1;
     }
 
-    /// The pages of the oldest request, if all are placed (its units are
-    /// the next `n` [`UnplacedFiles::pop_unit`] takes).
-    pub(super) fn oldest_complete(&self) -> Option<u32> {
-        self.files.front().filter(|f| f.1 == f.0).map(|f| f.0)
-    }
-
-    /// Takes the next unit of the oldest request, once it is complete
-    /// ([`UnplacedFiles::oldest_complete`]): one at a time, cheaper than
-    /// indexing the ring and then draining it.
+    /// The units of the oldest request's pages, if all are placed; it is
+    /// counted with [`UnplacedFiles::pop`].
     #[inline]
-    pub(super) fn pop_unit(&mut self) -> u32 {
-        self.base += 1;
-        self.units.pop_front().unwrap_or(0)
+    pub(super) fn oldest_complete(&self) -> Option<&[u32]> {
+        let f = self.files.get(self.head).filter(|f| f.1 == f.0)?;
+        let start = (f.2 - self.base) as usize;
+        Some(&self.units[start..start + f.0 as usize])
     }
 
-    /// Drops the oldest request, of `n` pages, whose units were all taken
-    /// with [`UnplacedFiles::pop_unit`].
-    pub(super) fn pop(&mut self, n: u32) {
-        debug_assert_eq!(self.base, self.files.front().map_or(self.base, |f| f.2 + u64::from(n)));
-        self.files.pop_front();
+    /// Drops the oldest request (its units go with the next compaction).
+    #[inline]
+    pub(super) fn pop(&mut self) {
+        debug_assert!(self.head < self.files.len());
+        self.head += 1;
         self.first += 1;
+    }
+}
+
+/// The most pages of one request on one unit (the `max` of [`dof`]):
+/// `units` counted in `hits` (all zero before and after), the units hit
+/// listed in `touched` meanwhile. One page is one hit without counting.
+#[inline]
+fn max_hits(units: &[u32], hits: &mut [u32], touched: &mut Vec<u32>) -> u32 {
+    debug_assert!(touched.is_empty(), "units counted outside a request");
+    if units.len() == 1 {
+        return 1;
+    }
+    for &u in units {
+        let c = &mut hits[u as usize];
+        if *c == 0 {
+            touched.push(u);
+        }
+        *c += 1;
+    }
+    let mut max = 0;
+    for &u in touched.iter() {
+        max = max.max(hits[u as usize]);
+        hits[u as usize] = 0;
+    }
+    touched.clear();
+    max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// The unplaced writes against a trivial reference (per write, the
+    /// units of its pages placed so far, in a queue): random writes of one
+    /// to six pages, some placed at once, the rest placed later in random
+    /// order across writes; each complete oldest write is counted in write
+    /// order with the units of exactly its pages and their most pages on
+    /// one unit, through many compactions. A slot written to the wrong
+    /// write, a compaction that dropped a live write's units, or a max
+    /// miscounted fails here.
+    #[test]
+    fn unplaced_writes_are_counted_in_order_with_their_units() {
+        let mut seed = 0x853c_49e6_748f_ea9b_u64;
+        let mut next = |m: u32| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) % u64::from(m)) as u32
+        };
+        let mut files = UnplacedFiles::default();
+        let (mut hits, mut touched) = (vec![0u32; 8], Vec::new());
+        // Reference: per write (oldest first) its pages and units placed.
+        let mut want: VecDeque<(u64, u32, Vec<u32>)> = VecDeque::new();
+        let mut waiting: Vec<u64> = Vec::new();
+        let (mut counted, mut multi) = (0u64, 0);
+        for step in 0..5000u32 {
+            if waiting.is_empty() || next(3) == 0 {
+                let id = files.next_id();
+                let n = 1 + next(6);
+                let mut now = Vec::new();
+                for _ in 0..n {
+                    if next(3) == 0 {
+                        now.push(next(8));
+                    }
+                }
+                files.push(n, now.iter().copied());
+                waiting.extend(std::iter::repeat_n(id, (n as usize) - now.len()));
+                want.push_back((id, n, now));
+            } else {
+                let id = waiting.swap_remove(next(waiting.len() as u32) as usize);
+                let unit = next(8);
+                files.placed(id, unit);
+                let w = want.iter_mut().find(|w| w.0 == id).expect("a waiting write is listed");
+                w.2.push(unit);
+            }
+            while let Some(units) = files.oldest_complete() {
+                let (id, n, mut placed) = want.pop_front().expect("a counted write is listed");
+                assert_eq!(placed.len(), n as usize, "step {step}: write {id} counted before its last page");
+                let mut got = units.to_vec();
+                let max = max_hits(units, &mut hits, &mut touched);
+                got.sort_unstable();
+                placed.sort_unstable();
+                assert_eq!(got, placed, "step {step}: write {id}'s units");
+                let want_max = (0..8).map(|u| placed.iter().filter(|&&x| x == u).count() as u32).max().unwrap();
+                assert_eq!(max, want_max, "step {step}: write {id}");
+                assert!(hits.iter().all(|&h| h == 0) && touched.is_empty());
+                multi += usize::from(max > 1);
+                files.pop();
+                counted += 1;
+            }
+            assert!(want.front().is_none_or(|w| w.2.len() < w.1 as usize), "step {step}: a complete write not counted");
+        }
+        assert!(counted > 500 && multi > 100, "{counted} writes counted, {multi} with a unit hit twice");
     }
 }

@@ -307,8 +307,7 @@ impl<'w> Simulation<'w> {
                     // reference it meanwhile. The LPN keeps its old
                     // mapping until then.
                     let is_new = p.dup == Dup::None;
-                    let e = self.ftl.reserve(p.content, dedup && is_new && self.ftl_index)?;
-                    self.ftl.map_pinned_when_placed(p.lpn, e);
+                    let e = self.ftl.reserve_for(p.lpn, p.content, dedup && is_new && self.ftl_index)?;
                     let pr = &mut self.metrics.counters.programs;
                     if is_new {
                         pr.host_unique += 1;
