@@ -858,6 +858,9 @@ mod tests {
     /// of both rules, short and long, across word edges.
     #[test]
     fn visit_finds_the_runs_a_page_at_a_time_finds() {
+        // The loop over `a..=b` is the rule as first written (one step
+        // past the end closes the last run), kept as it was.
+        #[allow(clippy::needless_range_loop)]
         fn reference(rule: PreconditionRule, reqs: &[Request]) -> Vec<(u32, u32)> {
             let mut seen = vec![false; 4096];
             let mut pre = Vec::new();
