@@ -111,7 +111,7 @@ impl Ftl {
 
     /// Maps `lpn` to page `ppn` (holding `content`) and releases the page
     /// it mapped to before.
-    fn map_page(&mut self, lpn: Lpn, ppn: Ppn, content: ContentId) {
+    pub(super) fn map_page(&mut self, lpn: Lpn, ppn: Ppn, content: ContentId) {
         let old = std::mem::replace(&mut self.l2p[lpn.0 as usize], ppn.0 + 1);
         self.p2e.set(ppn, lpn.0 + 1);
         if let Some(c) = self.contents.get_mut(lpn.0 as usize) {

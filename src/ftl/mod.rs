@@ -87,6 +87,7 @@
 //! plane invalid in the same spirit).
 
 mod blocks;
+mod bulk;
 mod check;
 mod deferred;
 mod flat;

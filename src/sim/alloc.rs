@@ -10,7 +10,7 @@ use super::inflight::PendingOp;
 use super::stream::Fingerprints;
 use super::{SimError, Simulation};
 use crate::config::{Allocation, Config, PreconditionPlacement, StaticOrder};
-use crate::ftl::GcWork;
+use crate::ftl::{EntryId, GcWork};
 use crate::metrics::dof;
 use crate::timing::{OpKind, NO_TAG};
 use crate::units::{ContentId, Lpn, Nanos};
@@ -164,6 +164,12 @@ impl<'w> Simulation<'w> {
     /// per page (no deduplication among them). Under a deduplicating policy
     /// a content's first copy is indexed, so replayed writes can
     /// deduplicate against it.
+    ///
+    /// The round-robin write is one FTL call ([`crate::ftl::Ftl::program_run`],
+    /// which programs and maps the run's pages in order); what each page
+    /// adds here (the engine's preload, GC accounting, the shadow model)
+    /// touches nothing the FTL reads, so it follows the run, in page
+    /// order, and the program count is added once.
     pub(super) fn precondition_round_robin(
         &mut self,
         index: usize,
@@ -173,27 +179,56 @@ impl<'w> Simulation<'w> {
         if r.content == NO_CONTENT || contents.len() != r.pages as usize {
             return Err(SimError::NoContent { index, pages: r.pages });
         }
-        for (k, &c) in contents.iter().enumerate() {
-            let lpn = Lpn(r.lpn + k as u32);
-            let index = self.dedup && self.ftl_index;
-            let (e, _, gc) = if let PreconditionAllocator::Static(order) = self.alloc.precondition {
-                self.ftl.program_in_plane(self.ftl.geometry().static_plane(lpn.0, order), c, index)?
-            } else {
-                let unit = self.precondition_next % self.units;
-                self.precondition_next = self.precondition_next.wrapping_add(1);
-                self.ftl.program(unit, c, index)?
-            };
-            self.ftl.map_pinned(lpn, e);
-            if self.dedup && !self.ftl_index {
-                self.engine.preload(c, Fingerprints::of(self.fingerprints.as_deref(), c), e);
+        let indexed = self.dedup && self.ftl_index;
+        let preload = self.dedup && !self.ftl_index;
+        if let PreconditionAllocator::Static(order) = self.alloc.precondition {
+            for (k, &c) in contents.iter().enumerate() {
+                let lpn = Lpn(r.lpn + k as u32);
+                let plane = self.ftl.geometry().static_plane(lpn.0, order);
+                let (e, _, gc) = self.ftl.program_in_plane(plane, c, indexed)?;
+                self.ftl.map_pinned(lpn, e);
+                self.precondition_page(preload, lpn, c, e, gc);
             }
-            self.metrics.counters.programs.precondition += 1;
-            if let Some(gc) = gc {
-                self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);
-            }
-            self.shadow_write(lpn.0, Some(c));
+            return Ok(());
         }
-        Ok(())
+        // The collections the run triggers (rare), accounted after it.
+        let mut gcs: Vec<GcWork> = Vec::new();
+        let mut done = 0usize;
+        let (engine, fingerprints) = (&mut self.engine, self.fingerprints.as_deref());
+        let res = self.ftl.program_run(&mut self.precondition_next, Lpn(r.lpn), contents, indexed, |k, e, gc| {
+            if preload {
+                let c = contents[k];
+                engine.preload(c, Fingerprints::of(fingerprints, c), e);
+            }
+            if let Some(gc) = gc {
+                gcs.push(gc);
+            }
+            done = k + 1;
+        });
+        self.metrics.counters.programs.precondition += done as u64;
+        for gc in gcs {
+            self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);
+        }
+        if self.opts.check {
+            for (k, &c) in contents[..done].iter().enumerate() {
+                self.shadow_write(r.lpn + k as u32, Some(c));
+            }
+        }
+        res.map_err(SimError::from)
+    }
+
+    /// What a page of a preconditioning write placed page by page adds
+    /// after the FTL mapped it ([`Self::precondition_round_robin`]).
+    #[inline]
+    fn precondition_page(&mut self, preload: bool, lpn: Lpn, c: ContentId, e: EntryId, gc: Option<GcWork>) {
+        if preload {
+            self.engine.preload(c, Fingerprints::of(self.fingerprints.as_deref(), c), e);
+        }
+        self.metrics.counters.programs.precondition += 1;
+        if let Some(gc) = gc {
+            self.account_gc(gc, Nanos::ZERO, Nanos::ZERO, false);
+        }
+        self.shadow_write(lpn.0, Some(c));
     }
 
     /// Places the page writes dynamic allocation serves before `until`

@@ -170,19 +170,53 @@ impl<'w> Simulation<'w> {
     /// Preconditioning writes `reqs` (requests of `w`, for their contents).
     fn precondition_requests(&mut self, w: &Workload, reqs: &[Request]) -> Result<(), SimError> {
         let hint = if self.replay_state.hinted { RequestHint::Unhinted } else { RequestHint::Absent };
+        let by_policy = self.alloc.precondition == PreconditionAllocator::Policy;
         for (i, r) in reqs.iter().enumerate() {
-            self.prefetch_ahead(w, reqs, i);
             let index = self.replay_state.pre as usize;
-            match self.alloc.precondition {
-                PreconditionAllocator::Policy => self.write(index, r, w.content_of(r), hint, Nanos::ZERO, false)?,
-                PreconditionAllocator::RoundRobin | PreconditionAllocator::Static(_) => {
-                    self.precondition_round_robin(index, r, w.content_of(r))?
-                }
+            if by_policy {
+                self.prefetch_ahead(w, reqs, i);
+                self.write(index, r, w.content_of(r), hint, Nanos::ZERO, false)?;
+            } else {
+                self.prefetch_precondition(w, reqs, i);
+                self.precondition_round_robin(index, r, w.content_of(r))?;
             }
             self.metrics.counters.precondition_requests += 1;
             self.replay_state.pre += 1;
         }
         Ok(())
+    }
+
+    /// [`Self::prefetch_ahead`] for preconditioning writes placed without
+    /// the policy ([`Self::precondition_round_robin`]), which only map
+    /// pages never mapped before (each page is preconditioned once): their
+    /// L2P slots, and where a content is indexed, its index slot (FTL) or
+    /// the engine's; no old copy to release, so none of its links. Hints
+    /// only: no effect on any result.
+    #[inline]
+    fn prefetch_precondition(&self, w: &Workload, reqs: &[Request], k: usize) {
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD) {
+            self.ftl.prefetch_mapping(n.lpn, n.pages.min(PREFETCH_PAGES));
+            if self.dedup && !self.ftl_index {
+                self.engine_prefetch(w.content_of(n), 0);
+            }
+        }
+        if !self.dedup {
+            return;
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
+            if !self.ftl_index {
+                self.engine_prefetch(w.content_of(n), 1);
+            } else {
+                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
+                    self.ftl.prefetch_index(c);
+                }
+            }
+        }
+        if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
+            if !self.ftl_index {
+                self.engine_prefetch(w.content_of(n), 2);
+            }
+        }
     }
 
     /// The timed replay begins: policy statistics count from here, and
