@@ -140,6 +140,30 @@ fn dynamic_allocation_rotates_channels_and_chip_tokens() {
     assert_eq!(got, [2, 0, 1, 5, 3, 4, 2, 0, 1]);
 }
 
+/// Chip tokens given at or past a channel's chip count place as their
+/// remainder: `set_chip_tokens` keeps each below the chips, once, so that
+/// the write-slot search need not check it (on 2 channels x 3 chips,
+/// tokens 7 and 3 are 1 and 0: channel 0 tries chip 1 first, channel 1
+/// chip 0).
+#[test]
+fn chip_tokens_past_the_chips_place_as_their_remainder() {
+    let placed = |tokens: [u32; 2]| {
+        let mut t = Timing::new(&Config::small_for_tests(2, 3, 16, 4).timing_params());
+        t.set_chip_tokens(tokens);
+        let mut got = Vec::new();
+        for k in 0..6u64 {
+            let at = Nanos(k * 1_000_000);
+            t.submit_unplaced(UnplacedWrite { at, tag: k as u32, copy: 0, write: 0 });
+            got.push(t.place_next(Nanos(u64::MAX)).expect("an idle device serves at once").chip);
+        }
+        got
+    };
+    // Chip g is on channel g % 2, its chip g / 2 there: channel 0 from
+    // chip 1, channel 1 from chip 0, alternating channels.
+    assert_eq!(placed([1, 0]), [2, 1, 4, 3, 0, 5]);
+    assert_eq!(placed([7, 3]), placed([1, 0]));
+}
+
 #[test]
 fn program_transfers_then_programs() {
     let mut t = rp();
