@@ -204,13 +204,7 @@ impl<'w> Simulation<'w> {
             return;
         }
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
-            if !self.ftl_index {
-                self.engine_prefetch(w.content_of(n), 1);
-            } else {
-                for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                    self.ftl.prefetch_index(c);
-                }
-            }
+            self.prefetch_index_step(w.content_of(n));
         }
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
             if !self.ftl_index {
@@ -268,6 +262,20 @@ impl<'w> Simulation<'w> {
         Ok(())
     }
 
+    /// The middle step of a deduplicating write's prefetch, for `contents`
+    /// half the look-ahead away: the engine's index slot (step 1), or the
+    /// FTL's fingerprint index when it keeps one.
+    #[inline]
+    fn prefetch_index_step(&self, contents: &[ContentId]) {
+        if !self.ftl_index {
+            self.engine_prefetch(contents, 1);
+        } else {
+            for &c in contents.iter().take(PREFETCH_PAGES as usize) {
+                self.ftl.prefetch_index(c);
+            }
+        }
+    }
+
     /// Overlaps the mapping-table misses of the requests after `reqs[k]`
     /// with `reqs[k]`'s work: each distance prefetches one more link of
     /// their dependent chains (L2P slot, then entry and index slot, then
@@ -284,13 +292,7 @@ impl<'w> Simulation<'w> {
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
             self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
             if n.op == Op::Write && self.dedup {
-                if !self.ftl_index {
-                    self.engine_prefetch(w.content_of(n), 1);
-                } else {
-                    for &c in w.content_of(n).iter().take(PREFETCH_PAGES as usize) {
-                        self.ftl.prefetch_index(c);
-                    }
-                }
+                self.prefetch_index_step(w.content_of(n));
             }
         }
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 4) {
