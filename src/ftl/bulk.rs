@@ -84,7 +84,7 @@ mod tests {
     fn state(f: &Ftl) -> String {
         let geo = f.geometry();
         let pages = geo.planes * geo.blocks_per_plane * geo.pages_per_block;
-        let p2e: Vec<u32> = (0..pages).map(|p| *f.p2e.get(crate::units::Ppn(p)).unwrap()).collect();
+        let p2e: Vec<u32> = (0..pages).map(|p| f.p2e.owner(crate::units::Ppn(p))).collect();
         let blocks: Vec<String> =
             (0..geo.planes * geo.blocks_per_plane).map(|b| format!("{:?}", f.block_meta(b))).collect();
         let planes: Vec<String> = f

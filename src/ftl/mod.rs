@@ -451,9 +451,7 @@ impl Ftl {
     /// reverse-map slot and its block's metadata.
     #[inline]
     fn prefetch_page(&self, ppn: Ppn) {
-        if let Some(p) = self.p2e.get(ppn) {
-            prefetch(p);
-        }
+        self.p2e.prefetch(ppn);
         if let Some(b) = self.blocks.get(self.geo.block_of(ppn)) {
             prefetch(b);
         }

@@ -1,30 +1,32 @@
-//! The reverse map (physical page -> entry), laid out so that the part a
-//! run touches is dense.
+//! The reverse map (physical page -> entry), stored so that its memory
+//! follows the blocks that hold live pages, not the device's size.
 //!
 //! GC needs, for each page of a victim block, the entry that owns it
 //! (CAFTL's reverse mapping, Chen et al. FAST'11; see the FTL's module
-//! doc). The map has one slot per physical page, but a run touches only
-//! the blocks it has programmed, and each plane takes its free blocks in
-//! increasing index order at first (the least-worn bucket pops the lowest
-//! index; [`super::Ftl`]'s free pool). Indexed by [`Ppn`], whose numbering
-//! is plane-major, those touched blocks would sit at the start of each
-//! plane's 512 KiB stretch (FAD Table I geometry: 2048 blocks of 64 pages
-//! per plane), a few 4 KiB pages in each of 160 stretches: too sparse for
-//! huge pages, so every random access (the old copy's slot on each
-//! overwrite) also misses the TLB.
+//! doc). Only a page that holds a live copy has an owner; every other
+//! slot is 0. A plain array of one slot per physical page (what this map
+//! was until issue 26's memory round) becomes resident as the
+//! log-structured writes and wear levelling move over the whole device,
+//! even when nearly all of what they wrote has been overwritten since: a
+//! trace that writes the device's capacity several times over (the
+//! benchmark trace ten times) made all 80 MiB of FAD Table I's map
+//! resident, 4 B for each of its 20,971,520 pages, while 2.9 M pages were
+//! live.
 //!
-//! Here the slots are stored block-in-plane major instead:
+//! Here a block's slots live in a *chunk* (`pages_per_block` slots), taken
+//! when the block's first slot becomes non-zero and given back when its
+//! last one returns to 0 (the chunk's count of owned slots falls to 0).
+//! Chunks come from one zero-initialised array, the most recently freed
+//! first, so the resident part is the most chunks ever held at once: the
+//! blocks that held a live page at the same time, bounded by the live
+//! data, not by what was written. A freed chunk is all zeros (it is freed
+//! only when its last owned slot is cleared), so a reused one needs no
+//! clearing. The touched part is one dense prefix and may use transparent
+//! huge pages.
 //!
-//! ```text
-//! slot(ppn) = ((block_in_plane * planes) + plane) * pages_per_block + page_in_block
-//! ```
-//!
-//! so the `k`-th block of every plane lies in one contiguous stretch, the
-//! blocks the planes have used so far form one dense prefix, and that
-//! prefix can use transparent huge pages without making the untouched rest
-//! resident. A block's pages stay contiguous (GC's migration loop walks
-//! them in order). The layout is internal: every result is the same as
-//! with the plain `ppn` index.
+//! Which chunk a block gets is internal: every owner read is the same as
+//! with one slot per page (pinned by `chunks_read_back_as_one_slot_per_page`
+//! against a plain array).
 
 use crate::geometry::Geometry;
 use crate::units::Ppn;
@@ -32,58 +34,110 @@ use strength_reduce::StrengthReducedU32;
 
 /// Physical page -> `entry id + 1` (0 = no live entry). See the module doc.
 pub(super) struct ReverseMap {
+    /// Each block's chunk + 1 (0: the block owns no page).
+    chunk_of: Vec<u32>,
+    /// The chunks' slots, chunk `c` at `c * pages_per_block`.
     slots: Vec<u32>,
-    /// Slots per block-in-plane stretch: `planes * pages_per_block`.
-    stride: u32,
+    /// Owned (non-zero) slots per chunk.
+    owned: Vec<u32>,
+    /// Chunks given back, reused last-freed first.
+    free: Vec<u32>,
+    /// Chunks taken from `slots` so far (the resident prefix).
+    fresh: u32,
     pages_per_block: u32,
-    div_plane: StrengthReducedU32,
     div_block: StrengthReducedU32,
 }
 
 impl ReverseMap {
-    /// A zeroed map for every page of `geo` (zero-initialised: untouched
+    /// An empty map for every page of `geo` (zero-initialised: untouched
     /// parts cost no memory), advised for huge pages (module doc).
     pub(super) fn new(geo: &Geometry) -> ReverseMap {
+        let blocks = geo.total_pages / geo.pages_per_block;
         let slots = vec![0; geo.total_pages as usize];
         super::advise_huge_pages(&slots);
         ReverseMap {
+            chunk_of: vec![0; blocks as usize],
             slots,
-            stride: geo.planes * geo.pages_per_block,
+            owned: vec![0; blocks as usize],
+            free: Vec::new(),
+            fresh: 0,
             pages_per_block: geo.pages_per_block,
-            div_plane: StrengthReducedU32::new(geo.pages_per_plane),
             div_block: StrengthReducedU32::new(geo.pages_per_block),
         }
     }
 
-    /// Where `ppn`'s slot is stored.
+    /// Where `ppn`'s slot is stored, if its block holds a chunk, and the
+    /// block.
     #[inline(always)]
-    fn slot(&self, ppn: u32) -> usize {
-        let (plane, in_plane) = StrengthReducedU32::div_rem(ppn, self.div_plane);
-        let (block, page) = StrengthReducedU32::div_rem(in_plane, self.div_block);
-        (block * self.stride + plane * self.pages_per_block + page) as usize
+    fn locate(&self, ppn: u32) -> (Option<usize>, usize) {
+        let (block, page) = StrengthReducedU32::div_rem(ppn, self.div_block);
+        let c = self.chunk_of[block as usize];
+        let at = (c != 0).then(|| ((c - 1) * self.pages_per_block + page) as usize);
+        (at, block as usize)
     }
 
-    /// `ppn`'s slot, if the page exists.
+    /// Hints the CPU to fetch `ppn`'s slot (no-op for a page that does
+    /// not exist or whose block owns nothing).
     #[inline]
-    pub(super) fn get(&self, ppn: Ppn) -> Option<&u32> {
-        if (ppn.0 as usize) < self.slots.len() {
-            Some(&self.slots[self.slot(ppn.0)])
-        } else {
-            None
+    pub(super) fn prefetch(&self, ppn: Ppn) {
+        if ppn.0 < self.slots.len() as u32 {
+            if let (Some(s), _) = self.locate(ppn.0) {
+                crate::prefetch::prefetch(&self.slots[s]);
+            }
         }
     }
 
     /// The owner of `ppn` (`entry id + 1`, 0 = none).
     #[inline]
     pub(super) fn owner(&self, ppn: Ppn) -> u32 {
-        self.slots[self.slot(ppn.0)]
+        match self.locate(ppn.0) {
+            (Some(s), _) => self.slots[s],
+            (None, _) => 0,
+        }
     }
 
-    /// Sets the owner of `ppn`.
+    /// Sets the owner of `ppn`, taking its block a chunk when the block's
+    /// first slot becomes owned and giving it back when its last is
+    /// cleared.
     #[inline]
     pub(super) fn set(&mut self, ppn: Ppn, owner: u32) {
-        let s = self.slot(ppn.0);
-        self.slots[s] = owner;
+        let (at, block) = self.locate(ppn.0);
+        let s = match at {
+            Some(s) => s,
+            None if owner == 0 => return,
+            None => self.take_chunk(block, ppn.0),
+        };
+        let old = std::mem::replace(&mut self.slots[s], owner);
+        if (old == 0) != (owner == 0) {
+            let c = (self.chunk_of[block] - 1) as usize;
+            if owner != 0 {
+                self.owned[c] += 1;
+            } else {
+                self.owned[c] -= 1;
+                if self.owned[c] == 0 {
+                    self.chunk_of[block] = 0;
+                    self.free.push(c as u32);
+                }
+            }
+        }
+    }
+
+    /// Gives `block` a chunk (a freed one if any, all zeros) and returns
+    /// `ppn`'s slot in it.
+    #[cold]
+    fn take_chunk(&mut self, block: usize, ppn: u32) -> usize {
+        let c = self.free.pop().unwrap_or_else(|| {
+            self.fresh += 1;
+            self.fresh - 1
+        });
+        self.chunk_of[block] = c + 1;
+        (c * self.pages_per_block + ppn % self.pages_per_block) as usize
+    }
+
+    /// Chunks resident so far (the most held at once).
+    #[cfg(test)]
+    fn resident_chunks(&self) -> u32 {
+        self.fresh
     }
 }
 
@@ -91,9 +145,9 @@ impl ReverseMap {
 mod tests {
     use super::*;
     use crate::config::{GeometryConfig, ParallelUnit};
+    use proptest::prelude::*;
 
-    #[test]
-    fn every_page_has_its_own_slot_and_a_block_is_contiguous() {
+    fn geometry() -> Geometry {
         let g = GeometryConfig {
             channels: 2,
             chips_per_channel: 2,
@@ -104,21 +158,55 @@ mod tests {
             page_size: 4096,
             unit_order: Default::default(),
         };
-        let geo = Geometry::new(&g, ParallelUnit::Chip);
-        let map = ReverseMap::new(&geo);
-        let mut seen = vec![false; geo.total_pages as usize];
-        for p in 0..geo.total_pages {
-            let s = map.slot(p);
-            assert!(!seen[s], "slot {s} used twice");
-            seen[s] = true;
-            if p % geo.pages_per_block != 0 {
-                assert_eq!(s, map.slot(p - 1) + 1, "page {p} does not follow its predecessor in its block");
+        Geometry::new(&g, ParallelUnit::Chip)
+    }
+
+    proptest! {
+        /// Any sequence of sets reads back as a plain array of one slot
+        /// per page would, and the chunks held never exceed the blocks
+        /// owning a page at once.
+        #[test]
+        fn chunks_read_back_as_one_slot_per_page(
+            ops in proptest::collection::vec((0u32..420, 0u32..4), 1..600),
+        ) {
+            let geo = geometry();
+            prop_assert_eq!(geo.total_pages, 420);
+            let mut map = ReverseMap::new(&geo);
+            let mut plain = vec![0u32; geo.total_pages as usize];
+            let mut most = 0;
+            for (k, &(p, o)) in ops.iter().enumerate() {
+                // Owners 0 (clear) half the time, so chunks come and go.
+                let owner = if o < 2 { 0 } else { k as u32 + 1 };
+                map.set(Ppn(p), owner);
+                plain[p as usize] = owner;
+                let blocks = plain.chunks(7).filter(|b| b.iter().any(|&x| x != 0)).count() as u32;
+                most = most.max(blocks);
+                prop_assert_eq!(map.owner(Ppn(p)), owner);
+            }
+            for p in 0..geo.total_pages {
+                prop_assert_eq!(map.owner(Ppn(p)), plain[p as usize], "page {}", p);
+            }
+            prop_assert!(map.resident_chunks() <= most, "{} chunks for at most {} blocks", map.resident_chunks(), most);
+        }
+    }
+
+    #[test]
+    fn a_block_cleared_gives_its_chunk_to_the_next() {
+        let geo = geometry();
+        let mut map = ReverseMap::new(&geo);
+        // Blocks written one after another, each overwritten (cleared)
+        // before the next: one chunk serves them all.
+        for b in 0..geo.total_pages / 7 {
+            for p in b * 7..b * 7 + 7 {
+                map.set(Ppn(p), p + 1);
+            }
+            for p in b * 7..b * 7 + 7 {
+                assert_eq!(map.owner(Ppn(p)), p + 1);
+                map.set(Ppn(p), 0);
             }
         }
-        // The first block of every plane lies in the first stretch.
-        for q in 0..geo.planes {
-            assert!(map.slot(q * geo.pages_per_plane) < (geo.planes * geo.pages_per_block) as usize);
-        }
-        assert!(map.get(Ppn(geo.total_pages)).is_none());
+        assert_eq!(map.resident_chunks(), 1);
+        // Pages beyond the device are never prefetched.
+        map.prefetch(Ppn(geo.total_pages));
     }
 }
