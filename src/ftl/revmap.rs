@@ -136,7 +136,7 @@ impl ReverseMap {
 
     /// Chunks resident so far (the most held at once).
     #[cfg(test)]
-    fn resident_chunks(&self) -> u32 {
+    pub(super) fn resident_chunks(&self) -> u32 {
         self.fresh
     }
 }

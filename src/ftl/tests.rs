@@ -555,3 +555,30 @@ fn the_flat_map_places_and_collects_as_the_shared_map() {
         flat.check_invariants().unwrap();
     }
 }
+
+/// The reverse map's memory follows the blocks holding live pages, not the
+/// blocks ever written (issue 26): overwriting a few LPNs until every
+/// block of the device has been erased several times holds no more chunks
+/// than there are live pages (plus the one copy being placed), under the
+/// shared and the flat map.
+#[test]
+fn the_reverse_map_holds_chunks_for_live_blocks_only() {
+    for flat in [false, true] {
+        let mut ftl = Ftl::new(&Config::small_for_tests(2, 1, 32, 8).ftl_params());
+        if flat {
+            ftl.map_flat();
+        }
+        let blocks = ftl.erase_counts().count() as u32;
+        let live = 6u32;
+        for round in 0..(10 * blocks * 8 / live) {
+            for l in 0..live {
+                let (e, _, _) = ftl.program(l % 2, ContentId(round * live + l), false).unwrap();
+                ftl.map_pinned(Lpn(l), e);
+            }
+        }
+        ftl.check_invariants().unwrap();
+        assert!(ftl.erase_counts().all(|c| c >= 2), "every block erased at least twice (flat: {flat})");
+        let held = ftl.p2e.resident_chunks();
+        assert!(held <= live + 1, "{held} chunks held for {live} live pages on {blocks} blocks (flat: {flat})");
+    }
+}
