@@ -1625,6 +1625,66 @@ mod tests {
         assert_eq!(c, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
     }
 
+    /// [`Builder::add`]'s short path for a record without content, hint or
+    /// `--wrap` ([`Builder::add_plain`]) does what the general one
+    /// ([`Builder::add_any`]) does: the same requests, counts, bitmap,
+    /// span and warnings (times going back, writes without contents among
+    /// writes with, whole-second arrivals), and the same error at the same
+    /// record, on random records, some with contents (the general path in
+    /// both builders).
+    #[test]
+    fn a_plain_record_takes_the_short_path_to_the_same_result() {
+        let path = Path::new("t.trace");
+        let run = |whole_seconds: bool, capacity: Option<u64>, plain_path: bool| {
+            let opts = LoadOptions { capacity_pages: capacity, ..LoadOptions::default() };
+            let mut b = Builder::new(TraceFormat::Native, path, &opts, vec![0]);
+            b.track_past = true;
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let mut next = move |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let mut t = 5_000_000_000u64;
+            let mut out = Ok(());
+            for line in 1..=3000u64 {
+                // Now and then a step back in time.
+                t = if next(20) == 0 { t.saturating_sub(next(10_000_000)) } else { t + next(10_000_000) };
+                let time = if whole_seconds { Nanos(t / 1_000_000_000 * 1_000_000_000) } else { Nanos(t) };
+                let op = [Op::Read, Op::Write, Op::Trim][next(3) as usize];
+                let (offset, size) = (next(1 << 30), 1 + next(64 << 10));
+                let content = (op == Op::Write && next(4) == 0)
+                    .then(|| vec![[line as u8; 16]; pages_covered(offset, size, HASH_PAGE) as usize]);
+                let stream = next(3) as u16;
+                let r = Rec { time, offset, size, line, slot: 0, op, extra: content.is_some(), stream };
+                let extra = content.map(|c| Extra { content: Some(c), hint: None });
+                let added = if plain_path { b.add(&r, extra) } else { b.add_any(&r, extra) };
+                if let Err(e) = added {
+                    out = Err(e.to_string());
+                    break;
+                }
+            }
+            let (made, reads) = (b.made(), b.reads_with_content);
+            let touched = b.touched.clone();
+            let mut warnings = Vec::new();
+            let built = b.finish(&mut warnings);
+            (out, made, reads, touched, warnings, built.requests, built.contents, built.lpn_span, built.content_space)
+        };
+        // The capacity: a request now and then (about one in 900) ends
+        // beyond it.
+        for (whole_seconds, capacity) in [(false, None), (true, None), (false, Some((1 << 18) - 300))] {
+            let short = run(whole_seconds, capacity, true);
+            let general = run(whole_seconds, capacity, false);
+            assert!(short == general, "whole seconds {whole_seconds}, capacity {capacity:?}");
+            assert_eq!(short.0.is_err(), capacity.is_some(), "{:?}", short.0);
+            assert!(short.1 > 100, "requests made: {}", short.1);
+            if capacity.is_none() {
+                assert_eq!(short.4.len(), 2, "warnings to compare: {:?}", short.4);
+            }
+        }
+    }
+
     #[test]
     fn trace_names() {
         assert_eq!(trace_name(Path::new("/x/hm_0.csv.gz")), "hm_0");
