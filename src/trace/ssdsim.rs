@@ -221,21 +221,58 @@ mod tests {
     /// The byte-level fast path accepts only lines the general parser reads
     /// to the identical record, and leaves every other line (and so every
     /// error message) to it.
+    /// [`parse_disksim`] without its fast path.
+    fn general(line: &str) -> Result<TraceRecord, String> {
+        let f = Fields::ws(line, NAMES);
+        f.require(5)?;
+        f.at_most(5)?;
+        let (time, volume) = (f.u64(0)?, f.u32(1)?);
+        let (offset, size) = (f.sectors_as_bytes(2)?, f.sectors_as_bytes(3)?);
+        let op = match f.str(4)? {
+            "1" => Op::Read,
+            "0" => Op::Write,
+            _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
+        };
+        plain_record(time, op, offset, size, volume)
+    }
+
+    proptest::proptest! {
+        /// On random lines of digits and blanks (fields of up to 21 digits,
+        /// most short; the op field 0, 1, 2 or random digits): the fast
+        /// path reads every line of five fields of at most 19 digits that
+        /// the general parser reads, to the same record, and declines every
+        /// line that it does not read to that record.
+        #[test]
+        fn fast_path_agrees_with_the_general_parser_on_random_lines(
+            fields in proptest::collection::vec(
+                (proptest::prop_oneof!["[0-9]{1,6}", "[0-9]{0,21}"], "[ \t]{1,2}"),
+                4..7,
+            ),
+            lead in "[ \t]{0,2}",
+            op in proptest::option::of(0u8..3),
+        ) {
+            let mut line = lead;
+            let mut plain = fields.len() == 5;
+            for (k, (digits, blank)) in fields.iter().enumerate() {
+                let field = match op.filter(|_| k == 4) {
+                    Some(o) => o.to_string(),
+                    None => digits.clone(),
+                };
+                plain &= (1..=MAX_FAST_DIGITS).contains(&field.len());
+                line.push_str(&field);
+                line.push_str(blank);
+            }
+            let fast = parse_disksim_fast(line.as_bytes());
+            match general(&line) {
+                Ok(r) if plain => proptest::prop_assert_eq!(fast, Some(r), "{:?}", line),
+                Ok(r) => proptest::prop_assert!(fast.is_none() || fast == Some(r), "{:?}", line),
+                Err(_) => proptest::prop_assert!(fast.is_none(), "{:?}", line),
+            }
+        }
+    }
+
     #[test]
     fn fast_path_agrees_with_the_general_parser() {
-        let general = |line: &str| {
-            let f = Fields::ws(line, NAMES);
-            f.require(5)?;
-            f.at_most(5)?;
-            let (time, volume) = (f.u64(0)?, f.u32(1)?);
-            let (offset, size) = (f.sectors_as_bytes(2)?, f.sectors_as_bytes(3)?);
-            let op = match f.str(4)? {
-                "1" => Op::Read,
-                "0" => Op::Write,
-                _ => return Err(f.bad(4, "is not 1 (read) or 0 (write)")),
-            };
-            plain_record(time, op, offset, size, volume)
-        };
         let accepted =
             ["0 0 0 8 1", "26214000 0 303574 7 0", "1\t2  3\t\t4 0 \t", "007 0 0 1 1", "9999999999999999999 0 0 8 1"];
         for line in accepted {
