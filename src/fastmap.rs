@@ -1,7 +1,6 @@
 //! Hash maps for tables keyed by integers on the per-page path: the dedup
-//! engines' (fingerprints, copy ids, LPNs, metadata page numbers). (The
-//! FTL's per-LPN state of dynamic allocation's waiting maps has a
-//! linear-probing table of its own, `ftl::deferred::LpnStates`.)
+//! engines' (fingerprints, copy ids, LPNs, metadata page numbers) and the
+//! FTL's waiting maps of dynamic allocation (entry ids, LPNs).
 //!
 //! The standard `HashMap` hashes with SipHash-1-3, which resists
 //! hash-flooding by a chosen key set; these keys come from the simulation
