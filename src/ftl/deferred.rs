@@ -21,8 +21,9 @@
 //! immediate references (to copies already placed) interleave.
 
 use super::{Entry, EntryId, Ftl, FtlError, GcWork};
+use crate::fastmap::FastMap;
 use crate::units::{ContentId, Lpn, Ppn};
-use std::collections::HashMap;
+use std::collections::{hash_map, HashMap};
 
 /// The waiting maps (see the module doc). Empty unless dynamic allocation
 /// reserves copies. A reserved entry's waiting maps sit in a slab, in the
@@ -48,7 +49,7 @@ pub(super) struct Deferred {
     free: Vec<u32>,
     /// Per LPN with waiting maps: how many, and the number of the write
     /// its current mapping reflects (0: one older than every waiting map).
-    lpns: LpnStates,
+    lpns: FastMap<u32, (u32, u64)>,
     /// Write numbers handed out so far.
     seq: u64,
 }
@@ -84,9 +85,9 @@ impl Deferred {
         if self.lpns.is_empty() {
             return;
         }
-        if let Some(st) = self.lpns.get_mut(lpn.0) {
+        if let Some(st) = self.lpns.get_mut(&lpn.0) {
             self.seq += 1;
-            st.seq = self.seq;
+            st.1 = self.seq;
         }
     }
 
@@ -94,7 +95,7 @@ impl Deferred {
     #[inline]
     fn wait(&mut self, lpn: Lpn) -> u64 {
         self.seq += 1;
-        self.lpns.entry(lpn.0).n += 1;
+        self.lpns.entry(lpn.0).or_insert((0, 0)).0 += 1;
         self.seq
     }
 
@@ -107,7 +108,7 @@ impl Deferred {
                 *per_lpn.entry(lpn.0).or_default() += 1;
             }
         }
-        per_lpn.len() == self.lpns.len() && per_lpn.iter().all(|(&l, &n)| self.lpns.get(l).map(|s| s.n) == Some(n))
+        per_lpn.len() == self.lpns.len() && per_lpn.iter().all(|(l, &n)| self.lpns.get(l).map(|s| s.0) == Some(n))
     }
 
     /// The reserved entries with their slots and how many maps wait for
@@ -120,17 +121,19 @@ impl Deferred {
     /// placed: whether it is current (no later mapping change of `lpn` took
     /// effect first; then it is the LPN's latest). One probe of the per-LPN
     /// table for the update and the removal.
-    #[inline(always)]
+    #[inline]
     pub(super) fn settle(&mut self, lpn: Lpn, s: u64) -> bool {
-        let i = self.lpns.find(lpn.0).expect("a waiting LPN is counted");
-        let st = &mut self.lpns.slots[i];
-        st.n -= 1;
-        let current = s > st.seq;
+        let hash_map::Entry::Occupied(mut o) = self.lpns.entry(lpn.0) else {
+            unreachable!("a waiting LPN is counted");
+        };
+        let st = o.get_mut();
+        st.0 -= 1;
+        let current = s > st.1;
         if current {
-            st.seq = s;
+            st.1 = s;
         }
-        if st.n == 0 {
-            self.lpns.remove_at(i);
+        if st.0 == 0 {
+            o.remove();
         }
         current
     }
@@ -145,150 +148,6 @@ impl Deferred {
         w.more.clear();
         self.free.push(slot);
         (n > 0).then_some((first, n))
-    }
-}
-
-/// The per-LPN state of the waiting maps ([`Deferred::lpns`]): an
-/// open-addressing table keyed by LPN, linear probing from a Fibonacci
-/// hash of the key, at most three quarters full, deletion by backward
-/// shift (no tombstones, so a table that sees every LPN come and go keeps
-/// short probes). Each slot holds its key and state together, so a probe
-/// of a table too large for the caches misses once, where a `HashMap`
-/// reads its control bytes and then its bucket (two misses). Its size
-/// follows the backlog of waiting LPNs, not the device (Round 13b in
-/// BENCHMARKS.md: a dense per-LPN index cost 52 MB). Nothing iterates it.
-#[derive(Clone, Debug, Default)]
-struct LpnStates {
-    /// A power of two of slots (or none before the first insert).
-    slots: Vec<LpnState>,
-    /// Occupied slots.
-    len: usize,
-    /// 64 minus log2 of the slot count: the hash's top bits index.
-    shift: u32,
-}
-
-/// One slot of [`LpnStates`].
-#[derive(Copy, Clone, Debug)]
-struct LpnState {
-    /// The LPN ([`LpnStates::EMPTY`]: a free slot; no LPN of a device
-    /// reaches it, the page numbers being 32-bit).
-    lpn: u32,
-    /// How many maps of the LPN wait.
-    n: u32,
-    /// The number of the write the LPN's current mapping reflects.
-    seq: u64,
-}
-
-impl LpnStates {
-    const EMPTY: u32 = u32::MAX;
-    const FREE: LpnState = LpnState { lpn: Self::EMPTY, n: 0, seq: 0 };
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The slot `lpn` hashes to (the start of its probe).
-    #[inline]
-    fn home(&self, lpn: u32) -> usize {
-        (u64::from(lpn).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// The slot holding `lpn`, if any.
-    #[inline]
-    fn find(&self, lpn: u32) -> Option<usize> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(lpn);
-        loop {
-            let k = self.slots[i].lpn;
-            if k == lpn {
-                return Some(i);
-            }
-            if k == Self::EMPTY {
-                return None;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    fn get(&self, lpn: u32) -> Option<&LpnState> {
-        self.find(lpn).map(|i| &self.slots[i])
-    }
-
-    #[inline]
-    fn get_mut(&mut self, lpn: u32) -> Option<&mut LpnState> {
-        self.find(lpn).map(|i| &mut self.slots[i])
-    }
-
-    /// The state of `lpn`, inserted as (0, 0) if it has none.
-    #[inline]
-    fn entry(&mut self, lpn: u32) -> &mut LpnState {
-        debug_assert_ne!(lpn, Self::EMPTY, "an LPN past the page numbers");
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
-            self.grow();
-        }
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(lpn);
-        loop {
-            let k = self.slots[i].lpn;
-            if k == lpn {
-                break;
-            }
-            if k == Self::EMPTY {
-                self.slots[i] = LpnState { lpn, n: 0, seq: 0 };
-                self.len += 1;
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-        &mut self.slots[i]
-    }
-
-    /// Doubles the slots (16 at first) and reinserts every state.
-    #[cold]
-    fn grow(&mut self) {
-        let cap = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![Self::FREE; cap]);
-        self.shift = 64 - cap.trailing_zeros();
-        let mask = cap - 1;
-        for st in old.into_iter().filter(|st| st.lpn != Self::EMPTY) {
-            let mut i = self.home(st.lpn);
-            while self.slots[i].lpn != Self::EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = st;
-        }
-    }
-
-    /// Empties slot `i`, moving back each later state of its run whose
-    /// probe starts at or before the hole, so that every state stays
-    /// reachable from its home without a gap.
-    #[inline]
-    fn remove_at(&mut self, mut i: usize) {
-        let mask = self.slots.len() - 1;
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let k = self.slots[j].lpn;
-            if k == Self::EMPTY {
-                break;
-            }
-            // The state at `j` is `(j - home)` slots past its home; it may
-            // move to the hole if that is no farther from `j`.
-            if (j.wrapping_sub(self.home(k)) & mask) >= (j.wrapping_sub(i) & mask) {
-                self.slots[i] = self.slots[j];
-                i = j;
-            }
-        }
-        self.slots[i] = Self::FREE;
-        self.len -= 1;
     }
 }
 
@@ -531,60 +390,5 @@ mod tests {
             assert!(stale > 100 && applied > 200, "flat {flat}: {stale} stale, {applied} applied waiting maps");
             ftl.check_invariants().unwrap();
         }
-    }
-
-    /// The per-LPN table against a `HashMap`: random inserts, updates and
-    /// removals of keys drawn from a few dense runs (so that probes
-    /// collide, runs wrap past the last slot and removals shift states
-    /// back across the wrap), through several doublings and back to few
-    /// keys. After every step each key of the reference is found with its
-    /// state, the counts agree, and a sample of absent keys is not found.
-    /// A removal that left a gap in a run (or moved a state before its
-    /// home), a lost state in a doubling or a wrong count fails here.
-    #[test]
-    fn lpn_states_agree_with_a_hash_map() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |m: u32| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            ((seed >> 33) % u64::from(m)) as u32
-        };
-        let mut t = LpnStates::default();
-        let mut want: HashMap<u32, (u32, u64)> = HashMap::new();
-        let (mut removed, mut peak) = (0u32, 0usize);
-        for step in 0..40_000u32 {
-            // Grow for the first half, then shrink back.
-            let insert = next(100) < if step < 20_000 { 60 } else { 35 };
-            let key = [0u32, 1 << 20, 3 << 28][next(3) as usize] + next(600);
-            if insert {
-                let st = t.entry(key);
-                st.n += 1;
-                st.seq = u64::from(step);
-                let w = want.entry(key).or_insert((0, 0));
-                w.0 += 1;
-                w.1 = u64::from(step);
-            } else if let Some(i) = t.find(key) {
-                let w = want.get_mut(&key).expect("a key the table holds is in the reference");
-                t.slots[i].n -= 1;
-                w.0 -= 1;
-                if t.slots[i].n == 0 {
-                    t.remove_at(i);
-                    want.remove(&key);
-                    removed += 1;
-                }
-            } else {
-                assert!(!want.contains_key(&key), "step {step}: key {key} lost");
-            }
-            assert_eq!(t.len(), want.len(), "step {step}");
-            for (&k, &(n, seq)) in &want {
-                let st = t.get(k).unwrap_or_else(|| panic!("step {step}: key {k} lost"));
-                assert_eq!((st.lpn, st.n, st.seq), (k, n, seq), "step {step}: key {k}");
-            }
-            for _ in 0..4 {
-                let k = [0u32, 1 << 20, 3 << 28][next(3) as usize] + next(700);
-                assert_eq!(t.get(k).is_some(), want.contains_key(&k), "step {step}: key {k}");
-            }
-            peak = peak.max(want.len());
-        }
-        assert!(removed > 5_000 && peak > 1_000 && t.slots.len() >= 2048, "{removed} removals, peak {peak}");
     }
 }
