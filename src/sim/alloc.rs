@@ -296,14 +296,16 @@ impl<'w> Simulation<'w> {
         if *ptr == planes.len() as u32 {
             *ptr = 0;
         }
-        let content = self.ftl.entry(page.copy).content;
-        let mut mapped = std::mem::take(&mut self.placed_lpns);
-        mapped.clear();
-        let (_, gc) = self.ftl.place(page.copy, plane, &mut mapped)?;
-        for &lpn in &mapped {
-            self.shadow_write(lpn.0, Some(content));
+        // The LPNs mapped are needed only by the shadow model: without
+        // `--check` neither they nor the copy's content are read back.
+        self.placed_lpns.clear();
+        let content = if self.opts.check { Some(self.ftl.entry(page.copy).content) } else { None };
+        let (_, gc) = self.ftl.place(page.copy, plane, &mut self.placed_lpns)?;
+        if content.is_some() {
+            for k in 0..self.placed_lpns.len() {
+                self.shadow_write(self.placed_lpns[k].0, content);
+            }
         }
-        self.placed_lpns = mapped;
         if let Some(gc) = gc {
             self.account_gc(gc, t, t, true);
         }
@@ -328,8 +330,18 @@ impl<'w> Simulation<'w> {
     }
 
     /// Counts the write DOF of the oldest writes whose pages are all
-    /// placed, in write order.
+    /// placed, in write order. The test is inline (most calls find the
+    /// oldest write still waiting), the counting out of line.
+    #[inline(always)]
     pub(super) fn count_placed_files(&mut self) {
+        if self.unplaced_files.oldest_is_complete() {
+            self.count_complete_files();
+        }
+    }
+
+    /// [`Self::count_placed_files`]'s work, when the oldest write is complete.
+    #[inline(never)]
+    fn count_complete_files(&mut self) {
         while let Some(units) = self.unplaced_files.oldest_complete() {
             let n = units.len() as u32;
             let max = max_hits(units, &mut self.unit_hits, &mut self.touched);
@@ -390,17 +402,31 @@ impl UnplacedFiles {
         self.first + (self.files.len() - self.head) as u64
     }
 
-    /// A request of `n` pages whose pages already placed are on `placed`.
-    pub(super) fn push(&mut self, n: u32, placed: impl Iterator<Item = u32>) {
+    /// A request whose pages are on `units` ([`NO_UNIT`]: not placed yet).
+    /// Its slots are `units` copied as they are, the placed ones then
+    /// moved to the front (`placed` fills the rest in order); a request
+    /// with none placed yet (every program under dynamic allocation) or
+    /// all placed needs no move.
+    pub(super) fn push(&mut self, units: &[u32]) {
         if self.head >= 64 && self.head * 2 >= self.files.len() {
             self.compact();
         }
-        let start = self.base + self.units.len() as u64;
+        let n = units.len();
         let before = self.units.len();
-        self.units.extend(placed);
-        let filled = (self.units.len() - before) as u32;
-        self.units.resize(before + n as usize, 0);
-        self.files.push((n, filled, start));
+        let start = self.base + before as u64;
+        let filled = units.iter().filter(|&&u| u != NO_UNIT).count();
+        self.units.extend_from_slice(units);
+        if filled != 0 && filled != n {
+            let slots = &mut self.units[before..];
+            let mut f = 0;
+            for k in 0..n {
+                if slots[k] != NO_UNIT {
+                    slots.swap(f, k);
+                    f += 1;
+                }
+            }
+        }
+        self.files.push((n as u32, filled as u32, start));
     }
 
     /// Drops the counted requests and their units.
@@ -419,6 +445,12 @@ impl UnplacedFiles {
         let f = &mut self.files[self.head + (file - self.first) as usize];
         self.units[(f.2 - self.base) as usize + f.1 as usize] = unit;
         f.1 += 1;
+    }
+
+    /// Whether every page of the oldest request is placed.
+    #[inline]
+    pub(super) fn oldest_is_complete(&self) -> bool {
+        self.files.get(self.head).is_some_and(|f| f.1 == f.0)
     }
 
     /// The units of the oldest request's pages, if all are placed; it is
@@ -500,7 +532,13 @@ mod tests {
                         now.push(next(8));
                     }
                 }
-                files.push(n, now.iter().copied());
+                let mut units = now.clone();
+                units.resize(n as usize, NO_UNIT);
+                // Placed and unplaced pages interleaved, as a write's are.
+                for i in (1..units.len()).rev() {
+                    units.swap(i, next(i as u32 + 1) as usize);
+                }
+                files.push(&units);
                 waiting.extend(std::iter::repeat_n(id, (n as usize) - now.len()));
                 want.push_back((id, n, now));
             } else {

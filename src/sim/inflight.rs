@@ -84,12 +84,19 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Applies the completions the timing model reported.
-    #[inline]
+    /// Applies the completions the timing model reported. The test is
+    /// inline at every call (a placement calls this whether or not its
+    /// channel reported anything), the work out of line.
+    #[inline(always)]
     pub(super) fn apply_completions(&mut self) {
-        if !self.timing.has_completions() {
-            return;
+        if self.timing.has_completions() {
+            self.apply_reported();
         }
+    }
+
+    /// [`Self::apply_completions`]'s work, when there is some.
+    #[inline(never)]
+    fn apply_reported(&mut self) {
         let mut done = std::mem::take(&mut self.completed);
         self.timing.take_completions(&mut done);
         for &(slot, d) in &done {

@@ -406,8 +406,7 @@ impl<'w> Simulation<'w> {
         // 6. DOF of the file as just placed (FAD §II-C); under dynamic
         //    allocation once its last page is placed.
         if timed && self.alloc.dynamic() {
-            let placed = self.unit_of_page.iter().copied().filter(|&u| u != NO_UNIT);
-            self.unplaced_files.push(n as u32, placed);
+            self.unplaced_files.push(&self.unit_of_page[..n]);
             self.count_placed_files();
         } else if timed {
             for k in 0..n {
