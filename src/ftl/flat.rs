@@ -136,7 +136,13 @@ impl Ftl {
     /// when a copy's last reference goes (no index, no freed log: a flat
     /// map has neither).
     fn release_page(&mut self, ppn: Ppn) {
-        self.p2e.set(ppn, 0);
+        self.p2e.clear(ppn);
+        self.count_released(ppn);
+    }
+
+    /// What releasing page `ppn` does besides its reverse-map slot: its
+    /// block and plane lose a valid page, the map a live copy.
+    fn count_released(&mut self, ppn: Ppn) {
         let b = self.geo.block_of(ppn) as usize;
         // Wrapping: an active block's count excludes its programmed pages.
         self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
@@ -183,7 +189,12 @@ impl Ftl {
                 self.map_page(lpn, now, content);
                 mapped.push(lpn);
             }
-            _ => self.release_page(now),
+            _ => {
+                // Never mapped: its slot is set only if a collection it
+                // triggered marked it pending, so it is read, not assumed.
+                self.p2e.set(now, 0);
+                self.count_released(now);
+            }
         }
         self.entries[e as usize].refs = 0;
         self.free_entries.push(e);

@@ -159,7 +159,7 @@ impl Ftl {
                     continue;
                 }
                 let new = self.alloc_page(plane)?;
-                self.p2e.set(Ppn(p), 0);
+                self.p2e.clear(Ppn(p));
                 self.p2e.set(new, e);
                 work.moved += 1;
                 if self.flat {

@@ -628,7 +628,7 @@ impl Ftl {
         if ent.refs == 0 {
             let ent = *ent;
             debug_assert!(!self.is_unplaced(ent.ppn), "entry {e} freed before it was placed");
-            self.p2e.set(ent.ppn, 0);
+            self.p2e.clear(ent.ppn);
             let b = self.geo.block_of(ent.ppn) as usize;
             // Wrapping: an active block's count excludes its programmed pages.
             self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);

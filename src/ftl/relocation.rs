@@ -139,7 +139,7 @@ impl Ftl {
     /// plane's threshold asks for.
     fn move_copy(&mut self, e: EntryId, new: Ppn, plane: u32) -> Result<(Ppn, Ppn, Option<GcWork>), FtlError> {
         let old = self.entries[e as usize].ppn;
-        self.p2e.set(old, 0);
+        self.p2e.clear(old);
         let b = self.geo.block_of(old) as usize;
         // Wrapping: an active block's count excludes its programmed pages.
         self.blocks[b].valid = self.blocks[b].valid.wrapping_sub(1);
