@@ -32,14 +32,21 @@ use crate::geometry::Geometry;
 use crate::units::Ppn;
 use strength_reduce::StrengthReducedU32;
 
+/// A block's chunk (`chunk + 1`, 0 = none) and how many of its slots are
+/// owned (non-zero).
+#[derive(Clone, Copy, Default)]
+struct Held {
+    chunk: u32,
+    owned: u32,
+}
+
 /// Physical page -> `entry id + 1` (0 = no live entry). See the module doc.
 pub(super) struct ReverseMap {
-    /// Each block's chunk + 1 (0: the block owns no page).
-    chunk_of: Vec<u32>,
+    /// Each block's chunk and owned-slot count, side by side so that
+    /// finding the chunk brings the count into the cache with it.
+    held: Vec<Held>,
     /// The chunks' slots, chunk `c` at `c * pages_per_block`.
     slots: Vec<u32>,
-    /// Owned (non-zero) slots per chunk.
-    owned: Vec<u32>,
     /// Chunks given back, reused last-freed first.
     free: Vec<u32>,
     /// Chunks taken from `slots` so far (the resident prefix).
@@ -56,9 +63,8 @@ impl ReverseMap {
         let slots = vec![0; geo.total_pages as usize];
         super::advise_huge_pages(&slots);
         ReverseMap {
-            chunk_of: vec![0; blocks as usize],
+            held: vec![Held::default(); blocks as usize],
             slots,
-            owned: vec![0; blocks as usize],
             free: Vec::new(),
             fresh: 0,
             pages_per_block: geo.pages_per_block,
@@ -71,7 +77,7 @@ impl ReverseMap {
     #[inline(always)]
     fn locate(&self, ppn: u32) -> (Option<usize>, usize) {
         let (block, page) = StrengthReducedU32::div_rem(ppn, self.div_block);
-        let c = self.chunk_of[block as usize];
+        let c = self.held[block as usize].chunk;
         let at = (c != 0).then(|| ((c - 1) * self.pages_per_block + page) as usize);
         (at, block as usize)
     }
@@ -109,15 +115,10 @@ impl ReverseMap {
         };
         let old = std::mem::replace(&mut self.slots[s], owner);
         if (old == 0) != (owner == 0) {
-            let c = (self.chunk_of[block] - 1) as usize;
             if owner != 0 {
-                self.owned[c] += 1;
+                self.held[block].owned += 1;
             } else {
-                self.owned[c] -= 1;
-                if self.owned[c] == 0 {
-                    self.chunk_of[block] = 0;
-                    self.free.push(c as u32);
-                }
+                self.release_one(block);
             }
         }
     }
@@ -134,11 +135,17 @@ impl ReverseMap {
         let s = at.expect("a page with an owner has a chunk");
         debug_assert_ne!(self.slots[s], 0, "page {} cleared without an owner", ppn.0);
         self.slots[s] = 0;
-        let c = (self.chunk_of[block] - 1) as usize;
-        self.owned[c] -= 1;
-        if self.owned[c] == 0 {
-            self.chunk_of[block] = 0;
-            self.free.push(c as u32);
+        self.release_one(block);
+    }
+
+    /// `block` owns one slot fewer; the last gives its chunk back.
+    #[inline(always)]
+    fn release_one(&mut self, block: usize) {
+        let h = &mut self.held[block];
+        h.owned -= 1;
+        if h.owned == 0 {
+            self.free.push(h.chunk - 1);
+            h.chunk = 0;
         }
     }
 
@@ -150,7 +157,7 @@ impl ReverseMap {
             self.fresh += 1;
             self.fresh - 1
         });
-        self.chunk_of[block] = c + 1;
+        self.held[block].chunk = c + 1;
         (c * self.pages_per_block + ppn % self.pages_per_block) as usize
     }
 
