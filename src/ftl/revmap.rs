@@ -10,12 +10,12 @@
 //! even when nearly all of what they wrote has been overwritten since: a
 //! trace that writes the device's capacity several times over (the
 //! benchmark trace ten times) made all 80 MiB of FAD Table I's map
-//! resident, 4 B for each of its 20,971,520 pages, while 2.9 M pages were
-//! live.
+//! resident, 4 B for each of its 20,971,520 pages, while 2,855,214 pages
+//! were live at its end.
 //!
 //! Here a block's slots live in a *chunk* (`pages_per_block` slots), taken
 //! when the block's first slot becomes non-zero and given back when its
-//! last one returns to 0 (the chunk's count of owned slots falls to 0).
+//! last one returns to 0 (the block's count of owned slots falls to 0).
 //! Chunks come from one zero-initialised array, the most recently freed
 //! first, so the resident part is the most chunks ever held at once: the
 //! blocks that held a live page at the same time, bounded by the live
