@@ -195,13 +195,10 @@ impl Ftl {
             let want = self.plane_valid(plane as u32) as u32;
             ensure!(live == want, "plane {plane} counts {live} live pages, has {want}");
         }
-        for (c, &m) in self.index.iter().enumerate() {
-            if m == 0 {
-                continue;
-            }
+        for (c, m) in self.index.non_empty() {
             let ent = &self.entries[(m - 1) as usize];
             ensure!(
-                ent.refs > 0 && ent.content.0 as usize == c,
+                ent.refs > 0 && ent.content.0 == c,
                 "index entry for content {c} points to a dead or different entry"
             );
         }

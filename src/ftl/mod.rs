@@ -92,6 +92,7 @@ mod check;
 mod deferred;
 mod flat;
 mod gc;
+pub mod index;
 mod params;
 mod relocation;
 mod revmap;
@@ -105,6 +106,7 @@ use crate::geometry::Geometry;
 use crate::units::{ContentId, Lpn, Ppn};
 use blocks::{BlockMeta, BlockTable};
 use deferred::Deferred;
+use index::ContentTable;
 use relocation::RelocationFrontiers;
 use revmap::ReverseMap;
 use std::collections::BTreeMap;
@@ -254,7 +256,8 @@ pub struct Ftl {
     entries: Vec<Entry>,
     free_entries: Vec<EntryId>,
     p2e: ReverseMap,
-    index: Vec<u32>,
+    /// Fingerprint index: content -> primary entry + 1 (0: none).
+    index: ContentTable<u32>,
     blocks: BlockTable,
     planes: Vec<Plane>,
     unit_ptr: Vec<u32>,
@@ -344,7 +347,7 @@ impl Ftl {
             entries,
             free_entries: Vec::new(),
             p2e: ReverseMap::new(&geo),
-            index: Vec::new(),
+            index: ContentTable::new(index::dense_limit(u64::from(geo.total_pages))),
             blocks,
             planes,
             unit_ptr: vec![0; geo.unit_count() as usize],
@@ -439,9 +442,7 @@ impl Ftl {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 if e.refs == 1 {
                     self.prefetch_page(e.ppn);
-                    if let Some(i) = self.index.get(e.content.0 as usize) {
-                        prefetch(i);
-                    }
+                    self.index.prefetch(e.content);
                 }
             }
         }
@@ -460,16 +461,14 @@ impl Ftl {
     /// Hints the CPU to fetch the fingerprint-index slot of `content`.
     #[inline]
     pub fn prefetch_index(&self, content: ContentId) {
-        if let Some(slot) = self.index.get(content.0 as usize) {
-            prefetch(slot);
-        }
+        self.index.prefetch(content);
     }
 
     /// Hints the CPU to fetch the entry of `content`'s primary copy (call
     /// after [`Ftl::prefetch_index`] had time to bring the index slot in).
     #[inline]
     pub fn prefetch_duplicate(&self, content: ContentId) {
-        if let Some(&e) = self.index.get(content.0 as usize) {
+        if let Some(e) = self.index.peek(content) {
             if let Some(ent) = self.entries.get(e.wrapping_sub(1) as usize) {
                 prefetch(ent);
             }
@@ -487,14 +486,17 @@ impl Ftl {
 
     /// Sizes the fingerprint index for content ids below `contents` up
     /// front (it still grows on demand beyond), so that it is one
-    /// huge-page-advised allocation instead of a series of doublings.
+    /// huge-page-advised allocation instead of a series of doublings; past
+    /// the device's dense limit it becomes a hash map of the indexed
+    /// contents ([`index::ContentTable`]).
     pub fn reserve_index(&mut self, contents: u32) {
-        if (contents as usize) > self.index.len() {
-            let mut index = vec![0; contents as usize];
-            advise_huge_pages(&index);
-            index[..self.index.len()].copy_from_slice(&self.index);
-            self.index = index;
-        }
+        self.index.reserve(contents);
+    }
+
+    /// Whether the fingerprint index is a hash map (the content ids
+    /// reached the device's dense limit, [`index::dense_limit`]).
+    pub fn index_hashed(&self) -> bool {
+        self.index.is_hashed()
     }
 
     /// The entry an LPN maps to, if any. A flat map ([`Ftl::map_flat`])
@@ -572,9 +574,9 @@ impl Ftl {
     /// The primary copy of `content` in the fingerprint index, if any.
     #[inline]
     pub fn find_duplicate(&self, content: ContentId) -> Option<EntryId> {
-        match self.index.get(content.0 as usize) {
-            Some(&e) if e != 0 => Some(e - 1),
-            _ => None,
+        match self.index.get(content) {
+            0 => None,
+            e => Some(e - 1),
         }
     }
 
@@ -635,11 +637,8 @@ impl Ftl {
             if !self.plane_live.is_empty() {
                 self.plane_live[self.geo.plane_of_block(b as u32) as usize] -= 1;
             }
-            if let Some(slot) = self.index.get_mut(ent.content.0 as usize) {
-                if *slot == e + 1 {
-                    *slot = 0;
-                    self.indexed -= 1;
-                }
+            if self.index.clear_if(ent.content, e + 1) {
+                self.indexed -= 1;
             }
             self.free_entries.push(e);
             self.live_entries -= 1;
@@ -708,12 +707,7 @@ impl Ftl {
     /// has none.
     #[inline]
     fn index_copy(&mut self, content: ContentId, e: EntryId) {
-        let c = content.0 as usize;
-        if c >= self.index.len() {
-            self.index.resize((c + 1).next_power_of_two(), 0);
-        }
-        if self.index[c] == 0 {
-            self.index[c] = e + 1;
+        if self.index.set_if_empty(content, e + 1) {
             self.indexed += 1;
         }
     }

@@ -582,3 +582,29 @@ fn the_reverse_map_holds_chunks_for_live_blocks_only() {
         assert!(held <= live + 1, "{held} chunks held for {live} live pages on {blocks} blocks (flat: {flat})");
     }
 }
+
+/// The fingerprint index holds the contents with a live primary copy, not
+/// every content ever written: 6 LPNs overwritten with a new content each
+/// time, 40 times the device's dense limit of ids (`index::dense_limit`),
+/// leave a hash map of a few slots.
+#[test]
+fn the_index_holds_live_contents_only_past_the_dense_limit() {
+    let mut ftl = Ftl::new(&Config::small_for_tests(2, 1, 32, 8).ftl_params());
+    let limit = index::dense_limit(u64::from(ftl.geometry().total_pages));
+    let live = 6u32;
+    let stride = 40 * limit / 3000;
+    for round in 0..3000 / live {
+        for l in 0..live {
+            let c = ContentId((round * live + l) * stride);
+            let (e, _, _) = ftl.program(l % 2, c, true).unwrap();
+            ftl.map_pinned(Lpn(l), e);
+        }
+    }
+    ftl.check_invariants().unwrap();
+    assert!(ftl.index_hashed());
+    assert_eq!(ftl.indexed_contents(), u64::from(live));
+    let held = ftl.index.slots_held();
+    assert!(held <= 16, "{held} index slots held for {live} live contents");
+    let last = ContentId((3000 / live * live - 1) * stride);
+    assert!(ftl.find_duplicate(last).is_some() && ftl.find_duplicate(ContentId(stride)).is_none());
+}

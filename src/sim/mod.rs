@@ -40,6 +40,7 @@
 
 use crate::config::{Allocation, Config, ParallelUnit, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineIo, WritePage};
+use crate::ftl::index::{dense_limit, ContentTable};
 use crate::ftl::{EntryId, Ftl};
 use crate::geometry::Geometry;
 use crate::metrics::Metrics;
@@ -127,8 +128,10 @@ pub struct Simulation<'w> {
     unit_of_page: Vec<u32>,
     unit_hits: Vec<u32>,
     touched: Vec<u32>,
-    /// In-file duplicate detection: content -> (request stamp, page index).
-    infile: Vec<(u32, u32)>,
+    /// In-file duplicate detection: content -> (request stamp, page index);
+    /// dense below the device's limit, else a hash map emptied per request
+    /// ([`crate::ftl::index`]).
+    infile: ContentTable<(u32, u32)>,
     stamp: u32,
     /// `--check`: LPN -> content + 1 as last written (0 = unmapped).
     shadow: Vec<u32>,
@@ -274,6 +277,7 @@ impl<'w> Simulation<'w> {
         // FAD-SSDsim model places the others', as under every allocation
         // ([`Allocators::choose`]).
         let content_space = plan.map_or(0, |p| p.content_space);
+        let content_limit = dense_limit(u64::from(ftl.geometry().total_pages));
         if caps.deduplicates {
             if ftl_index {
                 ftl.reserve_index(content_space);
@@ -346,7 +350,7 @@ impl<'w> Simulation<'w> {
             unit_of_page: Vec::new(),
             unit_hits: vec![0; units as usize],
             touched: Vec::new(),
-            infile: Vec::new(),
+            infile: ContentTable::new(content_limit),
             stamp: 0,
             shadow,
             checks: 0,

@@ -139,9 +139,13 @@ impl<'w> Simulation<'w> {
         // (cache-resident); large ones use a stamped content-indexed table.
         let small = n <= SMALL_FILE;
         if dedup && !small {
-            self.stamp = self.stamp.wrapping_add(1);
-            if self.infile.len() < self.content_space as usize {
-                self.infile.resize(self.content_space as usize, (0, 0));
+            // Never 0: an empty slot reads (0, 0).
+            self.stamp = self.stamp.wrapping_add(1).max(1);
+            if self.infile.is_hashed() {
+                // Only this request's contents are ever read back.
+                self.infile.clear();
+            } else {
+                self.infile.reserve(self.content_space);
             }
         }
         for (k, &c) in contents.iter().enumerate() {
@@ -154,11 +158,11 @@ impl<'w> Simulation<'w> {
             } else if small {
                 contents[..k].iter().position(|&x| x == c).map(|first| first as u32)
             } else {
-                let slot = &mut self.infile[c.0 as usize];
-                if slot.0 == self.stamp {
-                    Some(slot.1)
+                let (stamp, first) = self.infile.get(c);
+                if stamp == self.stamp {
+                    Some(first)
                 } else {
-                    *slot = (self.stamp, k as u32);
+                    self.infile.set(c, (self.stamp, k as u32));
                     None
                 }
             };

@@ -955,3 +955,43 @@ fn allocators_are_chosen_from_allocation_policy_and_model() {
         assert_eq!(Allocators::choose(&cfg, free, model, 1).precondition, P::Policy, "{allocation}");
     }
 }
+
+/// Content ids beyond the device's dense limit (`ftl::index`) make the
+/// fingerprint index and the in-file table hash maps; renaming the
+/// contents that way changes no result. A seeded mix of small and large
+/// (in-file table) writes with repeats, then reads, run under `dedup` and
+/// `fad` with `--check`, once with ids below 1000 and once with each id
+/// moved past the limit.
+#[test]
+fn content_ids_past_the_dense_limit_change_no_result() {
+    use rand::{Rng, SeedableRng};
+    let cfg = Config::small_for_tests(2, 2, 16, 8);
+    let limit = crate::ftl::index::dense_limit(u64::from(Ftl::new(&cfg.ftl_params()).geometry().total_pages));
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+    let mut reqs = Vec::new();
+    for _ in 0..300 {
+        let pages = if rng.gen_bool(0.2) { SMALL_FILE as u32 + rng.gen_range(1..8) } else { rng.gen_range(1..5) };
+        let lpn = rng.gen_range(0..200);
+        let contents: Vec<u32> = (0..pages).map(|_| rng.gen_range(0..400)).collect();
+        reqs.push((Op::Write, lpn, contents));
+        reqs.push((Op::Read, rng.gen_range(0..240), Vec::new()));
+    }
+    let small = workload(0, &reqs);
+    let mut large = small.clone();
+    for c in &mut large.contents {
+        c.0 = limit + 3 + c.0 * 7919;
+    }
+    large.content_space = large.contents.iter().map(|c| c.0 + 1).max().unwrap();
+    for policy in ["dedup", "fad"] {
+        let run = |w: &Workload| {
+            let p = policy::build(policy, &cfg).unwrap();
+            let opts = RunOptions { check: true, check_every: 0, resources: false };
+            let (out, ftl) = Simulation::new(&cfg, w, p, opts).unwrap().run_keep(&mut |_, _| {}).unwrap();
+            (out.metrics, out.erase_counts, out.metadata_bytes, out.live_pages, ftl.index_hashed())
+        };
+        let (a, b) = (run(&small), run(&large));
+        assert!(!a.4 && b.4, "{policy}: dense below the limit, hashed past it");
+        assert!(a.0.counters.dedup_pages > 0, "{policy}: the workload deduplicates");
+        assert_eq!((a.0, a.1, a.2, a.3), (b.0, b.1, b.2, b.3), "{policy}");
+    }
+}
