@@ -94,6 +94,44 @@ fn write_trace(path: &Path, n: u64) {
     out.flush().unwrap();
 }
 
+/// The tiny device, a directory named `tag` holding a trace of `n`
+/// requests (`short`) and one eight times longer (`long`), and the load
+/// options that read them.
+struct Setup {
+    cfg: Config,
+    dir: std::path::PathBuf,
+    short: std::path::PathBuf,
+    long: std::path::PathBuf,
+    load: LoadOptions,
+}
+
+fn setup(tag: &str, n: u64) -> Setup {
+    let cfg = Config::preset("tiny").unwrap();
+    let dir = std::env::temp_dir().join(format!("dedupsim-stream-memory-{tag}{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (short, long) = (dir.join("short.ascii"), dir.join("long.ascii"));
+    write_trace(&short, n);
+    write_trace(&long, 8 * n);
+    let load = LoadOptions {
+        format: Some(TraceFormat::Ssdsim),
+        page_size: cfg.geometry.page_size,
+        capacity_pages: Some(cfg.logical_pages()),
+        ..LoadOptions::default()
+    };
+    Setup { cfg, dir, short, long, load }
+}
+
+/// `path` streamed under `policy` with the default content model: the
+/// report and its peak live heap.
+fn streamed(s: &Setup, path: &Path, policy: &str) -> (dedupsim::report::RunReport, usize) {
+    peak_of(|| {
+        let (model, opts) = (ContentModel::default(), RunOptions::default());
+        runner::run_streamed(&s.cfg, path, &s.load, &model, policy, &opts, &mut |_| {}, &mut |_, _| {})
+            .unwrap()
+            .expect("a trace without contents streams")
+    })
+}
+
 /// A request log that counts its records and keeps none.
 struct Count(u64);
 
@@ -106,10 +144,6 @@ impl RequestSink for Count {
 #[test]
 fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let cfg = Config::preset("tiny").unwrap();
-    let dir = std::env::temp_dir().join(format!("dedupsim-stream-memory-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (short, long) = (dir.join("short.ascii"), dir.join("long.ascii"));
     // Long enough for the short trace too to fill the reading pipeline
     // (`trace::stream::AHEAD_BATCHES` batches parsed ahead on another
     // thread, each of `BATCH_RECORDS` records): the batches in circulation
@@ -117,28 +151,16 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     let n = 40_000;
     let circulating = (dedupsim::trace::stream::AHEAD_BATCHES + 2) * dedupsim::trace::stream::BATCH_RECORDS;
     assert!(n as usize > circulating);
-    write_trace(&short, n);
-    write_trace(&long, 8 * n);
-    let load = LoadOptions {
-        format: Some(TraceFormat::Ssdsim),
-        page_size: cfg.geometry.page_size,
-        capacity_pages: Some(cfg.logical_pages()),
-        ..LoadOptions::default()
-    };
+    let setup = setup("", n);
+    let Setup { cfg, dir, short, long, load } = &setup;
     let model = ContentModel::default();
     let opts = RunOptions::default();
-    let streamed = |path: &Path| {
-        peak_of(|| {
-            runner::run_streamed(&cfg, path, &load, &model, "native", &opts, &mut |_| {}, &mut |_, _| {})
-                .unwrap()
-                .expect("a trace without contents streams")
-        })
-    };
+    let streamed = |path: &Path| streamed(&setup, path, "native");
     let held = |path: &Path| {
         peak_of(|| {
-            let w = dedupsim::trace::load(path, &load).unwrap().workload;
+            let w = dedupsim::trace::load(path, load).unwrap().workload;
             let p = runner::prepare_for(w, &model, cfg.seed, &cfg.precondition, false).unwrap();
-            runner::run_one(&cfg, &p, "native", &opts, &mut |_, _| {}).unwrap()
+            runner::run_one(cfg, &p, "native", &opts, &mut |_, _| {}).unwrap()
         })
     };
     // Streamed with the observers of `run --request-log --timeseries`
@@ -150,9 +172,9 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
             let mut sink = Count(0);
             let observe = runner::Observe { requests: Some(&mut sink), series: Some(Nanos(100_000_000_000)) };
             let (r, series) = runner::run_streamed_drawing(
-                &cfg,
+                cfg,
                 &TraceInput::file(path),
-                &load,
+                load,
                 &model,
                 "native",
                 false,
@@ -168,8 +190,8 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
             r
         })
     };
-    let (s_short, s_short_peak) = streamed(&short);
-    let (s_long, s_long_peak) = streamed(&long);
+    let (s_short, s_short_peak) = streamed(short);
+    let (s_long, s_long_peak) = streamed(long);
     // Read from a copy of its bytes in a temporary file, as a trace that
     // can be read only once is (a pipe): the copy is on disk, not in the
     // heap.
@@ -177,9 +199,9 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
         peak_of(|| {
             let input = TraceInput::spooled(path).unwrap();
             let (r, _) = runner::run_streamed_drawing(
-                &cfg,
+                cfg,
                 &input,
-                &load,
+                load,
                 &model,
                 "native",
                 false,
@@ -193,13 +215,13 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
             r
         })
     };
-    let (p_short, p_short_peak) = spooled(&short);
-    let (p_long, p_long_peak) = spooled(&long);
-    let (o_short, o_short_peak) = observed(&short);
-    let (o_long, o_long_peak) = observed(&long);
-    let (h_short, h_short_peak) = held(&short);
-    let (h_long, h_long_peak) = held(&long);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let (p_short, p_short_peak) = spooled(short);
+    let (p_long, p_long_peak) = spooled(long);
+    let (o_short, o_short_peak) = observed(short);
+    let (o_long, o_long_peak) = observed(long);
+    let (h_short, h_short_peak) = held(short);
+    let (h_long, h_long_peak) = held(long);
+    std::fs::remove_dir_all(dir).unwrap();
     // The same runs either way.
     let json = |r: &dedupsim::report::RunReport| serde_json::to_string(r).unwrap();
     assert_eq!(json(&s_short), json(&h_short));
@@ -245,35 +267,18 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
 #[test]
 fn a_streamed_dedup_replay_holds_the_same_memory_for_a_longer_trace() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let cfg = Config::preset("tiny").unwrap();
-    let dir = std::env::temp_dir().join(format!("dedupsim-stream-memory-dedup-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (short, long) = (dir.join("short.ascii"), dir.join("long.ascii"));
-    let n = 40_000;
-    write_trace(&short, n);
-    write_trace(&long, 8 * n);
-    let load = LoadOptions {
-        format: Some(TraceFormat::Ssdsim),
-        page_size: cfg.geometry.page_size,
-        capacity_pages: Some(cfg.logical_pages()),
-        ..LoadOptions::default()
-    };
+    let setup = setup("dedup-", 40_000);
+    let Setup { cfg, dir, short, long, load } = &setup;
     let model = ContentModel::default();
     let opts = RunOptions::default();
-    let streamed = |path: &Path| {
-        peak_of(|| {
-            runner::run_streamed(&cfg, path, &load, &model, "dedup", &opts, &mut |_| {}, &mut |_, _| {})
-                .unwrap()
-                .expect("a trace without contents streams")
-        })
-    };
-    let (s_short, s_short_peak) = streamed(&short);
-    let (s_long, s_long_peak) = streamed(&long);
-    let w = dedupsim::trace::load(&long, &load).unwrap().workload;
+    let streamed = |path: &Path| streamed(&setup, path, "dedup");
+    let (s_short, s_short_peak) = streamed(short);
+    let (s_long, s_long_peak) = streamed(long);
+    let w = dedupsim::trace::load(long, load).unwrap().workload;
     let p = runner::prepare_for(w, &model, cfg.seed, &cfg.precondition, true).unwrap();
     let ids = p.workload.content_space as usize;
-    let h_long = runner::run_one(&cfg, &p, "dedup", &opts, &mut |_, _| {}).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let h_long = runner::run_one(cfg, &p, "dedup", &opts, &mut |_, _| {}).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
     let json = |r: &dedupsim::report::RunReport| serde_json::to_string(r).unwrap();
     assert_eq!(json(&s_long), json(&h_long));
     assert!(s_short.summary.dedup_rate_achieved > 0.0, "the run deduplicates: {}", s_short.summary.dedup_rate_achieved);
