@@ -70,7 +70,7 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
     pub fn get(&self, c: ContentId) -> V {
         match &self.form {
             Form::Dense(v) => v.get(c.0 as usize).copied().unwrap_or_default(),
-            Form::Hashed(m) => m.get(&c.0).copied().unwrap_or_default(),
+            Form::Hashed(m) => hashed_get(m, c),
         }
     }
 
@@ -97,16 +97,25 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
     /// Stores `x` in `c`'s slot (`V::default()` empties it).
     #[inline]
     pub fn set(&mut self, c: ContentId, x: V) {
-        let i = c.0 as usize;
         if let Form::Dense(v) = &mut self.form {
-            if let Some(s) = v.get_mut(i) {
+            if let Some(s) = v.get_mut(c.0 as usize) {
                 *s = x;
                 return;
             }
+        }
+        self.set_beyond(c, x);
+    }
+
+    /// [`Self::set`] past the dense array's end, or in a hash map.
+    #[cold]
+    #[inline(never)]
+    fn set_beyond(&mut self, c: ContentId, x: V) {
+        if let Form::Dense(v) = &mut self.form {
             if x == V::default() {
                 return;
             }
             if c.0 < self.limit {
+                let i = c.0 as usize;
                 v.resize((i + 1).next_power_of_two().min(self.limit as usize), V::default());
                 v[i] = x;
                 return;
@@ -126,37 +135,40 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
     /// lookup in either form).
     #[inline]
     pub fn set_if_empty(&mut self, c: ContentId, x: V) -> bool {
-        match &mut self.form {
-            Form::Dense(v) if (c.0 as usize) < v.len() => {
-                let s = &mut v[c.0 as usize];
+        if let Form::Dense(v) = &mut self.form {
+            if let Some(s) = v.get_mut(c.0 as usize) {
                 let empty = *s == V::default();
                 if empty {
                     *s = x;
                 }
-                empty
-            }
-            Form::Hashed(m) => match m.entry(c.0) {
-                std::collections::hash_map::Entry::Occupied(_) => false,
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    if x != V::default() {
-                        v.insert(x);
-                    }
-                    true
-                }
-            },
-            Form::Dense(_) => {
-                self.set(c, x);
-                true
+                return empty;
             }
         }
+        self.set_if_empty_beyond(c, x)
+    }
+
+    /// [`Self::set_if_empty`] past the dense array's end (an empty slot),
+    /// or in a hash map.
+    #[cold]
+    #[inline(never)]
+    fn set_if_empty_beyond(&mut self, c: ContentId, x: V) -> bool {
+        if let Form::Hashed(m) = &mut self.form {
+            if m.contains_key(&c.0) {
+                return false;
+            }
+        }
+        self.set(c, x);
+        true
     }
 
     /// Empties `c`'s slot if it holds `x`; whether it did (one lookup in
-    /// either form).
+    /// the dense form).
     #[inline]
     pub fn clear_if(&mut self, c: ContentId, x: V) -> bool {
+        if x == V::default() {
+            return false;
+        }
         match &mut self.form {
-            _ if x == V::default() => false,
             Form::Dense(v) => match v.get_mut(c.0 as usize) {
                 Some(s) if *s == x => {
                     *s = V::default();
@@ -164,13 +176,7 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
                 }
                 _ => false,
             },
-            Form::Hashed(m) => match m.get(&c.0) {
-                Some(&s) if s == x => {
-                    m.remove(&c.0);
-                    true
-                }
-                _ => false,
-            },
+            Form::Hashed(m) => hashed_clear_if(m, c, x),
         }
     }
 
@@ -232,6 +238,26 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
             let m = v.iter().enumerate().filter(|(_, &x)| x != V::default()).map(|(c, &x)| (c as u32, x)).collect();
             self.form = Form::Hashed(m);
         }
+    }
+}
+
+/// [`ContentTable::get`] in a hash map (kept out of the dense path).
+#[cold]
+#[inline(never)]
+fn hashed_get<V: Copy + Default>(m: &FastMap<u32, V>, c: ContentId) -> V {
+    m.get(&c.0).copied().unwrap_or_default()
+}
+
+/// [`ContentTable::clear_if`] in a hash map (kept out of the dense path).
+#[cold]
+#[inline(never)]
+fn hashed_clear_if<V: Copy + PartialEq>(m: &mut FastMap<u32, V>, c: ContentId, x: V) -> bool {
+    match m.get(&c.0) {
+        Some(&s) if s == x => {
+            m.remove(&c.0);
+            true
+        }
+        _ => false,
     }
 }
 
