@@ -52,6 +52,7 @@ use super::submit::IdleFrom;
 use super::{RequestHint, SimError, Simulation, Until};
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::ftl::index::dense_limit;
 use crate::ftl::Ftl;
 use crate::policy::Policy;
 use crate::units::{ContentId, Nanos, Op};
@@ -219,8 +220,11 @@ impl Simulation<'_> {
             self.stream.writes += 1;
             let space = req.contents.iter().map(|c| c.0 + 1).max().unwrap_or(0);
             if space > self.content_space {
-                // Grown geometrically: the FTL's index copies itself to grow.
-                self.content_space = space.max(self.content_space.saturating_mul(2)).max(1024);
+                // Grown geometrically: the FTL's index copies itself to
+                // grow. The guess stops at the dense limit: only an id
+                // past it makes the tables hash maps (`ftl::index`).
+                let limit = dense_limit(u64::from(self.ftl.geometry().total_pages));
+                self.content_space = space.max(self.content_space.saturating_mul(2).max(1024).min(limit));
                 if self.dedup && self.ftl_index {
                     self.ftl.reserve_index(self.content_space);
                 }
@@ -425,5 +429,44 @@ mod tests {
         let out = sim.end().unwrap();
         assert_eq!(out.metrics.counters.dedup_pages, 3);
         assert_eq!(out.metrics.counters.programs.host_unique, 1);
+    }
+
+    /// The stream sizes the fingerprint index by the ids it has seen,
+    /// doubling its guess, but the guess stops at the device's dense limit
+    /// (`ftl::index`): ids just under the limit keep the index dense, and
+    /// only an id past it makes it a hash map.
+    #[test]
+    fn ids_under_the_dense_limit_keep_the_index_dense() {
+        let cfg = Config::small_for_tests(2, 2, 64, 16);
+        let limit = dense_limit(u64::from(Ftl::new(&cfg.ftl_params()).geometry().total_pages));
+        assert!(limit >= 4 * 1024, "the guess doubles below the limit");
+        let p = crate::policy::build("dedup", &cfg).unwrap();
+        let e = crate::engine::build(&cfg.dedup.engine, &cfg.engine_context()).unwrap();
+        let mut sim =
+            Simulation::streaming(&cfg, p, e, RunOptions { check: true, check_every: 1, resources: false }).unwrap();
+        fn write(lpn: u32, c: &ContentId) -> StreamRequest<'_> {
+            StreamRequest {
+                fingerprints: None,
+                tag: u64::from(lpn),
+                op: Op::Write,
+                lpn,
+                pages: 1,
+                contents: std::slice::from_ref(c),
+                hint: RequestHint::Absent,
+                stream: 0,
+            }
+        }
+        // Ids that double the guess past the limit, all below it; then one
+        // past it, twice.
+        let ids = [limit / 4, limit / 2, limit - 1, 3, limit + 5, limit + 5].map(ContentId);
+        for (k, c) in ids.iter().enumerate() {
+            if k == 4 {
+                assert!(!sim.ftl.index_hashed(), "ids below the limit {limit}");
+            }
+            sim.submit(&write(k as u32, c), Nanos::from_us(10 * k as u64)).unwrap();
+        }
+        assert!(sim.ftl.index_hashed());
+        let out = sim.end().unwrap();
+        assert_eq!(out.metrics.counters.dedup_pages, 1, "the second write of id {} deduplicates", limit + 5);
     }
 }
