@@ -407,16 +407,25 @@ impl Ftl {
 
     /// Hints the CPU to fetch the entries the pages `lpn .. lpn + pages`
     /// currently map to (call after [`Ftl::prefetch_mapping`] had time to
-    /// bring the L2P slots in).
+    /// bring the L2P slots in); `write`: the request overwrites them.
     #[inline]
-    pub fn prefetch_entry(&self, lpn: u32, pages: u32) {
+    pub fn prefetch_entry(&self, lpn: u32, pages: u32, write: bool) {
         let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
         if self.flat {
-            // No entry: the slots name the pages, whose release touches
-            // the reverse map and the block metadata.
-            for &m in slots {
-                if m != 0 {
-                    self.prefetch_page(Ppn(m - 1));
+            // No entry: the slots name the pages. A read needs nothing
+            // more; an overwrite's release touches the block metadata and
+            // the reverse map, whose slot is found through the block's
+            // chunk record: that record now, the slot one stage later
+            // (`prefetch_release`).
+            if write {
+                for &m in slots {
+                    if m != 0 {
+                        let ppn = Ppn(m - 1);
+                        self.p2e.prefetch_held(ppn);
+                        if let Some(b) = self.blocks.get(self.geo.block_of(ppn)) {
+                            prefetch(b);
+                        }
+                    }
                 }
             }
             return;
@@ -434,10 +443,17 @@ impl Ftl {
     /// [`Ftl::prefetch_entry`]).
     #[inline]
     pub fn prefetch_release(&self, lpn: u32, pages: u32) {
-        if self.flat {
-            return; // fetched one stage earlier, by `prefetch_entry`
-        }
         let Some(slots) = self.l2p.get(lpn as usize..lpn as usize + pages as usize) else { return };
+        if self.flat {
+            // The reverse-map slots, their chunk records fetched one stage
+            // earlier by `prefetch_entry`.
+            for &m in slots {
+                if m != 0 {
+                    self.p2e.prefetch(Ppn(m - 1));
+                }
+            }
+            return;
+        }
         for &m in slots {
             if let Some(e) = self.entries.get(m.wrapping_sub(1) as usize) {
                 if e.refs == 1 {

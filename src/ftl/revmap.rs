@@ -93,6 +93,16 @@ impl ReverseMap {
         }
     }
 
+    /// Hints the CPU to fetch the chunk record of `ppn`'s block, which
+    /// [`Self::prefetch`] then reads without waiting.
+    #[inline]
+    pub(super) fn prefetch_held(&self, ppn: Ppn) {
+        let block = StrengthReducedU32::div_rem(ppn.0, self.div_block).0;
+        if let Some(h) = self.held.get(block as usize) {
+            crate::prefetch::prefetch(h);
+        }
+    }
+
     /// The owner of `ppn` (`entry id + 1`, 0 = none).
     #[inline]
     pub(super) fn owner(&self, ppn: Ppn) -> u32 {

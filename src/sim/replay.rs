@@ -290,7 +290,7 @@ impl<'w> Simulation<'w> {
             }
         }
         if let Some(n) = reqs.get(k + PREFETCH_AHEAD / 2) {
-            self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES));
+            self.ftl.prefetch_entry(n.lpn, n.pages.min(PREFETCH_PAGES), n.op != Op::Read);
             if n.op == Op::Write && self.dedup {
                 self.prefetch_index_step(w.content_of(n));
             }
