@@ -198,8 +198,9 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
         }
     }
 
-    /// Empties every slot; a hash map also gives back its memory beyond
-    /// what its next use will likely need (a dense table keeps its length).
+    /// Empties every slot; the table keeps its memory (a dense array its
+    /// length, a hash map its capacity: for the in-file table, emptied per
+    /// request, the most contents one request had).
     pub fn clear(&mut self) {
         match &mut self.form {
             Form::Dense(v) => v.fill(V::default()),
