@@ -153,9 +153,16 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
     #[inline(never)]
     fn set_if_empty_beyond(&mut self, c: ContentId, x: V) -> bool {
         if let Form::Hashed(m) = &mut self.form {
-            if m.contains_key(&c.0) {
-                return false;
-            }
+            // One lookup: the slot is found and filled together.
+            return match m.entry(c.0) {
+                std::collections::hash_map::Entry::Occupied(_) => false,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    if x != V::default() {
+                        v.insert(x);
+                    }
+                    true
+                }
+            };
         }
         self.set(c, x);
         true
