@@ -45,6 +45,13 @@ pub fn dense_limit(pages: u64) -> u32 {
     (pages.saturating_mul(DENSE_IDS_PER_PAGE)).min(u64::from(u32::MAX)) as u32
 }
 
+/// The most a dense table of `V` slots reaches on a device of `pages`
+/// physical pages: one slot per id below [`dense_limit`] (a table hashed
+/// past it holds only its live slots).
+pub fn dense_bytes<V>(pages: u64) -> u64 {
+    u64::from(dense_limit(pages)).saturating_mul(std::mem::size_of::<V>() as u64)
+}
+
 /// A table from content id to a `V`, `V::default()` meaning empty; dense
 /// below a limit, a hash map of the non-empty slots beyond (module doc).
 #[derive(Clone)]
