@@ -30,7 +30,7 @@
 //! One file per job: `submit` (the one interface every driver uses:
 //! submit a request at t, collect completions up to t'), `replay` (the
 //! replay driver), `stream` (the streaming interface), `request` (the
-//! request path), `alloc`
+//! request path, with `infile` for a large write's in-file duplicates), `alloc`
 //! (allocation), `idle` (idle and background work), `engine_io` (the dedup
 //! engine bridge), `inflight` (in-flight requests and their completions;
 //! future operations wait in the timing model's event queue: FCFS by
@@ -40,7 +40,6 @@
 
 use crate::config::{Allocation, Config, ParallelUnit, ReplayConfig};
 use crate::engine::{self, Background, Engine, EngineIo, WritePage};
-use crate::ftl::index::{dense_limit, ContentTable};
 use crate::ftl::{EntryId, Ftl};
 use crate::geometry::Geometry;
 use crate::metrics::Metrics;
@@ -56,6 +55,7 @@ mod engine_io;
 mod error;
 mod fad_ssdsim;
 mod idle;
+mod infile;
 mod inflight;
 mod observe;
 mod output;
@@ -71,6 +71,7 @@ use engine_io::EngineCounts;
 pub use error::SimError;
 use fad_ssdsim::FadSsdsimModel;
 use idle::RelocationCounts;
+use infile::InFile;
 use inflight::Inflight;
 pub use observe::{RequestRecord, RequestSink};
 pub use output::{RunOptions, RunOutput};
@@ -128,11 +129,8 @@ pub struct Simulation<'w> {
     unit_of_page: Vec<u32>,
     unit_hits: Vec<u32>,
     touched: Vec<u32>,
-    /// In-file duplicate detection: content -> (request stamp, page index);
-    /// dense below the device's limit, else a hash map emptied per request
-    /// ([`crate::ftl::index`]).
-    infile: ContentTable<(u32, u32)>,
-    stamp: u32,
+    /// In-file duplicates of a large write ([`infile`]).
+    infile: InFile,
     /// `--check`: LPN -> content + 1 as last written (0 = unmapped).
     shadow: Vec<u32>,
     checks: u64,
@@ -277,7 +275,6 @@ impl<'w> Simulation<'w> {
         // FAD-SSDsim model places the others', as under every allocation
         // ([`Allocators::choose`]).
         let content_space = plan.map_or(0, |p| p.content_space);
-        let content_limit = dense_limit(u64::from(ftl.geometry().total_pages));
         if caps.deduplicates {
             if ftl_index {
                 ftl.reserve_index(content_space);
@@ -350,8 +347,7 @@ impl<'w> Simulation<'w> {
             unit_of_page: Vec::new(),
             unit_hits: vec![0; units as usize],
             touched: Vec::new(),
-            infile: ContentTable::new(content_limit),
-            stamp: 0,
+            infile: InFile::default(),
             shadow,
             checks: 0,
             hash_ready: Vec::new(),

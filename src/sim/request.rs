@@ -136,17 +136,10 @@ impl<'w> Simulation<'w> {
             f.begin_write();
         }
         // In-file duplicates: small files scan their own earlier pages
-        // (cache-resident); large ones use a stamped content-indexed table.
+        // (cache-resident); large ones use a table of their own contents.
         let small = n <= SMALL_FILE;
         if dedup && !small {
-            // Never 0: an empty slot reads (0, 0).
-            self.stamp = self.stamp.wrapping_add(1).max(1);
-            if self.infile.is_hashed() {
-                // Only this request's contents are ever read back.
-                self.infile.clear();
-            } else {
-                self.infile.reserve(self.content_space);
-            }
+            self.infile.begin(n);
         }
         for (k, &c) in contents.iter().enumerate() {
             // A repeat inside this file is found before the index lookup, so
@@ -158,13 +151,7 @@ impl<'w> Simulation<'w> {
             } else if small {
                 contents[..k].iter().position(|&x| x == c).map(|first| first as u32)
             } else {
-                let (stamp, first) = self.infile.get(c);
-                if stamp == self.stamp {
-                    Some(first)
-                } else {
-                    self.infile.set(c, (self.stamp, k as u32));
-                    None
-                }
+                self.infile.first_or_insert(c, k as u32)
             };
             let dup = match repeat {
                 // The first occurrence of `c` in this file decides; later ones follow it.
