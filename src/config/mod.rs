@@ -34,7 +34,7 @@ pub use allocation::Allocation;
 pub use error::ConfigError;
 pub use overrides::apply_override;
 pub use raw::RawConfig;
-pub use setup::{format_bytes, ContentTables, MemoryEstimate};
+pub use setup::{format_bytes, IndexBound, MemoryEstimate};
 
 pub use crate::ftl::{FtlParams, GcConfig, GcRule};
 pub use crate::geometry::{Dim, GeometryConfig, ParallelUnit, StaticOrder, UnitOrder};
@@ -663,13 +663,13 @@ impl Config {
                 format_bytes(m.check_shadow)
             ),
         );
-        let t = self.content_tables();
+        let b = self.index_bound();
         line(
-            "content tables",
+            "index bound",
             format!(
-                "deduplicating runs: 12 B per content id drawn (fingerprint index 4 B, counted above at one id per logical page; in-file table 8 B), dense up to {} ids ({}), then hash maps of the live contents",
-                t.dense_ids,
-                format_bytes(t.total())
+                "deduplicating runs: the fingerprint index takes 4 B per content id drawn (counted above at one id per logical page), dense up to {} ids ({}), then a hash map of the live contents",
+                b.dense_ids,
+                format_bytes(b.bytes)
             ),
         );
         line(
@@ -741,18 +741,17 @@ mod tests {
     }
 
     #[test]
-    fn content_tables_are_bounded_where_the_tables_turn_hashed() {
+    fn the_index_is_bounded_where_it_turns_hashed() {
         let c = Config::fad_table1();
-        let t = c.content_tables();
-        // The limit the FTL's and the request path's tables take from the
-        // geometry they are built with: 4 ids per physical page.
+        let b = c.index_bound();
+        // The limit the FTL's index takes from the geometry it is built
+        // with: 4 ids per physical page.
         let g = crate::geometry::Geometry::new(&c.geometry, crate::geometry::ParallelUnit::Chip);
-        assert_eq!(t.dense_ids, crate::ftl::index::dense_limit(u64::from(g.total_pages)));
+        assert_eq!(b.dense_ids, crate::ftl::index::dense_limit(u64::from(g.total_pages)));
         // FAD Table I: 20,971,520 physical pages.
-        assert_eq!(t.dense_ids, 83_886_080);
-        assert_eq!((t.fingerprint_index, t.in_file), (4 * 83_886_080, 8 * 83_886_080));
-        assert_eq!(format_bytes(t.total()), "960.0 MiB");
-        assert!(c.show().contains("dense up to 83886080 ids (960.0 MiB)"), "{}", c.show());
+        assert_eq!(b.dense_ids, 83_886_080);
+        assert_eq!(b.bytes, 4 * 83_886_080);
+        assert!(c.show().contains("dense up to 83886080 ids (320.0 MiB)"), "{}", c.show());
     }
 
     #[test]

@@ -152,8 +152,7 @@ pub struct MemoryEstimate {
     pub blocks: u64,
     /// Fingerprint index of deduplicating policies: one 4-byte slot per
     /// content id, taken as one per logical page; a workload drawing more
-    /// ids needs more, up to [`Config::content_tables`]' bound, and the
-    /// request path's in-file table (8 B per id) is not counted.
+    /// ids needs more, up to [`Config::index_bound`].
     pub fingerprint_index: u64,
     /// `run --check`'s shadow map: one 4-byte slot per logical page.
     pub check_shadow: u64,
@@ -202,44 +201,29 @@ pub fn format_bytes(b: u64) -> String {
     }
 }
 
-/// The most a deduplicating run's two tables indexed by content id reach
-/// on a device ([`Config::content_tables`]): they grow with the ids the
-/// workload draws, not with the device, so [`MemoryEstimate`] counts
-/// them at one id per logical page; a workload drawing more ids (FAD
-/// §IV-A's population grows with the pages written) takes more, up to
-/// this bound (docs/streaming.md). The bound is the tables' steady size
-/// at the limit: while a dense table grows, or turns into a hash map, the
-/// old form is held beside the new one for that step.
+/// The most a deduplicating run's fingerprint index reaches on a device
+/// ([`Config::index_bound`]): the index grows with the content ids the
+/// workload draws, not with the device, so [`MemoryEstimate`] counts it
+/// at one id per logical page; a workload drawing more ids (FAD §IV-A's
+/// population grows with the pages written) takes more, up to this bound
+/// (docs/streaming.md). The bound is the index's steady size at the limit:
+/// while the dense array grows, or turns into a hash map, the old form is
+/// held beside the new one for that step.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ContentTables {
-    /// Ids held in dense arrays: [`crate::ftl::index::dense_limit`]. Past
-    /// it both tables become hash maps of their live slots.
+pub struct IndexBound {
+    /// Ids held in a dense array: [`crate::ftl::index::dense_limit`]. Past
+    /// it the index becomes a hash map of the live contents.
     pub dense_ids: u32,
-    /// The FTL's fingerprint index at the limit (4 B per id).
-    pub fingerprint_index: u64,
-    /// The request path's in-file duplicate table at the limit (8 B per id).
-    pub in_file: u64,
-}
-
-impl ContentTables {
-    /// Both tables at the limit.
-    pub fn total(&self) -> u64 {
-        self.fingerprint_index.saturating_add(self.in_file)
-    }
+    /// The index at the limit (4 B per id).
+    pub bytes: u64,
 }
 
 impl Config {
-    /// The bound of a deduplicating run's content tables ([`ContentTables`]).
-    pub fn content_tables(&self) -> ContentTables {
+    /// The bound of a deduplicating run's fingerprint index ([`IndexBound`]).
+    pub fn index_bound(&self) -> IndexBound {
         use crate::ftl::index::{dense_bytes, dense_limit};
         let raw = self.raw_pages();
-        ContentTables {
-            dense_ids: dense_limit(raw),
-            fingerprint_index: dense_bytes::<u32>(raw),
-            // The in-file table's slot: (request index, page), as
-            // `sim::Simulation` keeps it.
-            in_file: dense_bytes::<(u32, u32)>(raw),
-        }
+        IndexBound { dense_ids: dense_limit(raw), bytes: dense_bytes::<u32>(raw) }
     }
 
     /// What one simulation of this device may need ([`MemoryEstimate`]):

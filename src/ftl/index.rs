@@ -213,8 +213,7 @@ impl<V: Copy + Default + PartialEq> ContentTable<V> {
     }
 
     /// Empties every slot; the table keeps its memory (a dense array its
-    /// length, a hash map its capacity: for the in-file table, emptied per
-    /// request, the most contents one request had).
+    /// length, a hash map its capacity).
     pub fn clear(&mut self) {
         match &mut self.form {
             Form::Dense(v) => v.fill(V::default()),

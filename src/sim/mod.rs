@@ -106,7 +106,8 @@ pub struct Simulation<'w> {
     clock: Clock,
     /// The replay's counts ([`replay`]).
     replay_state: ReplayState,
-    /// Content ids are below this (sizes the in-file duplicate table).
+    /// Content ids are below this, as far as known (sizes the FTL's
+    /// fingerprint index: [`Ftl::reserve_index`]).
     content_space: u32,
     /// Tag of the request being processed ([`Inflight::tag`]).
     tag: u64,

@@ -222,7 +222,7 @@ impl Simulation<'_> {
             if space > self.content_space {
                 // Grown geometrically: the FTL's index copies itself to
                 // grow. The guess stops at the dense limit: only an id
-                // past it makes the tables hash maps (`ftl::index`).
+                // past it makes the index a hash map (`ftl::index`).
                 let limit = dense_limit(u64::from(self.ftl.geometry().total_pages));
                 self.content_space = space.max(self.content_space.saturating_mul(2).max(1024).min(limit));
                 if self.dedup && self.ftl_index {

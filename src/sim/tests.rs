@@ -957,9 +957,9 @@ fn allocators_are_chosen_from_allocation_policy_and_model() {
 }
 
 /// Content ids beyond the device's dense limit (`ftl::index`) make the
-/// fingerprint index and the in-file table hash maps; renaming the
-/// contents that way changes no result. A seeded mix of small and large
-/// (in-file table) writes with repeats, then reads, run under `dedup` and
+/// fingerprint index a hash map; renaming the contents that way changes no
+/// result. A seeded mix of small and large (`sim::infile`) writes with
+/// repeats, then reads, run under `dedup` and
 /// `fad` with `--check`, once with ids below 1000 and once with each id
 /// moved past the limit.
 #[test]
