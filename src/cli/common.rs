@@ -373,10 +373,9 @@ pub struct ConfigArgs {
     /// Override a config key, e.g. --set timing.read=25us --set policy.fad.rho=0.2 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Dedup engine: how duplicates are found and what finding them costs
-    /// (caftl, smartdedup, light-dedup; `dedupsim engines`); same as
-    /// --set dedup.engine=NAME. Parameters: --set engine.NAME.KEY=VALUE.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help = format!(
+        "Dedup engine: how duplicates are found and what finding them costs ({}; `dedupsim engines`); same as --set dedup.engine=NAME. Parameters: --set engine.NAME.KEY=VALUE",
+        dedupsim::engine::names().join(", ")))]
     pub engine: Option<String>,
     /// Seed for content models and synthetic workloads (overrides the config's).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_unsigned::<u64>)]

@@ -1,5 +1,5 @@
 //! `dedupsim cluster --reproduce`: the paper's Table I, Table II, Fig. 3,
-//! Exp. 1-3 and Exp. 5 on the cluster model, with sweeps of cross-file
+//! Exp. 1-3 and Exp. 5-8 on the cluster model, with sweeps of cross-file
 //! sharing and of the write buffer and the CSR/ATR variants, as one
 //! Markdown report (a pure function of the options and the workloads handed
 //! in; the CLI writes it). Each node's disks are the paper's HDDs (§V-B) or,

@@ -51,6 +51,15 @@ fn policies_and_engines_are_listed_and_build() {
     for name in engine::names() {
         assert_eq!(engine::build(name, &cfg.engine_context()).unwrap().name(), name);
     }
+    // `--engine`'s help names every engine (it is written from the registry).
+    let help = dedupsim(&["run", "--help"]);
+    let engine_help = help.lines().find(|l| l.contains("--engine")).expect("run --help has --engine");
+    for name in engine::names() {
+        assert!(
+            engine_help.contains(&format!("{name},")) || engine_help.contains(&format!("{name};")),
+            "{name}: {engine_help}"
+        );
+    }
 }
 
 /// Every trace format: named in `run --help`'s `--format`, its name and
