@@ -330,6 +330,30 @@ mod class_c {
         }
     }
 
+    /// A negative number to any flag that takes none (not only those with
+    /// their own parser) names the flag, not "unexpected argument '-1'".
+    #[test]
+    fn a_negative_number_to_any_flag_names_the_flag() {
+        let neg = "is negative, and";
+        fails(&["run", "-q", "--max-requests", "-1"], 2, &["'--max-requests <MAX_REQUESTS>'", neg]);
+        fails(&["run", "-q", "--check", "--check-every", "-5"], 2, &["'--check-every <N>'", "`-5`", neg]);
+        fails(&["run", "-q", "--timeseries", "-1us", "--timeseries-out", "x.csv"], 2, &["'--timeseries <INTERVAL>'"]);
+        fails(
+            &["trace", "convert", "t", "--to", "ssdsim", "-o", "x", "--max-requests", "-3"],
+            2,
+            &["--max-requests", neg],
+        );
+        fails(&["trace", "from-files", "d", "-o", "x", "--inter-arrival", "-1us"], 2, &["'--inter-arrival", neg]);
+        fails(&["cluster", "-q", "--nodes", "-1"], 2, &["'--nodes <NODES>'", neg]);
+        fails(&["serve", "--status-every", "-5"], 2, &["'--status-every", neg]);
+        for args in [&["run", "-q", "--queue-depth", "-1"][..], &["cluster", "--read-cache", "-1"]] {
+            let a = dedupsim().args(args).assert().code(2);
+            assert!(!String::from_utf8_lossy(&a.get_output().stderr).contains("unexpected argument"));
+        }
+        // A stray negative number after a flag that takes no value stays clap's error.
+        fails(&["run", "-q", "-1"], 2, &["unexpected argument '-1' found"]);
+    }
+
     /// Messages that named the wrong problem or the wrong flag.
     #[test]
     fn messages_name_the_real_problem() {
