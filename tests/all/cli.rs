@@ -908,6 +908,21 @@ mod silent_mistakes {
     }
 
     #[test]
+    fn a_policy_named_twice_is_refused() {
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "native,native"]),
+            1,
+            &["-p native,native: policy 'native' is named twice"],
+        );
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "all,fad"]),
+            1,
+            &["policy 'fad' is named twice (`all` names every policy)"],
+        );
+        fails_with(dedupsim().args(["bench", "-p", "fad", "-p", "dedup,fad"]), 1, &["policy 'fad' is named twice"]);
+    }
+
+    #[test]
     fn messages_name_the_real_problem() {
         fails_with(dedupsim().args(["run", "-q", "--max-requests", "0"]), 2, &["'--max-requests <MAX_REQUESTS>'"]);
         fails_with(dedupsim().args(["config", "show", "/dev/null"]), 1, &["exists but is not a regular file"]);
