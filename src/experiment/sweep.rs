@@ -334,7 +334,15 @@ impl Sweep {
                 .parse()
                 .map_err(|e: ExperimentError| bad_at(value_line(text, "grid", w), format!("[grid] workloads: {e}")))?;
             let spec = match spec {
-                WorkloadSpec::Trace(p) => WorkloadSpec::Trace(abs(&p.display().to_string())),
+                WorkloadSpec::Trace(p) => {
+                    let p = abs(&p.display().to_string());
+                    // A missing or unreadable trace is named by its line
+                    // now, not found after other cells have run.
+                    crate::trace::detect_file(&p).map_err(|e| {
+                        bad_at(value_line(text, "grid", w), format!("[grid] workloads: workload `{w}`: {e}"))
+                    })?;
+                    WorkloadSpec::Trace(p)
+                }
                 other => other,
             };
             workloads.push(spec);

@@ -273,6 +273,31 @@ mod class_b {
         assert!(!inside.exists());
     }
 
+    /// A sweep's `trace:` workload that is missing or not a trace is named
+    /// by its line before any cell runs.
+    #[test]
+    fn sweep_traces_are_checked_before_any_cell_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.bin");
+        std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x13, 0x80, b'\n'].repeat(50)).unwrap();
+        for (trace, needle) in
+            [("nope.csv", "nope.csv: No such file"), ("garbage.bin", "cannot detect the trace format")]
+        {
+            let f = dir.path().join("s.toml");
+            std::fs::write(
+                &f,
+                format!(
+                    "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\",\n  \"trace:{trace}\"]\npolicies = [\"native\"]\n"
+                ),
+            )
+            .unwrap();
+            let out = dir.path().join("out");
+            let line = format!("{}:4: [grid] workloads: workload `trace:{trace}`: ", f.display());
+            dedupsim().args(["sweep", "-q", "--out"]).arg(&out).arg(&f).assert().fails_with(1, &[&line, needle]);
+            assert!(!out.exists(), "no cell ran");
+        }
+    }
+
     /// An output directory is one experiment's consistent set: another
     /// experiment's directory is refused (also by `sweep collect`), and a
     /// run that did not finish is said so by the next one.
