@@ -95,11 +95,11 @@ fn streams(a: &RunArgs) -> bool {
 
 /// The streamed run's input: the file itself if regular (each pass opens
 /// it again), else a copy of its bytes in an anonymous temporary file.
-fn stream_input(path: &Path) -> Result<TraceInput> {
+fn stream_input(path: &Path, opts: &dedupsim::trace::LoadOptions) -> Result<TraceInput> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(TraceInput::file(path));
     }
-    Ok(TraceInput::spooled(path)?)
+    Ok(TraceInput::spooled(path, opts)?)
 }
 
 /// A streamed run's reports with their time series, and the requests
@@ -341,7 +341,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     // A trace read once is spooled here, and its copy serves the held
     // path too if this run turns out to need it.
     let input = match a.workload.trace.as_deref() {
-        Some(t) if streams(&a) => Some(stream_input(t)?),
+        Some(t) if streams(&a) => Some(stream_input(t, &common::trace_load_options(&a.workload, &cfg))?),
         _ => None,
     };
     let streamed = match &input {
