@@ -260,7 +260,7 @@ impl Sweep {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
         let text =
-            std::fs::read_to_string(path).map_err(|error| ExperimentError::Io { path: path.to_path_buf(), error })?;
+            crate::params::read_text(path).map_err(|error| ExperimentError::Io { path: path.to_path_buf(), error })?;
         Sweep::parse(&text, path)
     }
 

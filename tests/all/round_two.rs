@@ -298,6 +298,28 @@ mod class_b {
         }
     }
 
+    /// A sweep file, a profile or a peer config that never ends
+    /// (`/dev/zero`) is refused once past 64 MiB, not read until the memory
+    /// runs out.
+    #[test]
+    fn parameter_files_that_never_end_are_refused() {
+        if !std::path::Path::new("/dev/zero").exists() {
+            return;
+        }
+        let too_big = "more than 64 MiB, far more than a parameter file holds";
+        for (args, named) in [
+            (&["sweep", "/dev/zero"][..], "/dev/zero: "),
+            (&["run", "-q", "--profile", "/dev/zero"], "cannot read profile /dev/zero: "),
+            (&["config", "import", "/dev/zero"], "cannot read /dev/zero: "),
+        ] {
+            Command::under_limits("ulimit -v 4194304")
+                .args(args)
+                .timeout(std::time::Duration::from_secs(60))
+                .assert()
+                .fails_with(1, &[named, too_big]);
+        }
+    }
+
     /// An output directory is one experiment's consistent set: another
     /// experiment's directory is refused (also by `sweep collect`), and a
     /// run that did not finish is said so by the next one.
