@@ -252,7 +252,7 @@ impl Profile {
     /// Reads a profile, applying `overrides` (`KEY=VALUE`, a dotted key of
     /// a number in the file) before checking it.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Profile, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+        let text = crate::params::read_text(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
         Profile::parse(&text, path, overrides)
     }
 

@@ -197,7 +197,7 @@ fn a_streamed_replay_holds_the_same_memory_for_a_longer_trace() {
     // heap.
     let spooled = |path: &Path| {
         peak_of(|| {
-            let input = TraceInput::spooled(path).unwrap();
+            let input = TraceInput::spooled(path, load).unwrap();
             let (r, _) = runner::run_streamed_drawing(
                 cfg,
                 &input,

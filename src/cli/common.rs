@@ -535,7 +535,9 @@ fn load_records(
             if let Some(m) = a.max_requests {
                 n = n.min(m);
             }
-            Ok(dedupsim::profile::generate(&p, n, cfg.seed)?)
+            dedupsim::profile::generate(&p, n, cfg.seed).with_context(|| {
+                format!("--profile {} at --scale {}", path.display(), dedupsim::units::short_f64(a.scale))
+            })
         }
         (None, None) => {
             // The device's page size; a disagreeing `page=` is an error.

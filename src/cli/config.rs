@@ -24,7 +24,7 @@ pub fn import(a: ImportArgs) -> Result<()> {
     if let Some(out) = &a.out {
         common::check_outputs(&[("FILE", a.file.as_path())], &[("-o", out.as_path())])?;
     }
-    let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    let bytes = dedupsim::params::read_file(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
     // SSDsim's files carry comments in GBK; only ASCII fields are read.
     let text = String::from_utf8_lossy(&bytes);
     let origin = a.file.display().to_string();

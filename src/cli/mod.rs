@@ -89,8 +89,50 @@ fn error_chain(e: &anyhow::Error) -> String {
     msg
 }
 
+/// A negative number given to a flag that takes none (`--max-requests -1`,
+/// `--timeseries -1us`): clap reads `-1` as a flag and says only
+/// "unexpected argument '-1' found", naming neither the flag nor the
+/// reason. This error names both; `None` for any other parse error.
+fn negative_value_error(e: &clap::Error, args: &[String]) -> Option<clap::Error> {
+    use clap::error::ErrorKind;
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let negative =
+        |t: &str| t.strip_prefix('-').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    // The subcommand the arguments are for (`trace stats`, `reproduce fad`).
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    cmd.build(); // an argument prints (`--max-requests <MAX_REQUESTS>`) once built
+    let mut rest = args.iter().skip(1).peekable();
+    while let Some(sub) = rest.peek().and_then(|t| cmd.find_subcommand(t.as_str())).cloned() {
+        cmd = sub;
+        rest.next();
+    }
+    let rest: Vec<&String> = rest.collect();
+    let (flag, value) = rest
+        .windows(2)
+        .map(|w| (w[0].as_str(), w[1].as_str()))
+        .find(|(f, v)| negative(v) && f.starts_with('-') && !f.contains('=') && !negative(f))?;
+    let arg = cmd
+        .get_arguments()
+        .find(|a| match flag.strip_prefix("--") {
+            Some(long) => a.get_long() == Some(long),
+            None => flag.len() == 2 && a.get_short().is_some_and(|s| flag.ends_with(s)),
+        })
+        .filter(|a| a.get_action().takes_values())?
+        .to_string();
+    Some(cmd.error(
+        ErrorKind::InvalidValue,
+        format!("invalid value '{value}' for '{arg}': `{value}` is negative, and {flag} takes no negative value"),
+    ))
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => negative_value_error(&e, &args).unwrap_or(e).exit(),
+    };
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => run::bench(a),

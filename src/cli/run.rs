@@ -95,11 +95,11 @@ fn streams(a: &RunArgs) -> bool {
 
 /// The streamed run's input: the file itself if regular (each pass opens
 /// it again), else a copy of its bytes in an anonymous temporary file.
-fn stream_input(path: &Path) -> Result<TraceInput> {
+fn stream_input(path: &Path, opts: &dedupsim::trace::LoadOptions) -> Result<TraceInput> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(TraceInput::file(path));
     }
-    Ok(TraceInput::spooled(path)?)
+    Ok(TraceInput::spooled(path, opts)?)
 }
 
 /// A streamed run's reports with their time series, and the requests
@@ -224,16 +224,25 @@ fn stream_policies(
     Ok(Some((runs, requests.load(std::sync::atomic::Ordering::Relaxed))))
 }
 
-/// Expands `all` and checks names before any work is done.
+/// Expands `all` and checks names before any work is done. A policy named
+/// twice (`-p fad,fad`, `-p all,fad`) is refused: it would run twice and
+/// print the same row twice.
 pub fn policy_list(names: &[String]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for n in names {
-        if n == "all" {
-            out.extend(policy::names().into_iter().map(String::from));
+        let add: Vec<String> = if n == "all" {
+            policy::names().into_iter().map(String::from).collect()
         } else if policy::names().contains(&n.as_str()) {
-            out.push(n.clone());
+            vec![n.clone()]
         } else {
             anyhow::bail!("unknown policy '{n}'; available: {} (or `all`)", policy::names().join(", "));
+        };
+        for p in add {
+            if out.contains(&p) {
+                let all = if names.iter().any(|n| n == "all") { " (`all` names every policy)" } else { "" };
+                anyhow::bail!("-p {}: policy '{p}' is named twice{all}; name each policy once", names.join(","));
+            }
+            out.push(p);
         }
     }
     Ok(out)
@@ -332,7 +341,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     // A trace read once is spooled here, and its copy serves the held
     // path too if this run turns out to need it.
     let input = match a.workload.trace.as_deref() {
-        Some(t) if streams(&a) => Some(stream_input(t)?),
+        Some(t) if streams(&a) => Some(stream_input(t, &common::trace_load_options(&a.workload, &cfg))?),
         _ => None,
     };
     let streamed = match &input {

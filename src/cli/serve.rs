@@ -156,7 +156,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     serve::stop_on_signals(Arc::clone(&stop)).context("installing the SIGINT/SIGTERM watcher")?;
     let device = Device::new(&cfg, &opts)?;
-    let listener = Listener::bind(&listen).with_context(|| format!("binding {listen:?}"))?;
+    let flag = match &listen {
+        Listen::Tcp(addr) => format!("--listen {addr}"),
+        Listen::Unix(path) => format!("--unix {}", path.display()),
+    };
+    let listener = Listener::bind(&listen).with_context(|| format!("{flag}: cannot listen there"))?;
     let export = serve::nbd::ExportInfo {
         name: "dedupsim".into(),
         description: format!(

@@ -385,6 +385,11 @@ impl Doc {
         let mut dir = self.dir.clone();
         let mut from = self.origin.clone();
         let mut merged = top;
+        // The config files read, for naming the one that sets a bad value.
+        let mut files: Vec<(String, String)> = Vec::new();
+        if self.id.starts_with("file:") {
+            files.push((self.origin.clone(), self.text.clone()));
+        }
         loop {
             let base = next.as_deref().unwrap_or("fad-table1");
             if base == "none" {
@@ -397,14 +402,41 @@ impl Doc {
             }
             seen.push(doc.id.clone());
             let raw = RawConfig::parse(&doc.text, &doc.origin)?;
+            if doc.id.starts_with("file:") {
+                files.push((doc.origin.clone(), doc.text.clone()));
+            }
             next = raw.base.clone();
             dir = doc.dir;
             from = doc.origin;
             merged = merged.overlay(raw);
         }
         let config = merged.resolve(&self.name)?;
-        config.validate()?;
+        config.validate().map_err(|e| name_the_source(e, overrides, &files))?;
         Ok(config)
+    }
+}
+
+/// A value that cannot be simulated ([`ConfigError::Invalid`]), its message
+/// led by the config file (of `files`, the top one first) that sets the
+/// key. A value given by a `--set` (the command line the user just typed),
+/// of a preset, or a limit spanning several keys keeps the bare message.
+fn name_the_source(e: ConfigError, overrides: &[String], files: &[(String, String)]) -> ConfigError {
+    let ConfigError::Invalid { key, message } = e else { return e };
+    if overrides.iter().any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == key)) {
+        return ConfigError::Invalid { key, message };
+    }
+    let sets_key = |text: &str| {
+        let Ok(table) = toml::from_str::<toml::Table>(text) else { return false };
+        let mut parts = key.split('.');
+        let mut value = parts.next().and_then(|first| table.get(first));
+        for part in parts {
+            value = value.and_then(|v| v.get(part));
+        }
+        value.is_some()
+    };
+    match files.iter().find(|(_, text)| sets_key(text)) {
+        Some((origin, _)) => ConfigError::Invalid { message: format!("{origin}: {message}"), key },
+        None => ConfigError::Invalid { key, message },
     }
 }
 

@@ -260,7 +260,7 @@ impl Sweep {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
         let text =
-            std::fs::read_to_string(path).map_err(|error| ExperimentError::Io { path: path.to_path_buf(), error })?;
+            crate::params::read_text(path).map_err(|error| ExperimentError::Io { path: path.to_path_buf(), error })?;
         Sweep::parse(&text, path)
     }
 
@@ -334,7 +334,15 @@ impl Sweep {
                 .parse()
                 .map_err(|e: ExperimentError| bad_at(value_line(text, "grid", w), format!("[grid] workloads: {e}")))?;
             let spec = match spec {
-                WorkloadSpec::Trace(p) => WorkloadSpec::Trace(abs(&p.display().to_string())),
+                WorkloadSpec::Trace(p) => {
+                    let p = abs(&p.display().to_string());
+                    // A missing or unreadable trace is named by its line
+                    // now, not found after other cells have run.
+                    crate::trace::detect_file(&p).map_err(|e| {
+                        bad_at(value_line(text, "grid", w), format!("[grid] workloads: workload `{w}`: {e}"))
+                    })?;
+                    WorkloadSpec::Trace(p)
+                }
                 other => other,
             };
             workloads.push(spec);

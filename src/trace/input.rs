@@ -12,7 +12,8 @@
 //! stream stays compressed). Names in messages and reports are the path
 //! the user gave, never the copy's.
 
-use super::TraceError;
+use super::load::RecordReader;
+use super::{LoadOptions, TraceError};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -42,13 +43,19 @@ impl TraceInput {
     /// temporary file that every pass reads (module doc). Errors: reading
     /// `path` is [`TraceError::Io`]; creating or writing the copy is
     /// [`TraceError::Spool`], which says where it went and what to do.
-    pub fn spooled(path: &Path) -> Result<TraceInput, TraceError> {
+    /// Once [`CHECK_HEAD`] bytes are copied, their first lines are read as
+    /// `opts` reads a trace: a stream that is no trace (`/dev/zero`,
+    /// `/dev/urandom`, which never end) stops there with the load's error
+    /// ([`TraceError::LineTooLong`], [`TraceError::Undetected`]) instead
+    /// of filling `TMPDIR` forever.
+    pub fn spooled(path: &Path, opts: &LoadOptions) -> Result<TraceInput, TraceError> {
         let read_err = |source| TraceError::Io { path: path.to_path_buf(), source };
         let spool_err = |source| TraceError::Spool { path: path.to_path_buf(), dir: std::env::temp_dir(), source };
         let mut from = File::open(path).map_err(read_err)?;
         let mut file = tempfile::tempfile().map_err(spool_err)?;
         let mut buf = vec![0u8; 1 << 16];
         let mut bytes = 0u64;
+        let mut checked = false;
         loop {
             let n = match from.read(&mut buf) {
                 Ok(0) => break,
@@ -58,6 +65,10 @@ impl TraceInput {
             };
             file.write_all(&buf[..n]).map_err(spool_err)?;
             bytes += n as u64;
+            if !checked && bytes >= CHECK_HEAD {
+                checked = true;
+                check_head(&file, bytes, path, opts)?;
+            }
         }
         file.flush().map_err(spool_err)?;
         Ok(TraceInput { path: path.to_path_buf(), spool: Some(Arc::new(Spool { file, bytes })) })
@@ -80,6 +91,39 @@ impl TraceInput {
         let Some(spool) = &self.spool else { return super::open::open(&self.path) };
         let reader = BufReader::with_capacity(1 << 16, SpoolReader { spool: Arc::clone(spool), pos: 0 });
         super::open::decompress(reader).map_err(|source| TraceError::Io { path: self.path.clone(), source })
+    }
+}
+
+/// Bytes of a trace read once that [`TraceInput::spooled`] copies before
+/// it checks their first lines.
+const CHECK_HEAD: u64 = 1 << 20;
+
+/// The first `bytes` of a spool read as a trace's head ([`RecordReader::open`]:
+/// line length and format detection, `opts.format` if given): its error if
+/// it is no trace. Any other outcome (a compressed stream cut short here)
+/// is left to the passes, which read the whole copy.
+fn check_head(file: &File, bytes: u64, path: &Path, opts: &LoadOptions) -> Result<(), TraceError> {
+    /// The copy's first bytes, read at positions (the copy's own offset is
+    /// where the next bytes go).
+    struct Head<'a> {
+        file: &'a File,
+        pos: u64,
+        end: u64,
+    }
+    impl Read for Head<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            use std::os::unix::fs::FileExt;
+            let want = buf.len().min(usize::try_from(self.end - self.pos).unwrap_or(usize::MAX));
+            let n = self.file.read_at(&mut buf[..want], self.pos)?;
+            self.pos += n as u64;
+            Ok(n)
+        }
+    }
+    let head = BufReader::with_capacity(1 << 16, Head { file, pos: 0, end: bytes });
+    let Ok(reader) = super::open::decompress(head) else { return Ok(()) };
+    match RecordReader::open(reader, path, opts) {
+        Err(e @ (TraceError::LineTooLong { .. } | TraceError::Undetected { .. })) => Err(e),
+        _ => Ok(()),
     }
 }
 
@@ -113,7 +157,7 @@ mod tests {
         for (name, bytes) in [("plain", text.clone().into_bytes()), ("gz", gz.finish().unwrap())] {
             let p = dir.path().join(name);
             std::fs::write(&p, &bytes).unwrap();
-            let input = TraceInput::spooled(&p).unwrap();
+            let input = TraceInput::spooled(&p, &LoadOptions::default()).unwrap();
             std::fs::remove_file(&p).unwrap();
             assert_eq!(input.spooled_bytes(), Some(bytes.len() as u64));
             assert_eq!(input.path(), p, "named as given");
@@ -126,6 +170,27 @@ mod tests {
             a.read_to_string(&mut first).unwrap();
             assert_eq!(first, text, "{name}: a reader's position is its own");
         }
-        assert!(matches!(TraceInput::spooled(&dir.path().join("missing")), Err(TraceError::Io { .. })));
+        let missing = TraceInput::spooled(&dir.path().join("missing"), &LoadOptions::default());
+        assert!(matches!(missing, Err(TraceError::Io { .. })));
+    }
+
+    /// A stream that is no trace stops once its head is copied, with the
+    /// error a load gives, instead of being copied to its end (`/dev/zero`
+    /// has none); a trace of any length is copied whole.
+    #[test]
+    fn a_spool_of_no_trace_stops_at_its_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let zeros = dir.path().join("zeros");
+        std::fs::write(&zeros, vec![0u8; 3 << 20]).unwrap();
+        let e = TraceInput::spooled(&zeros, &LoadOptions::default()).unwrap_err();
+        assert!(matches!(e, TraceError::LineTooLong { line: 1, .. }), "{e}");
+        let noise = dir.path().join("noise");
+        std::fs::write(&noise, "\u{1}\u{2} x\n".repeat(1 << 20)).unwrap();
+        let e = TraceInput::spooled(&noise, &LoadOptions::default()).unwrap_err();
+        assert!(matches!(e, TraceError::Undetected { .. }), "{e}");
+        let text = dir.path().join("t");
+        std::fs::write(&text, "0 0 0 8 1\n1000 0 8 8 0\n".repeat(100_000)).unwrap();
+        let input = TraceInput::spooled(&text, &LoadOptions::default()).unwrap();
+        assert_eq!(input.spooled_bytes(), Some(std::fs::metadata(&text).unwrap().len()));
     }
 }

@@ -193,6 +193,14 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {
     load_from_reader(reader, path, opts)
 }
 
+/// The format of the trace file at `path` as [`load`] detects it, from its
+/// first lines only: a missing, unreadable or unrecognized trace is
+/// refused before any work (`sweep` checks its `trace:` workloads so).
+pub fn detect_file(path: &Path) -> Result<TraceFormat, TraceError> {
+    let opts = LoadOptions::default();
+    Ok(RecordReader::open(open::open(path)?, path, &opts)?.format)
+}
+
 /// Loads a trace from an already opened (decompressed) reader; `path` is
 /// only used in messages, provenance and to break the SSDsim/MQSim tie.
 pub fn load_from_reader<R: BufRead>(reader: R, path: &Path, opts: &LoadOptions) -> Result<Loaded, TraceError> {

@@ -53,8 +53,8 @@ pub use error::TraceError;
 pub use format::{format_help, Registered, SampleRequest, SampleWriter, TraceFormat, DETECT_LINES, FORMATS};
 pub use input::TraceInput;
 pub use load::{
-    build_workload, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded, ParsedTrace,
-    VolumeSelect,
+    build_workload, detect_file, load, load_from_reader, read_records, trace_name, volume_label, LoadOptions, Loaded,
+    ParsedTrace, VolumeSelect,
 };
 pub use locality::{locality, Dist, Locality};
 pub use native::{content_id_hash, write_native, write_native_workload};

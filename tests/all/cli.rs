@@ -908,6 +908,41 @@ mod silent_mistakes {
     }
 
     #[test]
+    fn a_policy_named_twice_is_refused() {
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "native,native"]),
+            1,
+            &["-p native,native: policy 'native' is named twice"],
+        );
+        fails_with(
+            dedupsim().args(["run", "-q", "-p", "all,fad"]),
+            1,
+            &["policy 'fad' is named twice (`all` names every policy)"],
+        );
+        fails_with(dedupsim().args(["bench", "-p", "fad", "-p", "dedup,fad"]), 1, &["policy 'fad' is named twice"]);
+    }
+
+    #[test]
+    fn a_bad_config_value_names_its_file_or_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "base = \"tiny\"\n[geometry]\nchannels = 0\n").unwrap();
+        let child = dir.path().join("child.toml");
+        std::fs::write(&child, "base = \"bad.toml\"\nseed = 1\n").unwrap();
+        let named = format!("{}: geometry.channels = 0: must be at least 1", bad.display());
+        fails_with(dedupsim().args(["config", "show"]).arg(&bad), 1, &[&named]);
+        fails_with(dedupsim().args(["run", "-q", "--config"]).arg(&bad), 1, &[&named]);
+        // Set in the base file of the file given: that base is named.
+        fails_with(dedupsim().args(["run", "-q", "--config"]).arg(&child), 1, &[&named]);
+        // A --set of the key wins over the file: the file is not blamed.
+        fails_with(
+            dedupsim().args(["run", "-q", "--set", "geometry.channels=0", "--config"]).arg(&bad),
+            1,
+            &["error: geometry.channels = 0: must be at least 1"],
+        );
+    }
+
+    #[test]
     fn messages_name_the_real_problem() {
         fails_with(dedupsim().args(["run", "-q", "--max-requests", "0"]), 2, &["'--max-requests <MAX_REQUESTS>'"]);
         fails_with(dedupsim().args(["config", "show", "/dev/null"]), 1, &["exists but is not a regular file"]);

@@ -29,6 +29,26 @@ fn stats_on_dev_zero_stops_with_a_line_error() {
         .stderr(predicate::str::contains("panicked").not());
 }
 
+/// `run` streams a trace that can be read only once from a copy; a
+/// character device that never ends and is no trace stops at its head
+/// (it was copied to TMPDIR forever).
+#[test]
+fn run_on_endless_devices_stops_with_a_line_error() {
+    for (dev, needle) in [
+        ("/dev/zero", "/dev/zero:1: line longer than 65536 bytes (no line break found)"),
+        ("/dev/urandom", "/dev/urandom:1: cannot detect the trace format"),
+    ] {
+        if !std::path::Path::new(dev).exists() {
+            continue;
+        }
+        dedupsim()
+            .args(["run", "-q", "-p", "native", "--trace", dev])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .fails_with(1, &[needle]);
+    }
+}
+
 #[test]
 fn stats_prints_the_load_warnings() {
     let dir = tempfile::tempdir().unwrap();

@@ -156,6 +156,11 @@ fn the_cli_writes_and_uses_a_profile() {
     let err = String::from_utf8(o).unwrap();
     assert!(err.contains("p.toml") && err.contains("shape.read_share") && err.contains("not a share"), "{err}");
     dedupsim().args(["run", "-q", "--scale", "2"]).assert().failure();
+    // A --scale that makes too many requests names the flag.
+    dedupsim()
+        .args(["run", "-q", "--profile", "fiu-mail", "--scale", "1e300"])
+        .assert()
+        .fails_with(1, &["--profile fiu-mail at --scale 1e300: ", "requests give more than 2^32 pages"]);
 }
 
 #[test]

@@ -273,6 +273,53 @@ mod class_b {
         assert!(!inside.exists());
     }
 
+    /// A sweep's `trace:` workload that is missing or not a trace is named
+    /// by its line before any cell runs.
+    #[test]
+    fn sweep_traces_are_checked_before_any_cell_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.bin");
+        std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x13, 0x80, b'\n'].repeat(50)).unwrap();
+        for (trace, needle) in
+            [("nope.csv", "nope.csv: No such file"), ("garbage.bin", "cannot detect the trace format")]
+        {
+            let f = dir.path().join("s.toml");
+            std::fs::write(
+                &f,
+                format!(
+                    "name = \"s\"\n[grid]\nworkloads = [\"synth:requests=100\",\n  \"trace:{trace}\"]\npolicies = [\"native\"]\n"
+                ),
+            )
+            .unwrap();
+            let out = dir.path().join("out");
+            let line = format!("{}:4: [grid] workloads: workload `trace:{trace}`: ", f.display());
+            dedupsim().args(["sweep", "-q", "--out"]).arg(&out).arg(&f).assert().fails_with(1, &[&line, needle]);
+            assert!(!out.exists(), "no cell ran");
+        }
+    }
+
+    /// A sweep file, a profile or a peer config that never ends
+    /// (`/dev/zero`) is refused once past 64 MiB, not read until the memory
+    /// runs out.
+    #[test]
+    fn parameter_files_that_never_end_are_refused() {
+        if !std::path::Path::new("/dev/zero").exists() {
+            return;
+        }
+        let too_big = "more than 64 MiB, far more than a parameter file holds";
+        for (args, named) in [
+            (&["sweep", "/dev/zero"][..], "/dev/zero: "),
+            (&["run", "-q", "--profile", "/dev/zero"], "cannot read profile /dev/zero: "),
+            (&["config", "import", "/dev/zero"], "cannot read /dev/zero: "),
+        ] {
+            Command::under_limits("ulimit -v 4194304")
+                .args(args)
+                .timeout(std::time::Duration::from_secs(60))
+                .assert()
+                .fails_with(1, &[named, too_big]);
+        }
+    }
+
     /// An output directory is one experiment's consistent set: another
     /// experiment's directory is refused (also by `sweep collect`), and a
     /// run that did not finish is said so by the next one.
@@ -328,6 +375,30 @@ mod class_c {
             let a = dedupsim().args(args).assert();
             assert!(!String::from_utf8_lossy(&a.get_output().stderr).contains("unexpected argument"));
         }
+    }
+
+    /// A negative number to any flag that takes none (not only those with
+    /// their own parser) names the flag, not "unexpected argument '-1'".
+    #[test]
+    fn a_negative_number_to_any_flag_names_the_flag() {
+        let neg = "is negative, and";
+        fails(&["run", "-q", "--max-requests", "-1"], 2, &["'--max-requests <MAX_REQUESTS>'", neg]);
+        fails(&["run", "-q", "--check", "--check-every", "-5"], 2, &["'--check-every <N>'", "`-5`", neg]);
+        fails(&["run", "-q", "--timeseries", "-1us", "--timeseries-out", "x.csv"], 2, &["'--timeseries <INTERVAL>'"]);
+        fails(
+            &["trace", "convert", "t", "--to", "ssdsim", "-o", "x", "--max-requests", "-3"],
+            2,
+            &["--max-requests", neg],
+        );
+        fails(&["trace", "from-files", "d", "-o", "x", "--inter-arrival", "-1us"], 2, &["'--inter-arrival", neg]);
+        fails(&["cluster", "-q", "--nodes", "-1"], 2, &["'--nodes <NODES>'", neg]);
+        fails(&["serve", "--status-every", "-5"], 2, &["'--status-every", neg]);
+        for args in [&["run", "-q", "--queue-depth", "-1"][..], &["cluster", "--read-cache", "-1"]] {
+            let a = dedupsim().args(args).assert().code(2);
+            assert!(!String::from_utf8_lossy(&a.get_output().stderr).contains("unexpected argument"));
+        }
+        // A stray negative number after a flag that takes no value stays clap's error.
+        fails(&["run", "-q", "-1"], 2, &["unexpected argument '-1' found"]);
     }
 
     /// Messages that named the wrong problem or the wrong flag.

@@ -392,6 +392,10 @@ fn bad_flags_are_refused_before_serving() {
     std::fs::write(&existing, "keep").unwrap();
     assert!(run(&["--record", existing.to_str().unwrap()]).contains("never replaces a file"));
     assert!(run(&["--unix", existing.to_str().unwrap()]).contains("exists"));
+    assert!(run(&["--preset", "tiny", "--listen", "nope"])
+        .contains("--listen nope: cannot listen there: invalid socket address"));
+    let sock = dir.path().join("no-such-dir").join("s");
+    assert!(run(&["--preset", "tiny", "--unix", sock.to_str().unwrap()]).contains("--unix "));
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
 }
 
