@@ -310,12 +310,12 @@ impl FromFilesOptions {
         let ps = self.page_size;
         if !ps.is_power_of_two() || u64::from(ps) < HASH_PAGE {
             return Err(FromFilesError::InvalidOptions(format!(
-                "page size {ps} is not a power of two of at least 4096 bytes"
+                "--page-size {ps}: not a power of two of at least 4096 bytes"
             )));
         }
         if ps > crate::units::MAX_PAGE_SIZE {
             return Err(FromFilesError::InvalidOptions(format!(
-                "page size {ps} bytes is more than 1 MiB, the bound of geometry.page_size too \
+                "--page-size {ps}: more than 1 MiB, the bound of geometry.page_size too \
                  (flash pages are a few KiB, e.g. 4KiB or 16KiB)"
             )));
         }
@@ -344,6 +344,24 @@ fn path_key(p: &Path) -> &[u8] {
 /// documentation), without reading them.
 pub fn list_files(dirs: &[PathBuf]) -> Result<Listing, FromFilesError> {
     let mut l = Listing { roots: dirs.to_vec(), ..Listing::default() };
+    // A root given twice, or inside another, would be scanned twice: its
+    // files counted twice and every page a duplicate.
+    let real: Vec<Option<PathBuf>> = dirs.iter().map(|d| fs::canonicalize(d).ok()).collect();
+    for (i, a) in real.iter().enumerate() {
+        for (j, b) in real.iter().enumerate() {
+            if let (true, Some(a), Some(b)) = (i != j, a, b) {
+                if a.starts_with(b) && (a != b || i > j) {
+                    return Err(FromFilesError::Root {
+                        path: dirs[i].clone(),
+                        reason: format!(
+                            "also under {}, given too: its files would be scanned twice; give each tree once",
+                            dirs[j].display()
+                        ),
+                    });
+                }
+            }
+        }
+    }
     for root in dirs {
         let root_err = |reason: String| FromFilesError::Root { path: root.clone(), reason };
         let meta = fs::metadata(root).map_err(|e| root_err(e.to_string()))?;
@@ -722,8 +740,31 @@ mod tests {
     }
 
     #[test]
+    fn a_tree_given_twice_or_inside_another_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::create_dir_all(a.join("sub")).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        fs::write(a.join("sub/f"), b"x").unwrap();
+        fs::write(b.join("g"), b"y").unwrap();
+        assert_eq!(list_files(&[a.clone(), b.clone()]).unwrap().files.len(), 2);
+        for (roots, named, under) in [
+            (vec![a.clone(), a.clone()], a.clone(), a.clone()),
+            (vec![a.clone(), a.join("sub")], a.join("sub"), a.clone()),
+            (vec![a.join("sub/f"), b.clone(), a.clone()], a.join("sub/f"), a.clone()),
+        ] {
+            let e = list_files(&roots).unwrap_err();
+            let FromFilesError::Root { path, reason } = &e else { panic!("{e}") };
+            assert_eq!(path, &named, "{e}");
+            assert!(reason.contains(&format!("also under {}", under.display())), "{e}");
+        }
+    }
+
+    #[test]
     fn options_are_validated() {
         let bad = FromFilesOptions { page_size: 2048, ..FromFilesOptions::default() };
+        let e = bad.validate().unwrap_err();
+        assert!(e.to_string().contains("--page-size 2048: not a power of two"), "{e}");
         assert!(matches!(bad.validate(), Err(FromFilesError::InvalidOptions(_))));
         let bad = FromFilesOptions { page_size: 12288, ..FromFilesOptions::default() };
         assert!(bad.validate().is_err());

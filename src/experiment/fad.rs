@@ -200,7 +200,7 @@ fn choose(base: &Config, opts: &FadOptions) -> Result<Vec<WorkloadChoice>, Exper
         .map(|k| {
             replica::row(k).map(|r| r.key).ok_or_else(|| ExperimentError::Workload {
                 workload: k.clone(),
-                reason: format!("not a Table II workload; available: {}", replica::names().join(", ")),
+                reason: format!("--only: not a Table II workload; available: {}", replica::names().join(", ")),
             })
         })
         .collect::<Result<Vec<&str>, _>>()?;

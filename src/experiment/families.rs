@@ -95,7 +95,10 @@ pub fn fitted(size: Size) -> Result<Vec<Member>, ExperimentError> {
 /// `scripts/record-workloads.sh`), in name order; an error when there is
 /// none.
 pub fn recorded(dir: &Path) -> Result<Vec<Member>, ExperimentError> {
-    let io = |error| ExperimentError::Io { path: dir.to_path_buf(), error };
+    let io = |error: std::io::Error| ExperimentError::Workload {
+        workload: dir.display().to_string(),
+        reason: format!("--recorded: cannot list the directory: {error}"),
+    };
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))

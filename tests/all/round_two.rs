@@ -401,6 +401,28 @@ mod class_c {
         fails(&["run", "-q", "-1"], 2, &["unexpected argument '-1' found"]);
     }
 
+    /// Values of flags whose errors came from deeper down name the flag.
+    #[test]
+    fn deeper_errors_name_their_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("o").display().to_string();
+        fails(&["reproduce", "fad", "-q", "--only", "nope", "--out", &out], 1, &["--only: not a Table II workload"]);
+        let none = dir.path().join("none").display().to_string();
+        fails(&["reproduce", "light-dedup", "-q", "--recorded", &none, "--out", &out], 1, &["--recorded: cannot list"]);
+        let tree = dir.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), b"x").unwrap();
+        let t = tree.display().to_string();
+        let o = dir.path().join("o.trace").display().to_string();
+        fails(
+            &["trace", "from-files", "-q", &t, "-o", &o, "--page-size", "0"],
+            1,
+            &["--page-size 0: not a power of two"],
+        );
+        fails(&["trace", "from-files", "-q", &t, &t, "-o", &o], 1, &["scanned twice"]);
+        assert!(!dir.path().join("o.trace").exists());
+    }
+
     /// Messages that named the wrong problem or the wrong flag.
     #[test]
     fn messages_name_the_real_problem() {
