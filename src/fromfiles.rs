@@ -344,24 +344,6 @@ fn path_key(p: &Path) -> &[u8] {
 /// documentation), without reading them.
 pub fn list_files(dirs: &[PathBuf]) -> Result<Listing, FromFilesError> {
     let mut l = Listing { roots: dirs.to_vec(), ..Listing::default() };
-    // A root given twice, or inside another, would be scanned twice: its
-    // files counted twice and every page a duplicate.
-    let real: Vec<Option<PathBuf>> = dirs.iter().map(|d| fs::canonicalize(d).ok()).collect();
-    for (i, a) in real.iter().enumerate() {
-        for (j, b) in real.iter().enumerate() {
-            if let (true, Some(a), Some(b)) = (i != j, a, b) {
-                if a.starts_with(b) && (a != b || i > j) {
-                    return Err(FromFilesError::Root {
-                        path: dirs[i].clone(),
-                        reason: format!(
-                            "also under {}, given too: its files would be scanned twice; give each tree once",
-                            dirs[j].display()
-                        ),
-                    });
-                }
-            }
-        }
-    }
     for root in dirs {
         let root_err = |reason: String| FromFilesError::Root { path: root.clone(), reason };
         let meta = fs::metadata(root).map_err(|e| root_err(e.to_string()))?;
@@ -737,27 +719,6 @@ mod tests {
         assert!(parse_interval("100").is_err());
         assert!(parse_interval("-1us").is_err());
         assert!(parse_interval("1e3us").is_err());
-    }
-
-    #[test]
-    fn a_tree_given_twice_or_inside_another_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        fs::create_dir_all(a.join("sub")).unwrap();
-        fs::create_dir_all(&b).unwrap();
-        fs::write(a.join("sub/f"), b"x").unwrap();
-        fs::write(b.join("g"), b"y").unwrap();
-        assert_eq!(list_files(&[a.clone(), b.clone()]).unwrap().files.len(), 2);
-        for (roots, named, under) in [
-            (vec![a.clone(), a.clone()], a.clone(), a.clone()),
-            (vec![a.clone(), a.join("sub")], a.join("sub"), a.clone()),
-            (vec![a.join("sub/f"), b.clone(), a.clone()], a.join("sub/f"), a.clone()),
-        ] {
-            let e = list_files(&roots).unwrap_err();
-            let FromFilesError::Root { path, reason } = &e else { panic!("{e}") };
-            assert_eq!(path, &named, "{e}");
-            assert!(reason.contains(&format!("also under {}", under.display())), "{e}");
-        }
     }
 
     #[test]

@@ -419,7 +419,6 @@ mod class_c {
             1,
             &["--page-size 0: not a power of two"],
         );
-        fails(&["trace", "from-files", "-q", &t, &t, "-o", &o], 1, &["scanned twice"]);
         assert!(!dir.path().join("o.trace").exists());
     }
 
