@@ -43,7 +43,7 @@ impl TraceInput {
     /// temporary file that every pass reads (module doc). Errors: reading
     /// `path` is [`TraceError::Io`]; creating or writing the copy is
     /// [`TraceError::Spool`], which says where it went and what to do.
-    /// Once [`CHECK_HEAD`] bytes are copied, their first lines are read as
+    /// Once 1 MiB (`CHECK_HEAD`) is copied, their first lines are read as
     /// `opts` reads a trace: a stream that is no trace (`/dev/zero`,
     /// `/dev/urandom`, which never end) stops there with the load's error
     /// ([`TraceError::LineTooLong`], [`TraceError::Undetected`]) instead
