@@ -57,14 +57,19 @@ impl SeriesArgs {
         self.timeseries_out.as_deref().map(|p| ("--timeseries-out", p)).into_iter().collect()
     }
 
-    /// Flag combinations and the plot directory, before any work.
-    pub fn check(&self) -> Result<()> {
+    /// Flag combinations and the plot directory, before any work: after
+    /// the common checks of the run's `outputs` (which the plot directory,
+    /// created here, must not be), so a failing one leaves no directory.
+    pub fn check(&self, outputs: &[(&str, &Path)]) -> Result<()> {
         if self.timeseries.is_some() && self.timeseries_out.is_none() && self.plot.is_none() {
             anyhow::bail!("--timeseries INTERVAL needs somewhere to go: --timeseries-out FILE and/or --plot DIR");
         }
         if let Some(dir) = &self.plot {
             if dir.exists() && !dir.is_dir() {
                 anyhow::bail!("--plot {}: not a directory; give a directory for the figures", dir.display());
+            }
+            if let Some((flag, _)) = outputs.iter().find(|(_, p)| same_path(p, dir)) {
+                anyhow::bail!("--plot {} is also {flag}: give the figures a directory of their own", dir.display());
             }
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("--plot {}: cannot create the directory", dir.display()))?;
@@ -93,6 +98,14 @@ impl SeriesArgs {
     }
 }
 
+/// Whether `a` and `b` name one path: the same absolute path (`./x` is
+/// `x`), or, for paths that exist, the same file.
+fn same_path(a: &Path, b: &Path) -> bool {
+    let abs = |p: &Path| std::path::absolute(p).ok();
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    a == b || abs(a).is_some_and(|x| abs(b) == Some(x)) || real(a).is_some_and(|x| real(b) == Some(x))
+}
+
 fn parse_interval(s: &str) -> Result<Nanos, String> {
     let ns = dedupsim::config::parse_time_ns(s)?;
     if ns == 0 {
@@ -115,7 +128,7 @@ impl ObserveArgs {
     }
 
     /// Flag combinations and the plot directory, before any work.
-    pub fn check(&self, policies: &[String]) -> Result<()> {
+    pub fn check(&self, policies: &[String], outputs: &[(&str, &Path)]) -> Result<()> {
         if self.request_log.is_some() && policies.len() != 1 {
             anyhow::bail!(
                 "--request-log logs the requests of one run, but {} policies are selected ({}); choose one with -p POLICY",
@@ -123,7 +136,7 @@ impl ObserveArgs {
                 policies.join(", ")
             );
         }
-        self.series.check()
+        self.series.check(outputs)
     }
 
     /// The series' length, once the workload is known: an open-loop replay

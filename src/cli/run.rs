@@ -334,8 +334,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
         .collect();
     outputs.extend(a.observe.outputs());
-    a.observe.check(&policies)?;
     common::check_outputs(&[a.workload.inputs(), a.cfg.inputs()].concat(), &outputs)?;
+    a.observe.check(&policies, &outputs)?;
     a.memory.check(&cfg, common::runs_at_once(a.jobs, policies.len()), a.check)?;
     let opts = RunOptions { check: a.check, check_every: a.check_every.unwrap_or(0), resources: false };
     // A trace read once is spooled here, and its copy serves the held

@@ -126,8 +126,8 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
     }
     outputs.extend(a.series.outputs());
-    a.series.check()?;
     common::check_outputs(&a.cfg.inputs(), &outputs)?;
+    a.series.check(&outputs)?;
     if let Some(r) = &a.record {
         if r.exists() {
             anyhow::bail!("--record {}: exists; the recording never replaces a file, choose another name", r.display());

@@ -280,6 +280,34 @@ mod refused {
             assert!(!err.contains("panicked"), "{args:?}: {err}");
             assert!(!json.exists() && !log.exists(), "{args:?}: output written");
         }
+        // A refused output leaves no --plot directory behind, and --plot
+        // cannot be another output's path.
+        let plots = dir.path().join("plots");
+        let p = plots.to_str().unwrap();
+        for (args, needle) in [
+            (vec!["--plot", p, "--csv", "/nonexistent/dir/r.csv"], "--csv /nonexistent/dir/r.csv"),
+            (vec!["--plot", p, "--timeseries-out", p], "--plot"),
+        ] {
+            let out = dedupsim()
+                .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--timeseries", "1s"])
+                .args(&args)
+                .assert()
+                .code(1)
+                .get_output()
+                .stderr
+                .clone();
+            let err = String::from_utf8_lossy(&out);
+            assert!(err.contains(needle), "{args:?}: {err}");
+            assert!(!plots.exists(), "{args:?}: --plot directory created: {err}");
+        }
+        let same = format!("{}/./plots", dir.path().display());
+        dedupsim()
+            .args(["run", "-q", "-p", "native", "--synth", "requests=100", "--timeseries", "1s", "--plot", p])
+            .args(["--json", &same])
+            .assert()
+            .code(1)
+            .stderr(crate::support::predicate::str::contains("is also --json"));
+        assert!(!plots.exists());
         // Usage errors: the companions of --timeseries alone.
         dedupsim().args(["run", "-q", "--timeseries-out", "t.csv"]).assert().code(2);
         dedupsim().args(["run", "-q", "--plot", "d"]).assert().code(2);
