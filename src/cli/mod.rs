@@ -128,10 +128,15 @@ fn negative_value_error(e: &clap::Error, args: &[String]) -> Option<clap::Error>
 }
 
 pub fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    // Parsed as given (a path need not be UTF-8); read as text only to
+    // explain an error.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => negative_value_error(&e, &args).unwrap_or(e).exit(),
+        Err(e) => {
+            let text: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            negative_value_error(&e, &text).unwrap_or(e).exit()
+        }
     };
     let result = match cli.command {
         Command::Run(a) => run::run(a),

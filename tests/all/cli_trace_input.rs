@@ -49,6 +49,17 @@ fn run_on_endless_devices_stops_with_a_line_error() {
     }
 }
 
+/// A trace whose file name is not UTF-8 is opened as named (the command
+/// line is parsed as given, not as lossy text).
+#[test]
+fn a_file_name_that_is_not_utf8_is_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(std::ffi::OsStr::from_bytes(b"t\xff.ascii"));
+    std::fs::write(&path, "0 0 0 8 0\n1000 0 8 8 1\n").unwrap();
+    dedupsim().args(["run", "-q", "-p", "native", "--format", "ssdsim", "--trace"]).arg(&path).assert().success();
+}
+
 #[test]
 fn stats_prints_the_load_warnings() {
     let dir = tempfile::tempdir().unwrap();
