@@ -756,10 +756,17 @@ impl Ftl {
     /// this is false, as a drive allocates elsewhere when the hinted die
     /// is full. Always true unless [`Ftl::track_plane_live`] was called.
     pub fn unit_has_room(&self, unit: u32) -> bool {
+        self.plane_has_room(self.geo.unit_planes(unit)[self.unit_ptr[unit as usize] as usize])
+    }
+
+    /// Whether plane `plane` holds few enough live pages that its GC can
+    /// always reclaim space ([`Ftl::unit_has_room`]'s rule for one plane;
+    /// dynamic allocation asks it of the planes of the chip a channel
+    /// serves). Always true unless [`Ftl::track_plane_live`] was called.
+    pub fn plane_has_room(&self, plane: u32) -> bool {
         if self.plane_live.is_empty() {
             return true;
         }
-        let plane = self.geo.unit_planes(unit)[self.unit_ptr[unit as usize] as usize];
         let bpp = self.geo.blocks_per_plane;
         // The active block, and the relocation block when one is open.
         let open = 1 + u32::from(self.reloc.open(plane).is_some());

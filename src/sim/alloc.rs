@@ -242,9 +242,11 @@ impl<'w> Simulation<'w> {
     /// instant a write was placed at (zero if none was).
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<Nanos, SimError> {
         let mut latest = Nanos::ZERO;
+        self.refresh_full_chips();
         while let Some(placed) = self.timing.place_next(until) {
             latest = latest.max(placed.at);
             self.placed(placed)?;
+            self.refresh_full_chips();
         }
         self.count_placed_files();
         Ok(latest)
@@ -263,6 +265,7 @@ impl<'w> Simulation<'w> {
     /// that instant, as in the open loop ([`Self::submit_request`]).
     pub(super) fn place_due(&mut self, until: crate::timing::Until) -> Result<(), SimError> {
         while self.timing.has_unplaced() {
+            self.refresh_full_chips();
             let bound = self.timing.placement_bound(until);
             if self.timing.has_completions() {
                 // Completions the channels reported while settling go to
@@ -290,12 +293,16 @@ impl<'w> Simulation<'w> {
             self.observe_op(page.tag, chip);
         }
         let planes = self.chip_level.unit_planes(chip);
-        let ptr = &mut self.chip_ptr[chip as usize];
-        let plane = planes[*ptr as usize];
-        *ptr += 1;
-        if *ptr == planes.len() as u32 {
-            *ptr = 0;
+        let k = planes.len();
+        // The rotation's plane; when it is too full of live data to take
+        // the page, the chip's next plane that is not (the chip has one
+        // unless every chip is full: `refresh_full_chips`).
+        let mut j = self.chip_ptr[chip as usize] as usize;
+        if !self.ftl.plane_has_room(planes[j]) {
+            j = (1..k).map(|d| (j + d) % k).find(|&x| self.ftl.plane_has_room(planes[x])).unwrap_or(j);
         }
+        let plane = planes[j];
+        self.chip_ptr[chip as usize] = if j + 1 == k { 0 } else { j as u32 + 1 };
         // The LPNs mapped are needed only by the shadow model: without
         // `--check` neither they nor the copy's content are read back.
         self.placed_lpns.clear();
@@ -321,7 +328,48 @@ impl<'w> Simulation<'w> {
             }
         }
         self.apply_completions();
+        if !self.chip_has_room(chip) {
+            self.full_chips.push(chip);
+            self.refresh_full_chips();
+        }
         Ok(())
+    }
+
+    /// Whether some plane of `chip` can take a page without piling more
+    /// live data on it than its GC can always collect
+    /// ([`Ftl::plane_has_room`]).
+    fn chip_has_room(&self, chip: u32) -> bool {
+        self.chip_level.unit_planes(chip).iter().any(|&q| self.ftl.plane_has_room(q))
+    }
+
+    /// Dynamic allocation: marks in the timing model the chips whose
+    /// planes are all too full of live data to take a page
+    /// ([`crate::timing::Timing::set_chip_full`]), so that a channel
+    /// serves a waiting write on another chip, as the hinted placements
+    /// are redirected ([`Simulation::unit_with_room`]). Without it a chip
+    /// that channels find idle more often than others (one the engine's
+    /// metadata I/O leaves alone, say) takes more than its share of the
+    /// pages that stay live, until its GC finds no invalid page and the
+    /// run stops with "device full" while the device holds far less live
+    /// data than it can. `full_chips` holds the chips placed on since the
+    /// last call that may be full and the chips marked full; a chip marked
+    /// full is unmarked as soon as its pages are overwritten or trimmed.
+    /// While every chip is full none is marked: the FTL then says whether
+    /// the page fits. Nothing to do (one test) while no chip is full.
+    pub(super) fn refresh_full_chips(&mut self) {
+        if self.full_chips.is_empty() {
+            return;
+        }
+        let mut marked = std::mem::take(&mut self.full_chips);
+        marked.sort_unstable();
+        marked.dedup();
+        marked.retain(|&c| !self.chip_has_room(c));
+        let all = marked.len() == self.chip_ptr.len();
+        for c in 0..self.chip_ptr.len() as u32 {
+            let full = !all && marked.binary_search(&c).is_ok();
+            self.timing.set_chip_full(c, full);
+        }
+        self.full_chips = marked;
     }
 
     /// A page of write `file` (an id of `unplaced_files`) is on `unit`.

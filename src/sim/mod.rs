@@ -169,6 +169,10 @@ pub struct Simulation<'w> {
     /// rotation's pointer, for dynamically placed pages.
     chip_level: Geometry,
     chip_ptr: Vec<u32>,
+    /// Dynamic allocation: the chips marked too full of live data to take
+    /// a page, and those placed on since that may be
+    /// ([`Simulation::refresh_full_chips`]).
+    full_chips: Vec<u32>,
     /// Per chip: when it would be free of all work issued to it so far, as
     /// if served in order (the least-loaded allocator's load estimate).
     est_free: Vec<Nanos>,
@@ -316,6 +320,17 @@ impl<'w> Simulation<'w> {
         }
         let units = ftl.geometry().unit_count();
         let fad_ssdsim = cfg.experiment.fad_ssdsim_model.then(|| Box::new(FadSsdsimModel::new(cfg, &ftl)));
+        let alloc = Allocators::choose(
+            cfg,
+            caps.placement_free,
+            fad_ssdsim.is_some(),
+            plan.map_or(0, |p| p.precondition_past_pages),
+        );
+        if alloc.dynamic() {
+            // Dynamic allocation passes over chips too full of live data
+            // (`Simulation::refresh_full_chips`).
+            ftl.track_plane_live();
+        }
         let shadow = if opts.check { vec![0; ftl.logical_pages() as usize] } else { Vec::new() };
         Ok(Simulation {
             workload: None,
@@ -356,18 +371,14 @@ impl<'w> Simulation<'w> {
             inflight: Vec::new(),
             free_slots: Vec::new(),
             hand_out: streaming || matches!(cfg.replay, ReplayConfig::ClosedLoop { .. }),
-            alloc: Allocators::choose(
-                cfg,
-                caps.placement_free,
-                fad_ssdsim.is_some(),
-                plan.map_or(0, |p| p.precondition_past_pages),
-            ),
+            alloc,
             unplaced_files: alloc::UnplacedFiles::default(),
             unplaced_refs: Default::default(),
             placed_lpns: Vec::new(),
             waiting_refs: 0,
             chip_level: Geometry::new(&cfg.geometry, ParallelUnit::Chip),
             chip_ptr: vec![0; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
+            full_chips: Vec::new(),
             fad_ssdsim,
             est_free: vec![Nanos::ZERO; (cfg.geometry.channels * cfg.geometry.chips_per_channel) as usize],
             unit_chip: (0..units).map(|u| ftl.geometry().chip_of_plane(ftl.geometry().unit_planes(u)[0])).collect(),

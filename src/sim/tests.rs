@@ -995,3 +995,51 @@ fn content_ids_past_the_dense_limit_change_no_result() {
         assert_eq!((a.0, a.1, a.2, a.3), (b.0, b.1, b.2, b.3), "{policy}");
     }
 }
+
+/// Dynamic allocation passes over a chip too full of live data
+/// ([`Simulation::refresh_full_chips`]). Two chips of 128 pages (192
+/// logical pages); reads of LPN 0 (on chip 0) every 130 us keep chip 0
+/// busy (122.4 us each), so the channels serve the writes, one every
+/// 390 us, on chip 1: 150 cold pages written once, then hot overwrites.
+/// Chip 1 cannot hold 150 live pages; before the fix it took them all
+/// and the run stopped with "device full" (plane 1 had no invalid page
+/// to reclaim) although the device held 151 live pages of 256. Now chip
+/// 1 is passed over once its plane holds its limit of live pages (104:
+/// 16 blocks less the GC threshold and the active block, of 8 pages),
+/// the writes go to chip 0 in its gaps, and every check passes.
+#[test]
+fn dynamic_allocation_passes_over_a_chip_full_of_live_data() {
+    use crate::config::Allocation;
+    let mut cfg = Config::small_for_tests(2, 1, 16, 8);
+    cfg.allocation = Allocation::Dynamic;
+    let mut reqs = Vec::new();
+    let mut contents = Vec::new();
+    let mut writes = 0u32;
+    for i in 0..1200u32 {
+        let at = u64::from(i) * 130;
+        reqs.push(req(at, Op::Read, 0, NO_CONTENT));
+        if i % 3 == 0 {
+            let lpn = if writes < 150 { 1 + writes } else { 1 + writes % 10 };
+            reqs.push(Request { content: contents.len() as u32, ..req(at + 1, Op::Write, lpn, 0) });
+            contents.push(ContentId(writes));
+            writes += 1;
+        }
+    }
+    let mut w = Workload::from_requests(Provenance::default(), reqs);
+    w.contents = contents;
+    w.add_precondition();
+    for r in w.requests.iter_mut().take(w.precondition as usize) {
+        r.content = w.contents.len() as u32;
+        w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
+    }
+    w.content_space = 10_000;
+    let opts = RunOptions { check: true, check_every: 1, resources: false };
+    for name in ["native", "dedup"] {
+        let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts.clone()).unwrap();
+        let (out, ftl) = sim.run_keep(&mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(out.metrics.write_latency.count(), u64::from(writes), "{name}");
+        // Chip 0 took the pages chip 1 had no room for.
+        let on_chip0 = (1..=150).filter(|&l| ftl.page_of(Lpn(l)).is_some_and(|p| ftl.geometry().chip_of(p) == 0));
+        assert!(on_chip0.count() >= 150 - 104, "{name}: chip 0 took too few pages");
+    }
+}

@@ -67,6 +67,10 @@ pub(super) struct Chip {
     pub(super) wait: Nanos,
     pub(super) read_busy: Nanos,
     pub(super) pages_read: u64,
+    /// Dynamic allocation: the chip's planes hold too much live data to
+    /// take another page ([`Timing::set_chip_full`](super::Timing::set_chip_full)), so a channel's
+    /// write-slot search passes it over.
+    pub(super) full: bool,
 }
 
 impl Chip {
@@ -84,6 +88,7 @@ impl Chip {
             wait: Nanos::ZERO,
             read_busy: Nanos::ZERO,
             pages_read: 0,
+            full: false,
         }
     }
 }

@@ -56,6 +56,24 @@ impl Timing {
         }
     }
 
+    /// Marks `chip` (global number, `chip * channels + channel`) as too
+    /// full of live data to take a dynamically placed page (`full`), or
+    /// as able to again: a channel's write-slot search passes a full chip
+    /// over, as an idle chip with no room would be passed over by a
+    /// drive, and places the page on the next chip it can serve. The
+    /// caller keeps at least one chip not full, or every waiting write
+    /// would wait for ever. Voids the channel's slot memo when the mark
+    /// changes (what it learnt assumed the old mark).
+    pub fn set_chip_full(&mut self, chip: u32, full: bool) {
+        let n = self.n_channels;
+        let ch = &mut self.channels[(chip % n) as usize];
+        let c = &mut ch.chips[(chip / n) as usize];
+        if c.full != full {
+            c.full = full;
+            ch.slot = SlotMemo::UNKNOWN;
+        }
+    }
+
     /// The bound before which a driver that hands out completions
     /// (closed-loop replay, stream) may place waiting writes without
     /// deciding past anything still unknown
@@ -225,7 +243,7 @@ fn search_slot(
             for _ in 0..k {
                 let c = &ch.chips[i];
                 let idle = c.phase == Phase::Idle || (c.phase != Phase::Held && c.until <= t);
-                if idle && c.reads.is_empty() && c.writes.is_empty() {
+                if idle && c.reads.is_empty() && c.writes.is_empty() && !c.full {
                     return (t, Some(i as u32));
                 }
                 i += 1;
