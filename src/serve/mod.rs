@@ -182,7 +182,13 @@ impl Device {
         let record = match &o.record {
             Some(path) => {
                 let partial = partial_path(path);
-                let f = std::fs::File::create(&partial)
+                // `create_new`: a second server recording to the same file
+                // between the CLI's check and here fails rather than
+                // interleaving its lines into this recording.
+                let f = std::fs::File::options()
+                    .write(true)
+                    .create_new(true)
+                    .open(&partial)
                     .map_err(|source| ServeError::Record { path: partial.clone(), source })?;
                 let mut w = BufWriter::with_capacity(1 << 20, f);
                 let _ = writeln!(w, "{}", crate::trace::native::HEADER);

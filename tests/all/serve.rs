@@ -75,6 +75,13 @@ struct Client {
 impl Client {
     /// Connects and negotiates with NBD_OPT_GO; the export size.
     fn connect(sock: &Path) -> (Client, u64) {
+        let (c, size, _) = Client::connect_info(sock);
+        (c, size)
+    }
+
+    /// [`Client::connect`], asking for the block size constraints too:
+    /// (minimum, preferred, maximum).
+    fn connect_info(sock: &Path) -> (Client, u64, [u32; 3]) {
         let mut s = UnixStream::connect(sock).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut hello = [0u8; 18];
@@ -83,20 +90,26 @@ impl Client {
         s.write_all(&3u32.to_be_bytes()).unwrap();
         let mut c = Client { s };
         let mut data = 0u32.to_be_bytes().to_vec();
-        data.extend_from_slice(&0u16.to_be_bytes());
+        data.extend_from_slice(&1u16.to_be_bytes());
+        data.extend_from_slice(&3u16.to_be_bytes()); // NBD_INFO_BLOCK_SIZE
         c.option(7, &data);
-        let mut size = 0;
+        let (mut size, mut blocks) = (0, [0u32; 3]);
         loop {
             let (kind, d) = c.option_reply();
             if kind == 3 && d[..2] == [0, 0] {
                 size = u64::from_be_bytes(d[2..10].try_into().unwrap());
+            }
+            if kind == 3 && d[..2] == [0, 3] {
+                for (k, b) in blocks.iter_mut().enumerate() {
+                    *b = u32::from_be_bytes(d[2 + 4 * k..6 + 4 * k].try_into().unwrap());
+                }
             }
             if kind == 1 {
                 break;
             }
             assert!(kind < 1 << 31, "error reply {kind:#x}");
         }
-        (c, size)
+        (c, size, blocks)
     }
 
     fn option(&mut self, kind: u32, data: &[u8]) {
@@ -397,6 +410,63 @@ fn bad_flags_are_refused_before_serving() {
     let sock = dir.path().join("no-such-dir").join("s");
     assert!(run(&["--preset", "tiny", "--unix", sock.to_str().unwrap()]).contains("--unix "));
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+}
+
+/// Flags the server used to accept and then fail on, each refused at start
+/// (before the "listening" line; reaching it fails the test at once, so a
+/// regression cannot hang it waiting for a client).
+#[test]
+fn flags_that_would_fail_later_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("s");
+    let refused = |args: &[&str]| {
+        let mut child = Command::new(cargo_bin("dedupsim"))
+            .args(["serve", "--preset", "tiny", "--unix"])
+            .arg(&sock)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = String::new();
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if line.contains("listening on") {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{args:?}: the server started ({line}); it should have refused");
+            }
+            err.push_str(&line);
+            err.push('\n');
+        }
+        assert!(!child.wait().unwrap().success(), "{args:?}");
+        err
+    };
+    // Not one page in memory and nowhere to spill: every write would fail
+    // with ENOSPC.
+    for m in ["0", "4095"] {
+        let e = refused(&["--store-memory", m]);
+        assert!(
+            e.contains(&format!("--store-memory {m}: less than one page (4096 B)")) && e.contains("--store DIR"),
+            "{e}"
+        );
+    }
+    // A number of seconds too large for a Duration panicked once listening.
+    let e = refused(&["--status-every", "1e300"]);
+    assert!(e.contains("--status-every 1e300: must be a number of seconds"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    // FILE.partial, where the recording grows, is never overwritten (it was
+    // truncated, and two servers recording to one FILE interleaved lines).
+    let rec = dir.path().join("rec.trace");
+    let partial = dir.path().join("rec.trace.partial");
+    std::fs::write(&partial, "keep").unwrap();
+    let e = refused(&["--record", rec.to_str().unwrap()]);
+    assert!(e.contains("rec.trace.partial exists"), "{e}");
+    assert_eq!(std::fs::read_to_string(&partial).unwrap(), "keep");
+    // `-` is standard output elsewhere; the recording went to a file named `-`.
+    let e = refused(&["--record", "-"]);
+    assert!(e.contains("--record -: the recording cannot go to standard output"), "{e}");
 }
 
 #[test]
