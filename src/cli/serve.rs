@@ -201,7 +201,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         ),
         size,
         min_block: 1,
-        preferred_block: page as u32,
+        preferred_block: serve::nbd::preferred_block(page as u32),
         max_block: max_block as u32,
     };
     let shared = Arc::new(Shared {
