@@ -469,6 +469,30 @@ fn flags_that_would_fail_later_are_refused_at_start() {
     assert!(e.contains("--record -: the recording cannot go to standard output"), "{e}");
 }
 
+/// With `--store DIR`, a `--store-memory` below one page is fine: every
+/// page spills, and reads (and duplicates, verified from the file) come
+/// back exactly.
+#[test]
+fn every_page_spills_with_no_store_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let srv = Server::start(dir.path(), &["--store-memory", "0", "--store", spill.to_str().unwrap(), "--check"]);
+    let (mut c, _) = Client::connect(&srv.sock);
+    let d = bytes(3, 5 * 4096 + 77);
+    assert_eq!(c.write(100, &d), 0);
+    assert_eq!(c.write(40 * 4096 + 100, &d), 0); // the same pages: duplicates of spilled ones
+    assert_eq!(c.write(2 * 4096 + 1, &[9; 10]), 0); // read-modify-write of a spilled page
+    let mut want = d.clone();
+    want[2 * 4096 + 1 - 100..2 * 4096 + 11 - 100].fill(9);
+    assert!(c.read(100, d.len() as u32).unwrap() == want);
+    assert!(c.read(40 * 4096 + 100, d.len() as u32).unwrap() == d);
+    c.disconnect();
+    let out = srv.wait();
+    assert!(out.contains(" 0 in memory, "), "{out}");
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "the spill file is removed");
+}
+
 /// A page that is not a power of two (`geometry.page_size` may be any
 /// multiple of 4 KiB) is still served: the preferred block size the
 /// handshake advertises must be a power of two ("Block size constraints";
