@@ -493,6 +493,48 @@ fn every_page_spills_with_no_store_memory() {
     assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "the spill file is removed");
 }
 
+/// A client that pipelines more requests than the server keeps waiting
+/// (`serve::MAX_WAITING`, 256) without reading replies: the server stops
+/// reading its input and replies first, instead of holding every read's
+/// data (1,000 reads of 32 MiB were 32 GiB). Seen in the recording: the
+/// 257th read, sent with the others, arrives at the first reply's
+/// simulated completion, after the 256 before it.
+#[test]
+fn a_client_that_never_reads_replies_cannot_make_the_server_hold_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec.trace");
+    let srv = Server::start(dir.path(), &["--record", rec.to_str().unwrap()]);
+    let (mut c, _) = Client::connect(&srv.sock);
+    assert_eq!(c.write(0, &bytes(1, 65536)), 0);
+    let mut m = Vec::new();
+    for h in 0..257u64 {
+        m.extend_from_slice(&REQ.to_be_bytes());
+        m.extend_from_slice(&0u16.to_be_bytes());
+        m.extend_from_slice(&0u16.to_be_bytes()); // READ
+        m.extend_from_slice(&h.to_be_bytes());
+        m.extend_from_slice(&0u64.to_be_bytes());
+        m.extend_from_slice(&65536u32.to_be_bytes());
+    }
+    c.s.write_all(&m).unwrap(); // all 257 at once, before any reply is read
+    for _ in 0..257 {
+        assert_eq!(c.reply().0, 0);
+        let mut d = vec![0; 65536];
+        c.s.read_exact(&mut d).unwrap();
+        assert!(d == bytes(1, 65536));
+    }
+    c.disconnect();
+    srv.wait();
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let reads: Vec<u64> = text
+        .lines()
+        .filter(|l| l.split(' ').nth(1) == Some("R"))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(reads.len(), 257);
+    assert!(reads[..256].iter().all(|&t| t == reads[0]), "the first 256 arrive together");
+    assert!(reads[256] > reads[0], "the 257th waits for a reply: {} vs {}", reads[256], reads[0]);
+}
+
 /// A page that is not a power of two (`geometry.page_size` may be any
 /// multiple of 4 KiB) is still served: the preferred block size the
 /// handshake advertises must be a power of two ("Block size constraints";
