@@ -266,10 +266,11 @@ impl Device {
             return Err(nbd::EINVAL);
         }
         let (off, len) = (req.offset, u64::from(req.length));
-        let write_like = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES | nbd::CMD_TRIM);
+        let write_like = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES);
         match off.checked_add(len) {
             Some(end) if end <= self.size => {}
-            // "Error values": ENOSPC for a write past the end, EINVAL otherwise.
+            // "Error values": ENOSPC for a write (or write zeroes) past the
+            // end; EINVAL for "a read or trim request" past it, and otherwise.
             _ if write_like => return Err(nbd::ENOSPC),
             _ => return Err(nbd::EINVAL),
         }

@@ -217,6 +217,12 @@ fn data_reads_back_exactly_and_the_recording_replays() {
     // Out of range: EINVAL for a read, ENOSPC for a write; the connection lives on.
     assert_eq!(c.read(size - 10, 20), Err(22));
     assert_eq!(c.write(size, &[1, 2, 3]), 28);
+    // Write zeroes is a write ("NBD_CMD_WRITE_ZEROES"); a trim past the end
+    // is EINVAL ("Error values": "a read or trim request"; it was ENOSPC).
+    c.send(6, 13, size - 4096, 8192, &[]);
+    assert_eq!(c.reply(), (28, 13));
+    c.send(4, 14, size - 4096, 8192, &[]);
+    assert_eq!(c.reply(), (22, 14));
     assert_eq!(c.read(0, 4).unwrap(), model[..4].to_vec());
     c.disconnect();
     let out = srv.wait();
