@@ -115,10 +115,23 @@ pub fn run(a: ServeArgs) -> Result<()> {
         if !d.is_dir() {
             anyhow::bail!("--store {}: not a directory; create it first", d.display());
         }
+    } else if store_memory < page {
+        // Not one page fits in memory and there is nowhere to spill: the
+        // server would start and then fail every write with ENOSPC.
+        anyhow::bail!(
+            "--store-memory {}: less than one page ({page} B) of page data in memory and no --store DIR to \
+             spill to, so every write would fail; give --store DIR or a --store-memory of at least {page} B",
+            a.store_memory
+        );
     }
-    if !(a.status_every.is_finite() && a.status_every >= 0.0) {
-        anyhow::bail!("--status-every {}: must be a number of seconds >= 0", a.status_every);
-    }
+    // `try_from`: a finite number too large for a `Duration` (1e300) is
+    // refused here rather than panicking in `from_secs_f64` once listening.
+    let status_every = Duration::try_from_secs_f64(a.status_every).map_err(|_| {
+        anyhow::anyhow!(
+            "--status-every {:?}: must be a number of seconds >= 0 and below 2^64 (0: none)",
+            a.status_every
+        )
+    })?;
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     for (flag, p) in [("--record", &a.record), ("--json", &a.json), ("--csv", &a.csv)] {
         if let Some(p) = p {
@@ -129,8 +142,24 @@ pub fn run(a: ServeArgs) -> Result<()> {
     common::check_outputs(&a.cfg.inputs(), &outputs)?;
     a.series.check(&outputs)?;
     if let Some(r) = &a.record {
+        // `-` is standard output for `--json` and `--csv`; the recording
+        // is a file that grows while serving (the report goes to stdout).
+        if r.as_os_str() == "-" {
+            anyhow::bail!("--record -: the recording cannot go to standard output; give a file name");
+        }
         if r.exists() {
             anyhow::bail!("--record {}: exists; the recording never replaces a file, choose another name", r.display());
+        }
+        // The recording grows in FILE.partial: another server recording to
+        // the same FILE, or a file of that name, must not be overwritten.
+        let partial = serve::partial_path(r);
+        if partial.exists() {
+            anyhow::bail!(
+                "--record {}: {} exists (another server recording there, or one that was killed); \
+                 remove it or choose another name",
+                r.display(),
+                partial.display()
+            );
         }
     }
     let listen = match &a.unix {
@@ -172,7 +201,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         ),
         size,
         min_block: 1,
-        preferred_block: page as u32,
+        preferred_block: serve::nbd::preferred_block(page as u32),
         max_block: max_block as u32,
     };
     let shared = Arc::new(Shared {
@@ -194,7 +223,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         cfg.dedup.engine,
         a.clock
     );
-    let every = if a.quiet || a.status_every == 0.0 { Duration::MAX } else { Duration::from_secs_f64(a.status_every) };
+    let every = if a.quiet || a.status_every == 0.0 { Duration::MAX } else { status_every };
     let started = Instant::now();
     let mut status = |d: &Device| {
         let s = d.stats();

@@ -20,7 +20,8 @@
 //!   device's current floor). A request arrives at its connection's clock
 //!   (raised to the device floor, [`crate::sim::Simulation::floor`]). The
 //!   server reads every request the client has already sent before it
-//!   replies; when none is waiting, it replies to the connection's
+//!   replies (up to [`MAX_WAITING`] requests or [`MAX_WAITING_BYTES`] of
+//!   read data waiting); when none is waiting, it replies to the connection's
 //!   outstanding request that completes first, once the simulation can
 //!   vouch for it, sends the reply at once, and advances the clock to that
 //!   completion. A client at
@@ -182,7 +183,13 @@ impl Device {
         let record = match &o.record {
             Some(path) => {
                 let partial = partial_path(path);
-                let f = std::fs::File::create(&partial)
+                // `create_new`: a second server recording to the same file
+                // between the CLI's check and here fails rather than
+                // interleaving its lines into this recording.
+                let f = std::fs::File::options()
+                    .write(true)
+                    .create_new(true)
+                    .open(&partial)
                     .map_err(|source| ServeError::Record { path: partial.clone(), source })?;
                 let mut w = BufWriter::with_capacity(1 << 20, f);
                 let _ = writeln!(w, "{}", crate::trace::native::HEADER);
@@ -259,10 +266,11 @@ impl Device {
             return Err(nbd::EINVAL);
         }
         let (off, len) = (req.offset, u64::from(req.length));
-        let write_like = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES | nbd::CMD_TRIM);
+        let write_like = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES);
         match off.checked_add(len) {
             Some(end) if end <= self.size => {}
-            // "Error values": ENOSPC for a write past the end, EINVAL otherwise.
+            // "Error values": ENOSPC for a write (or write zeroes) past the
+            // end; EINVAL for "a read or trim request" past it, and otherwise.
             _ if write_like => return Err(nbd::ENOSPC),
             _ => return Err(nbd::EINVAL),
         }
@@ -545,6 +553,19 @@ fn input_waiting(fd: i32) -> bool {
     n > 0 && p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
 }
 
+/// The most requests one connection may have waiting for their replies
+/// before the server stops reading its input and replies first. Without a
+/// bound a client that pipelines requests and never reads the replies
+/// makes the server hold every read's data: 1,000 reads of 32 MiB sent
+/// back to back were 32 GiB. qemu-nbd stops reading at 16 requests
+/// (`MAX_NBD_REQUESTS`); 256 is above the queue depth of the clients the
+/// server is used with (fio at depth 32, nbdcopy's 64), so their requests
+/// arrive as before.
+pub const MAX_WAITING: usize = 256;
+/// The most read data one connection's waiting replies may hold before the
+/// server stops reading its input (with [`MAX_WAITING`]).
+pub const MAX_WAITING_BYTES: usize = 256 << 20;
+
 /// A request this connection waits to answer.
 struct Waiting {
     handle: u64,
@@ -570,10 +591,13 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
     let mut writer = BufWriter::with_capacity(1 << 20, stream);
     let mut clock = shared.lock().floor();
     let mut waiting: Vec<Waiting> = Vec::new();
+    // Bytes of read data in `waiting`'s outcomes.
+    let mut held = 0usize;
     let mut payload = Vec::new();
     let mut disconnecting = false;
     loop {
-        let input = !disconnecting && (!reader.buffer().is_empty() || input_waiting(fd));
+        let full = waiting.len() >= MAX_WAITING || held >= MAX_WAITING_BYTES;
+        let input = !disconnecting && !full && (!reader.buffer().is_empty() || input_waiting(fd));
         if !disconnecting && (waiting.is_empty() || input) {
             if waiting.is_empty() {
                 writer.flush()?;
@@ -608,7 +632,10 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
             };
             let (tag, outcome) = shared.lock().submit(conn, &req, &payload, at);
             match tag {
-                Some(tag) => waiting.push(Waiting { handle: req.handle, tag, outcome }),
+                Some(tag) => {
+                    held += outcome.as_ref().map_or(0, Vec::len);
+                    waiting.push(Waiting { handle: req.handle, tag, outcome });
+                }
                 None => reply(&mut writer, req.handle, &outcome)?,
             }
             continue;
@@ -620,6 +647,7 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
         let found = shared.lock().completion_of(&tags);
         let Some((tag, done)) = found else {
             // The simulation stopped: answer everything with EIO.
+            held = 0;
             for w in waiting.drain(..) {
                 reply(&mut writer, w.handle, &Err(nbd::EIO))?;
             }
@@ -627,6 +655,7 @@ pub fn serve_connection<S: Conn>(stream: S, shared: &Shared) -> Result<(), Proto
         };
         let i = waiting.iter().position(|w| w.tag == tag).expect("a tag of this connection");
         let w = waiting.swap_remove(i);
+        held -= w.outcome.as_ref().map_or(0, Vec::len);
         if shared.clock == Clock::Real {
             let due = shared.start + Duration::from_nanos(done.0);
             let now = Instant::now();

@@ -114,6 +114,17 @@ impl ExportInfo {
     }
 }
 
+/// The preferred block size to advertise for pages of `page` bytes: the
+/// page itself when it is a power of two, else the largest power of two
+/// that divides it (4 KiB for a 12 KiB page), so that a page is still a
+/// whole number of preferred blocks. "Block size constraints": the
+/// preferred block size "MUST be a power of 2"; qemu refuses an export
+/// whose is not (`server preferred block size 12288 is not valid`), and
+/// `geometry.page_size` may be any multiple of 4 KiB.
+pub fn preferred_block(page: u32) -> u32 {
+    1 << page.trailing_zeros()
+}
+
 /// How a handshake ended.
 #[derive(Debug)]
 pub enum Handshake {
