@@ -741,9 +741,16 @@ impl Ftl {
 
     /// Keeps a live-page count per plane from now on (counted from the
     /// blocks' valid pages), so that [`Ftl::unit_has_room`] is O(1).
+    /// A device that holds no live entry (the simulator asks before
+    /// preconditioning) has every count at zero, found without visiting
+    /// its blocks.
     pub fn track_plane_live(&mut self) {
         let planes = self.planes.len() as u32;
-        self.plane_live = (0..planes).map(|p| self.plane_valid(p) as u32).collect();
+        self.plane_live = if self.live_entries == 0 {
+            vec![0; planes as usize]
+        } else {
+            (0..planes).map(|p| self.plane_valid(p) as u32).collect()
+        };
     }
 
     /// Whether the plane that the next page programmed on `unit` goes to
@@ -763,6 +770,7 @@ impl Ftl {
     /// always reclaim space ([`Ftl::unit_has_room`]'s rule for one plane;
     /// dynamic allocation asks it of the planes of the chip a channel
     /// serves). Always true unless [`Ftl::track_plane_live`] was called.
+    #[inline]
     pub fn plane_has_room(&self, plane: u32) -> bool {
         if self.plane_live.is_empty() {
             return true;

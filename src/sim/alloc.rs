@@ -242,11 +242,12 @@ impl<'w> Simulation<'w> {
     /// instant a write was placed at (zero if none was).
     pub(super) fn place_unplaced(&mut self, until: Nanos) -> Result<Nanos, SimError> {
         let mut latest = Nanos::ZERO;
+        // A chip marked full may have room again (overwrites, trims); one
+        // that fills in the loop is marked by `placed`.
         self.refresh_full_chips();
         while let Some(placed) = self.timing.place_next(until) {
             latest = latest.max(placed.at);
             self.placed(placed)?;
-            self.refresh_full_chips();
         }
         self.count_placed_files();
         Ok(latest)
@@ -299,7 +300,7 @@ impl<'w> Simulation<'w> {
         // unless every chip is full: `refresh_full_chips`).
         let mut j = self.chip_ptr[chip as usize] as usize;
         if !self.ftl.plane_has_room(planes[j]) {
-            j = (1..k).map(|d| (j + d) % k).find(|&x| self.ftl.plane_has_room(planes[x])).unwrap_or(j);
+            j = self.plane_with_room(chip, j);
         }
         let plane = planes[j];
         self.chip_ptr[chip as usize] = if j + 1 == k { 0 } else { j as u32 + 1 };
@@ -328,11 +329,24 @@ impl<'w> Simulation<'w> {
             }
         }
         self.apply_completions();
-        if !self.chip_has_room(chip) {
+        // The chip is full only if the plane just programmed is: ask the
+        // others only then (one plane's test per page on the hot path).
+        if !self.ftl.plane_has_room(plane) && !self.chip_has_room(chip) {
             self.full_chips.push(chip);
             self.refresh_full_chips();
         }
         Ok(())
+    }
+
+    /// The position among `chip`'s planes of the first plane after
+    /// position `j` (in rotation order) with room for a page, or `j` if
+    /// none has ([`Simulation::placed`]'s rare path).
+    #[cold]
+    #[inline(never)]
+    fn plane_with_room(&self, chip: u32, j: usize) -> usize {
+        let planes = self.chip_level.unit_planes(chip);
+        let k = planes.len();
+        (1..k).map(|d| (j + d) % k).find(|&x| self.ftl.plane_has_room(planes[x])).unwrap_or(j)
     }
 
     /// Whether some plane of `chip` can take a page without piling more
@@ -355,11 +369,19 @@ impl<'w> Simulation<'w> {
     /// last call that may be full and the chips marked full; a chip marked
     /// full is unmarked as soon as its pages are overwritten or trimmed.
     /// While every chip is full none is marked: the FTL then says whether
-    /// the page fits. Nothing to do (one test) while no chip is full.
+    /// the page fits. Nothing to do (one test, inlined) while no chip is
+    /// full.
+    #[inline]
     pub(super) fn refresh_full_chips(&mut self) {
-        if self.full_chips.is_empty() {
-            return;
+        if !self.full_chips.is_empty() {
+            self.mark_full_chips();
         }
+    }
+
+    /// [`Simulation::refresh_full_chips`] when some chip may be full.
+    #[cold]
+    #[inline(never)]
+    fn mark_full_chips(&mut self) {
         let mut marked = std::mem::take(&mut self.full_chips);
         marked.sort_unstable();
         marked.dedup();

@@ -213,14 +213,7 @@ fn dynamic_allocation_places_writes_when_served() {
             }
         }
     }
-    let mut w = Workload::from_requests(Provenance::default(), reqs);
-    w.contents = contents;
-    w.add_precondition();
-    for r in w.requests.iter_mut().take(w.precondition as usize) {
-        r.content = w.contents.len() as u32;
-        w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
-    }
-    w.content_space = 10_000;
+    let w = preconditioned(reqs, contents);
     let opts = RunOptions { check: true, check_every: 1, resources: false };
     let sim = Simulation::new(&cfg, &w, policy::build("native", &cfg).unwrap(), opts.clone()).unwrap();
     let (out, _) = sim.run_keep(&mut |_, _| {}).unwrap();
@@ -1025,14 +1018,7 @@ fn dynamic_allocation_passes_over_a_chip_full_of_live_data() {
             writes += 1;
         }
     }
-    let mut w = Workload::from_requests(Provenance::default(), reqs);
-    w.contents = contents;
-    w.add_precondition();
-    for r in w.requests.iter_mut().take(w.precondition as usize) {
-        r.content = w.contents.len() as u32;
-        w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
-    }
-    w.content_space = 10_000;
+    let w = preconditioned(reqs, contents);
     let opts = RunOptions { check: true, check_every: 1, resources: false };
     for name in ["native", "dedup"] {
         let sim = Simulation::new(&cfg, &w, policy::build(name, &cfg).unwrap(), opts.clone()).unwrap();
@@ -1042,4 +1028,19 @@ fn dynamic_allocation_passes_over_a_chip_full_of_live_data() {
         let on_chip0 = (1..=150).filter(|&l| ftl.page_of(Lpn(l)).is_some_and(|p| ftl.geometry().chip_of(p) == 0));
         assert!(on_chip0.count() >= 150 - 104, "{name}: chip 0 took too few pages");
     }
+}
+
+/// A workload of `reqs` with their `contents`, preconditioned (every page
+/// read before it is written), each preconditioning page of a content of
+/// its own (`5000 + lpn`), in a content space of 10,000 ids.
+fn preconditioned(reqs: Vec<Request>, contents: Vec<ContentId>) -> Workload {
+    let mut w = Workload::from_requests(Provenance::default(), reqs);
+    w.contents = contents;
+    w.add_precondition();
+    for r in w.requests.iter_mut().take(w.precondition as usize) {
+        r.content = w.contents.len() as u32;
+        w.contents.extend((r.lpn..r.lpn + r.pages).map(|l| ContentId(5000 + l)));
+    }
+    w.content_space = 10_000;
+    w
 }
