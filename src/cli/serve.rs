@@ -115,6 +115,16 @@ pub fn run(a: ServeArgs) -> Result<()> {
         if !d.is_dir() {
             anyhow::bail!("--store {}: not a directory; create it first", d.display());
         }
+        // The spill file is made at the first spill, long after start: a
+        // directory it cannot be made in is found now instead, by making
+        // and removing a file of the same kind (not by its mode bits, which
+        // root and read-only mounts ignore or override).
+        let probe = d.join(format!("dedupsim-store-probe-{}.bin", std::process::id()));
+        match std::fs::File::options().write(true).create_new(true).open(&probe) {
+            Ok(_) => std::fs::remove_file(&probe)
+                .map_err(|e| anyhow::anyhow!("--store {}: cannot remove {}: {e}", d.display(), probe.display()))?,
+            Err(e) => anyhow::bail!("--store {}: the spill file cannot be made there: {e}", d.display()),
+        }
     } else if store_memory < page {
         // Not one page fits in memory and there is nowhere to spill: the
         // server would start and then fail every write with ENOSPC.
@@ -215,9 +225,10 @@ pub fn run(a: ServeArgs) -> Result<()> {
     });
     // The line scripts wait for: the server accepts connections from now on.
     eprintln!(
-        "serve: listening on {} ({} MiB export, preset {}, policy {}, engine {}, clock {})",
+        "serve: listening on {} ({} export, preset {}, policy {}, engine {}, clock {})",
         listener.describe(),
-        size >> 20,
+        // KiB below 1 MiB, where MiB said "0 MiB".
+        if size >= 1 << 20 { format!("{} MiB", size >> 20) } else { format!("{} KiB", size >> 10) },
         cfg.name,
         a.policy,
         cfg.dedup.engine,

@@ -18,6 +18,8 @@ const REQ: u32 = 0x2560_9513;
 struct Server {
     child: Child,
     sock: PathBuf,
+    /// The "listening" line the server printed.
+    listening: String,
 }
 
 impl Server {
@@ -42,7 +44,7 @@ impl Server {
             let _ = err.read_to_string(&mut rest);
             eprint!("{rest}");
         });
-        Server { child, sock }
+        Server { child, sock, listening: line }
     }
 
     /// Waits for the server to exit by itself; its stdout.
@@ -458,6 +460,10 @@ fn flags_that_would_fail_later_are_refused_at_start() {
             "{e}"
         );
     }
+    // A directory the spill file cannot be made in failed only at the
+    // first spill (EIO to the client). /proc refuses new files, also to root.
+    let e = refused(&["--store", "/proc"]);
+    assert!(e.contains("--store /proc: the spill file cannot be made there"), "{e}");
     // A number of seconds too large for a Duration panicked once listening.
     let e = refused(&["--status-every", "1e300"]);
     assert!(e.contains("--status-every 1e300: must be a number of seconds"), "{e}");
@@ -473,6 +479,15 @@ fn flags_that_would_fail_later_are_refused_at_start() {
     // `-` is standard output elsewhere; the recording went to a file named `-`.
     let e = refused(&["--record", "-"]);
     assert!(e.contains("--record -: the recording cannot go to standard output"), "{e}");
+}
+
+/// An export under 1 MiB is named in KiB on the listening line (it said
+/// "0 MiB export").
+#[test]
+fn a_small_export_is_named_in_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Server::start(dir.path(), &["--size", "512KiB"]);
+    assert!(srv.listening.contains("(512 KiB export, preset tiny"), "{}", srv.listening);
 }
 
 /// With `--store DIR`, a `--store-memory` below one page is fine: every
