@@ -14,6 +14,14 @@ use std::time::{Duration, Instant};
 const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
 const REQ: u32 = 0x2560_9513;
 
+/// `dedupsim serve --preset tiny --unix SOCK EXTRA...` with standard input
+/// closed and standard error piped (the "listening" line, or the refusal).
+fn serve_command(sock: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(cargo_bin("dedupsim"));
+    c.args(["serve", "--preset", "tiny", "--unix"]).arg(sock).args(extra).stdin(Stdio::null()).stderr(Stdio::piped());
+    c
+}
+
 /// A running server on a Unix socket in `dir`.
 struct Server {
     child: Child,
@@ -25,15 +33,8 @@ struct Server {
 impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Server {
         let sock = dir.join("nbd.sock");
-        let mut child = Command::new(cargo_bin("dedupsim"))
-            .args(["serve", "--preset", "tiny", "--status-every", "0", "--unix"])
-            .arg(&sock)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            serve_command(&sock, &[&["--status-every", "0"], extra].concat()).stdout(Stdio::piped()).spawn().unwrap();
         // Wait for the "listening" line.
         let mut err = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
@@ -428,15 +429,7 @@ fn flags_that_would_fail_later_are_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("s");
     let refused = |args: &[&str]| {
-        let mut child = Command::new(cargo_bin("dedupsim"))
-            .args(["serve", "--preset", "tiny", "--unix"])
-            .arg(&sock)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = serve_command(&sock, args).stdout(Stdio::null()).spawn().unwrap();
         let mut err = String::new();
         for line in BufReader::new(child.stderr.take().unwrap()).lines() {
             let line = line.unwrap();
